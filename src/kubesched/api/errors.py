@@ -1,0 +1,12 @@
+"""Errors about user input that name the field at fault."""
+
+from __future__ import annotations
+
+
+class FieldError(ValueError):
+    """A value at `path` that kubesched cannot use."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.detail = message

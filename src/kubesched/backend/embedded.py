@@ -1,0 +1,126 @@
+"""The embedded cluster: an in-memory object store that emits watch-style events.
+
+It plays the API server's part for `kubesched simulate`: objects are created,
+updated and deleted here, every change reaches subscribers as add/update/delete,
+and binding a pod sets `spec.nodeName` as the pods/binding subresource would. It
+also answers the listers plugins use (namespaces, services, controllers).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from kubesched.api.selectors import LabelSelector
+from kubesched.framework.types import PodInfo
+
+Obj = dict[str, Any]
+Listener = Callable[[str, str, Obj | None, Obj | None], None]  # kind, event type, old, new
+
+NAMESPACED = {
+    "Pod",
+    "PersistentVolumeClaim",
+    "PodDisruptionBudget",
+    "Service",
+    "ReplicaSet",
+    "ReplicationController",
+    "StatefulSet",
+    "CSIStorageCapacity",
+}
+CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver"}
+KINDS = NAMESPACED | CLUSTER_SCOPED
+
+
+def object_key(obj: Obj) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    ns = str(meta.get("namespace") or "default") if obj.get("kind") in NAMESPACED else ""
+    return ns, str(meta.get("name") or "")
+
+
+class ConflictError(RuntimeError):
+    """The object changed or vanished (HTTP 409/404 in a real cluster)."""
+
+
+class EmbeddedCluster:
+    def __init__(self) -> None:
+        self.objects: dict[str, dict[tuple[str, str], Obj]] = {k: {} for k in KINDS}
+        self._listeners: list[Listener] = []
+        self._rv = 0
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def _emit(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
+        for listener in self._listeners:
+            listener(kind, event, old, new)
+
+    def _bump(self, obj: Obj) -> None:
+        self._rv += 1
+        obj.setdefault("metadata", {})["resourceVersion"] = str(self._rv)
+
+    def create(self, obj: Obj) -> Obj:
+        kind = obj["kind"]
+        key = object_key(obj)
+        if key in self.objects[kind]:
+            raise ConflictError(f'{kind} "{"/".join(p for p in key if p)}" already exists')
+        self._bump(obj)
+        self.objects[kind][key] = obj
+        self._emit(kind, "ADDED", None, obj)
+        return obj
+
+    def update(self, obj: Obj) -> Obj:
+        kind = obj["kind"]
+        key = object_key(obj)
+        old = self.objects[kind].get(key)
+        if old is None:
+            raise ConflictError(f'{kind} "{"/".join(p for p in key if p)}" not found')
+        self._bump(obj)
+        self.objects[kind][key] = obj
+        self._emit(kind, "MODIFIED", old, obj)
+        return obj
+
+    def delete(self, kind: str, namespace: str, name: str) -> Obj:
+        old = self.objects[kind].pop((namespace if kind in NAMESPACED else "", name), None)
+        if old is None:
+            raise ConflictError(f'{kind} "{name}" not found')
+        self._emit(kind, "DELETED", old, None)
+        return old
+
+    def list(self, kind: str) -> Iterator[Obj]:
+        return iter(list(self.objects[kind].values()))
+
+    # Client: what DefaultBinder calls.
+
+    def bind(self, pod: PodInfo, node_name: str) -> None:
+        current = self.objects["Pod"].get((pod.namespace, pod.name))
+        if current is None:
+            raise ConflictError(f'pods "{pod.name}" not found')
+        if (current.get("spec") or {}).get("nodeName"):
+            raise ConflictError(
+                f'pod {pod.namespace}/{pod.name} is already assigned to node "{current["spec"]["nodeName"]}"'
+            )
+        bound = copy.copy(current)
+        bound["spec"] = dict(current.get("spec") or {}, nodeName=node_name)
+        self.update(bound)
+
+    # Listers: what plugins read through their Handle.
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
+        return self.objects[kind].get((namespace if kind in NAMESPACED else "", name))
+
+    def services(self, namespace: str) -> list[Obj]:
+        return [o for (ns, _), o in self.objects["Service"].items() if ns == namespace]
+
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None:
+        ns = self.objects["Namespace"].get(("", namespace))
+        if ns is None:
+            return None
+        return dict((ns.get("metadata") or {}).get("labels") or {})
+
+    def namespaces_matching(self, selector: LabelSelector) -> list[str]:
+        return [
+            name
+            for (_, name), ns in self.objects["Namespace"].items()
+            if selector.matches((ns.get("metadata") or {}).get("labels") or {})
+        ]

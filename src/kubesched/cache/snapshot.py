@@ -1,0 +1,38 @@
+"""Snapshot: the cycle's immutable view of the cluster (backend/cache/snapshot.go), plus its NodeTable."""
+
+from __future__ import annotations
+
+from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.node_table import NodeTable
+
+
+class Snapshot:
+    def __init__(self, nodes: list[NodeInfo] | None = None) -> None:
+        self.node_info_map: dict[str, NodeInfo] = {}
+        self.node_info_list: list[NodeInfo] = []
+        self.have_pods_with_affinity_list: list[NodeInfo] = []
+        self.have_pods_with_required_anti_affinity_list: list[NodeInfo] = []
+        self.position: dict[str, int] = {}
+        self.generation = 0
+        self.table = NodeTable([])
+        if nodes is not None:
+            self.node_info_map = {ni.name: ni for ni in nodes}
+            self.rebuild_lists([ni.name for ni in nodes])
+
+    def rebuild_lists(self, order: list[str]) -> None:
+        self.node_info_list = [self.node_info_map[n] for n in order if n in self.node_info_map]
+        self.position = {ni.name: i for i, ni in enumerate(self.node_info_list)}
+        self.rebuild_affinity_lists()
+        self.table = NodeTable(self.node_info_list)
+
+    def rebuild_affinity_lists(self) -> None:
+        self.have_pods_with_affinity_list = [ni for ni in self.node_info_list if ni.pods_with_affinity]
+        self.have_pods_with_required_anti_affinity_list = [
+            ni for ni in self.node_info_list if ni.pods_with_required_anti_affinity
+        ]
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self.node_info_map.get(name)
+
+    def __len__(self) -> int:
+        return len(self.node_info_list)

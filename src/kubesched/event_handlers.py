@@ -1,0 +1,98 @@
+"""Cluster events into the cache and the queue (eventhandlers.go).
+
+Assigned pods feed the cache; unassigned pods of our profiles feed the queue; every
+change is also offered to the queue as a cluster event so that pods rejected by a
+plugin interested in it are retried.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from kubesched.cache.cache import CacheError
+from kubesched.framework import events
+from kubesched.framework.node_info import ParsedNode
+from kubesched.framework.types import PodInfo
+from kubesched.scheduler import Scheduler
+
+log = logging.getLogger(__name__)
+
+
+def node_update_action(old: ParsedNode, new: ParsedNode) -> int:
+    action = 0
+    if old.allocatable != new.allocatable:
+        action |= events.UPDATE_NODE_ALLOCATABLE
+    if old.labels != new.labels:
+        action |= events.UPDATE_NODE_LABEL
+    if old.taints != new.taints or old.unschedulable != new.unschedulable:
+        action |= events.UPDATE_NODE_TAINT
+    if (old.obj.get("status") or {}).get("conditions") != (new.obj.get("status") or {}).get("conditions"):
+        action |= events.UPDATE_NODE_CONDITION
+    if (old.obj.get("metadata") or {}).get("annotations") != (new.obj.get("metadata") or {}).get("annotations"):
+        action |= events.UPDATE_NODE_ANNOTATION
+    return action
+
+
+def pod_update_action(old: PodInfo, new: PodInfo) -> int:
+    action = 0
+    if old.labels != new.labels:
+        action |= events.UPDATE_POD_LABEL
+    if old.tolerations != new.tolerations:
+        action |= events.UPDATE_POD_TOLERATION
+    if old.scheduling_gates and not new.scheduling_gates:
+        action |= events.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+    if any(new.requests.get(k, 0) < v for k, v in old.requests.items()):
+        action |= events.UPDATE_POD_SCALE_DOWN
+    return action
+
+
+class EventHandlers:
+    def __init__(self, sched: Scheduler) -> None:
+        self.sched = sched
+
+    def add_node(self, node: ParsedNode) -> None:
+        self.sched.cache.add_node(node)
+        self.sched.on_cluster_event(events.NODE, events.ADD)
+
+    def update_node(self, old: ParsedNode, new: ParsedNode) -> None:
+        self.sched.cache.update_node(old, new)
+        action = node_update_action(old, new)
+        if action:
+            self.sched.on_cluster_event(events.NODE, action)
+
+    def delete_node(self, node: ParsedNode) -> None:
+        try:
+            self.sched.cache.remove_node(node.name)
+        except CacheError as err:
+            log.error("Scheduler cache RemoveNode failed err=%s", err)
+        self.sched.on_cluster_event(events.NODE, events.DELETE)
+
+    def add_pod(self, pod: PodInfo) -> None:
+        if pod.node_name:
+            self.sched.cache.add_pod(pod)
+            self.sched.on_cluster_event(events.ASSIGNED_POD, events.ADD)
+        elif self.sched.responsible_for(pod):
+            self.sched.queue.add(pod)
+
+    def update_pod(self, old: PodInfo, new: PodInfo) -> None:
+        if not old.node_name and new.node_name:
+            self.sched.queue.delete(old)
+            self.sched.cache.add_pod(new)
+            self.sched.on_cluster_event(events.ASSIGNED_POD, events.ADD)
+        elif new.node_name:
+            self.sched.cache.update_pod(old, new)
+            action = pod_update_action(old, new)
+            if action:
+                self.sched.on_cluster_event(events.ASSIGNED_POD, action)
+        elif self.sched.responsible_for(new):
+            self.sched.queue.update(old, new)
+
+    def delete_pod(self, pod: PodInfo) -> None:
+        if pod.node_name:
+            try:
+                self.sched.cache.remove_pod(pod)
+            except CacheError as err:
+                log.error("Scheduler cache RemovePod failed err=%s", err)
+            self.sched.on_cluster_event(events.ASSIGNED_POD, events.DELETE)
+        else:
+            self.sched.queue.delete(pod)

@@ -1,0 +1,59 @@
+"""CycleState: per-attempt scratch space, written in PreFilter/PreScore and read later.
+
+State objects should implement `clone()`; read-only ones return themselves so that the
+preemption dry run and nominated-pod passes can copy a state cheaply.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class StateData(Protocol):
+    def clone(self) -> StateData: ...
+
+
+class StateNotFound(KeyError):
+    pass
+
+
+class CycleState:
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics", "pods_to_activate")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+        self.record_plugin_metrics = False
+        self.pods_to_activate: dict[str, Any] = {}
+
+    def read(self, key: str) -> Any:
+        try:
+            return self._data[key]
+        except KeyError:
+            raise StateNotFound(key) from None
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        c = CycleState()
+        c._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
+        c.skip_filter_plugins = set(self.skip_filter_plugins)
+        c.skip_score_plugins = set(self.skip_score_plugins)
+        c.record_plugin_metrics = self.record_plugin_metrics
+        return c
+
+
+def read_state(state: CycleState, key: str, kind: type) -> Any:
+    """Typed read with upstream's error text for a missing or mistyped entry."""
+    try:
+        value = state.read(key)
+    except StateNotFound as err:
+        raise RuntimeError(f'failed to read "{key}" from cycleState: not found') from err
+    if not isinstance(value, kind):
+        raise RuntimeError(f"{value!r} convert to {kind.__name__} error")
+    return value

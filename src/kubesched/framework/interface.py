@@ -1,0 +1,208 @@
+"""Extension points: the contracts plugins implement (framework/interface.go).
+
+Return `None` for Success. Each base class states what the runtime may receive and
+what it guarantees; a plugin class lists the points it implements by inheritance.
+Hot plugins may add `filter_batch` / `score_batch`, vectorised twins of `filter` /
+`score` over the snapshot's NodeTable; the runtime prefers them, and they must agree
+with the per-node methods on every input (property tests check this).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.status import Status
+from kubesched.framework.types import PodInfo
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_EXTENDER_PRIORITY = 10
+MAX_TOTAL_SCORE = 2**63 - 1
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+
+
+class Plugin:
+    NAME: ClassVar[str] = ""
+
+    @property
+    def name(self) -> str:
+        return self.NAME
+
+
+@dataclass(slots=True)
+class PreFilterResult:
+    """Nodes a PreFilter plugin narrows the cycle to; None means all nodes."""
+
+    node_names: set[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.all_nodes():
+            return self
+        if self.all_nodes():
+            return PreFilterResult(set(other.node_names or ()))
+        return PreFilterResult(self.node_names & (other.node_names or set()))  # type: ignore[operator]
+
+
+@dataclass(slots=True)
+class NodeScoreList:
+    """Scores of one plugin for the feasible nodes, aligned with `names`."""
+
+    names: list[str]
+    scores: IntArray
+
+
+@dataclass(slots=True)
+class NominatingInfo:
+    nominated_node_name: str = ""
+    mode: str = "Noop"  # Noop | Override
+
+
+@dataclass(slots=True)
+class PostFilterResult:
+    nominating_info: NominatingInfo | None = None
+
+
+class PreEnqueuePlugin(Plugin):
+    """Must be cheap: runs before a pod enters activeQ. Non-success keeps the pod gated."""
+
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        raise NotImplementedError
+
+
+class QueueSortPlugin(Plugin):
+    def less(self, a: Any, b: Any) -> bool:
+        raise NotImplementedError
+
+
+class PreFilterExtensions:
+    """Incremental updates of PreFilter state for nominated pods and preemption dry runs."""
+
+    def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+        raise NotImplementedError
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
+        raise NotImplementedError
+
+
+class PreFilterPlugin(Plugin):
+    """Runs once per cycle. Skip: the plugin's Filter is not run this cycle."""
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        raise NotImplementedError
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
+
+
+class FilterPlugin(Plugin):
+    """Per node; must read only the NodeInfo given (it may carry nominated pods)."""
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        raise NotImplementedError
+
+
+class PostFilterPlugin(Plugin):
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, filtered_node_status_map: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        raise NotImplementedError
+
+
+class PreScorePlugin(Plugin):
+    """Runs once with the feasible nodes. Skip: the plugin's Score is not run this cycle."""
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        raise NotImplementedError
+
+
+class ScorePlugin(Plugin):
+    """Per node. Scores of a plugin without NormalizeScore must already lie in [0, 100]."""
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        raise NotImplementedError
+
+    def has_normalize(self) -> bool:
+        return type(self).normalize_score is not ScorePlugin.normalize_score
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: NodeScoreList) -> Status | None:
+        return None
+
+
+class ReservePlugin(Plugin):
+    """Unreserve must be idempotent: it may run for a pod whose Reserve never ran."""
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        raise NotImplementedError
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        raise NotImplementedError
+
+
+class PermitPlugin(Plugin):
+    """Success, Wait (with a timeout in seconds), or a rejection."""
+
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        raise NotImplementedError
+
+
+class PreBindPlugin(Plugin):
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        raise NotImplementedError
+
+
+class BindPlugin(Plugin):
+    """Skip hands the pod to the next binder."""
+
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        raise NotImplementedError
+
+
+class PostBindPlugin(Plugin):
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    resource: str
+    action_type: int
+    label: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEventWithHint:
+    event: ClusterEvent
+    queueing_hint_fn: Any = None
+
+
+class EnqueueExtensions:
+    """Events that may make a pod this plugin rejected schedulable; read once at start-up."""
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        raise NotImplementedError
+
+
+@dataclass
+class Handle:
+    """What plugins may reach outside their arguments: listers, the snapshot, the profile."""
+
+    lister: Any = None
+    client: Any = None  # where bindings go (backend)
+    snapshot: Any = None
+    parallelism: int = 16
+    profile_name: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,70 @@
+"""ImageLocality: favours nodes that already hold the pod's images (imagelocality/image_locality.go)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import numpy as np
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import MAX_NODE_SCORE, Handle, IntArray, ScorePlugin
+from kubesched.framework.node_info import ImageStateSummary, NodeInfo
+from kubesched.framework.node_table import NodeTable
+from kubesched.framework.plugins import names
+from kubesched.framework.status import Status
+from kubesched.framework.types import PodInfo
+
+NAME: Final = names.IMAGE_LOCALITY
+MB: Final = 1024 * 1024
+MIN_THRESHOLD: Final = 23 * MB
+MAX_CONTAINER_THRESHOLD: Final = 1000 * MB
+
+
+def normalized_image_name(name: str) -> str:
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
+    return int(state.size * (state.num_nodes / total_num_nodes))
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+
+class ImageLocality(ScorePlugin):
+    NAME = NAME
+
+    def __init__(self, handle: Handle) -> None:
+        self._handle = handle
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        total = len(self._handle.snapshot.node_info_list)
+        states = node_info.image_states
+        total_score = 0
+        for image in pod.images:
+            s = states.get(normalized_image_name(image))
+            if s is not None:
+                total_score += scaled_image_score(s, total)
+        spec = pod.obj.get("spec") or {}
+        num_containers = len(spec.get("initContainers") or ()) + len(spec.get("containers") or ())
+        return calculate_priority(total_score, num_containers), None
+
+    def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:
+        if table.image_nodes == 0:
+            return np.zeros(len(positions), dtype=np.int64)
+        nodes = table.node_infos
+        return np.fromiter(
+            (self.score(state, pod, nodes[p])[0] for p in positions), dtype=np.int64, count=len(positions)
+        )
+
+
+def new(args: Any, handle: Handle) -> ImageLocality:
+    return ImageLocality(handle)

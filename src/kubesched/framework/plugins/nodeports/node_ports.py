@@ -1,0 +1,57 @@
+"""NodePorts: a pod's host ports must be free on the node (nodeports/node_ports.go)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from kubesched.api.taints import HostPort, host_ports_conflict
+from kubesched.framework import events
+from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework.interface import (
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    PreFilterPlugin,
+    PreFilterResult,
+)
+from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.plugins import names
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
+
+NAME: Final = names.NODE_PORTS
+PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
+ERR_REASON: Final = "node(s) didn't have free ports for the requested pod ports"
+
+
+@dataclass(frozen=True, slots=True)
+class _PreFilterState:
+    ports: tuple[HostPort, ...]
+
+    def clone(self) -> _PreFilterState:
+        return self
+
+
+class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+    NAME = NAME
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [events.event(events.ASSIGNED_POD, events.DELETE), events.event(events.NODE, events.ADD)]
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Any) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.host_ports:
+            return None, Status(Code.SKIP)
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pod.host_ports))
+        return None, None
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        if host_ports_conflict(node_info.used_ports, s.ports):
+            return Status(Code.UNSCHEDULABLE, ERR_REASON)
+        return None
+
+
+def new(args: Any, handle: Handle) -> NodePorts:
+    return NodePorts()

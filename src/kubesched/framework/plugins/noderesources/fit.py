@@ -1,0 +1,219 @@
+"""NodeResourcesFit: mirrors framework/plugins/noderesources/fit.go.
+
+Filter checks the pod count and every requested resource against free allocatable;
+Score applies the configured strategy (LeastAllocated, MostAllocated or
+RequestedToCapacityRatio) over the configured resources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_extended_resource_name
+from kubesched.config.types import NodeResourcesFitArgs, ResourceSpec
+from kubesched.framework import events
+from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework.interface import (
+    MAX_NODE_SCORE,
+    BoolArray,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    IntArray,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.node_table import POD_COUNT, NodeTable
+from kubesched.framework.plugins import names
+from kubesched.framework.plugins.helper.normalize_score import trunc_div_array
+from kubesched.framework.plugins.noderesources import resource_allocation as ra
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
+
+NAME: Final = names.NODE_RESOURCES_FIT
+PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+LEAST_ALLOCATED: Final = "LeastAllocated"
+MOST_ALLOCATED: Final = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO: Final = "RequestedToCapacityRatio"
+REASON_TOO_MANY_PODS: Final = "Too many pods"
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    resource_name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _PreFilterState:
+    requests: dict[str, int]
+
+    def clone(self) -> _PreFilterState:
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    pod_requests: list[int]
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def fits_request(
+    requests: dict[str, int], node_info: NodeInfo, ignored: frozenset[str], ignored_groups: frozenset[str]
+) -> list[InsufficientResource]:
+    out: list[InsufficientResource] = []
+    alloc, used = node_info.allocatable, node_info.requested
+    allowed = alloc.get(PODS, 0)
+    if len(node_info.pods) + 1 > allowed:
+        out.append(InsufficientResource(PODS, REASON_TOO_MANY_PODS, 1, len(node_info.pods), allowed, False))
+    if not any(requests.values()):
+        return out
+    for name in (CPU, MEMORY, EPHEMERAL_STORAGE):
+        want = requests.get(name, 0)
+        cap = alloc.get(name, 0)
+        if want > 0 and want > cap - used.get(name, 0):
+            out.append(InsufficientResource(name, f"Insufficient {name}", want, used.get(name, 0), cap, want > cap))
+    for name in sorted(requests):
+        want = requests[name]
+        if name in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS) or want == 0:
+            continue
+        if is_extended_resource_name(name) and (name in ignored or name.split("/")[0] in ignored_groups):
+            continue
+        cap = alloc.get(name, 0)
+        if want > cap - used.get(name, 0):
+            out.append(InsufficientResource(name, f"Insufficient {name}", want, used.get(name, 0), cap, want > cap))
+    return out
+
+
+class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+    NAME = NAME
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            events.event(events.ASSIGNED_POD, events.DELETE | events.UPDATE_POD_SCALE_DOWN),
+            events.event(
+                events.NODE,
+                events.ADD | events.UPDATE_NODE_ALLOCATABLE | events.UPDATE_NODE_TAINT | events.UPDATE_NODE_LABEL,
+            ),
+        ]
+
+    def __init__(self, args: NodeResourcesFitArgs) -> None:
+        self.ignored_resources = frozenset(args.ignoredResources)
+        self.ignored_resource_groups = frozenset(args.ignoredResourceGroups)
+        strategy = args.scoringStrategy
+        assert strategy is not None
+        self.strategy = strategy.type
+        self.resources: list[ResourceSpec] = list(strategy.resources)
+        self._shape = strategy.requestedToCapacityRatio.shape if strategy.requestedToCapacityRatio else []
+        if self.strategy == LEAST_ALLOCATED:
+            self.scorer = ra.least_allocated_scorer(self.resources)
+        elif self.strategy == MOST_ALLOCATED:
+            self.scorer = ra.most_allocated_scorer(self.resources)
+        else:
+            self.scorer = ra.requested_to_capacity_ratio_scorer(self.resources, self._shape)
+        self._weights = np.array([r.weight for r in self.resources], dtype=np.int64)
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Any) -> tuple[PreFilterResult | None, Status | None]:
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pod.requests))
+        return None, None
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        insufficient = fits_request(s.requests, node_info, self.ignored_resources, self.ignored_resource_groups)
+        if not insufficient:
+            return None
+        code = Code.UNSCHEDULABLE
+        if any(r.unresolvable for r in insufficient):
+            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE  # request above allocatable: since v1.34
+        return Status(code, *(r.reason for r in insufficient))
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
+        requests = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState).requests
+        idx = table.resource_index
+        alloc, used = table.allocatable, table.requested
+        ok = used[:, POD_COUNT] < alloc[:, idx[PODS]]
+        for name, want in requests.items():
+            if want <= 0 or name == PODS:
+                continue
+            if is_extended_resource_name(name) and (
+                name in self.ignored_resources or name.split("/")[0] in self.ignored_resource_groups
+            ):
+                continue
+            j = idx.get(name)
+            if j is None:
+                return np.zeros(table.n, dtype=bool)
+            ok &= alloc[:, j] - used[:, j] >= want
+        return ok
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Any) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(ra.pod_request_list(pod, self.resources, use_requested=False)))
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        reqs = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState).pod_requests
+        requested, allocatable = [], []
+        for r, want in zip(self.resources, reqs, strict=True):
+            a, q = ra.allocatable_and_requested(node_info, r.name, want, use_requested=False)
+            allocatable.append(a)
+            requested.append(q if a else 0)
+        return self.scorer(requested, allocatable), None
+
+    def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:
+        reqs = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState).pod_requests
+        k = len(positions)
+        node_score = np.zeros(k, dtype=np.int64)
+        weight_sum = np.zeros(k, dtype=np.int64)
+        for r, want in zip(self.resources, reqs, strict=True):
+            a, q = ra.table_columns(table, positions, r.name, want, use_requested=False)
+            valid = a > 0
+            safe_a = np.where(valid, a, 1)
+            if self.strategy == LEAST_ALLOCATED:
+                s = np.where(q > a, 0, (a - q) * MAX_NODE_SCORE // safe_a)
+            elif self.strategy == MOST_ALLOCATED:
+                s = np.minimum(q, a) * MAX_NODE_SCORE // safe_a
+            else:
+                s = self._rtcr_batch(q, a, safe_a)
+                valid &= s > 0
+            node_score += np.where(valid, s * r.weight, 0)
+            weight_sum += np.where(valid, r.weight, 0)
+        safe_w = np.where(weight_sum > 0, weight_sum, 1)
+        if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            ratio = node_score / safe_w
+            whole = np.trunc(ratio)
+            rounded = (whole + (ratio - whole >= 0.5)).astype(np.int64)
+            return np.where(weight_sum > 0, rounded, 0)
+        return np.where(weight_sum > 0, node_score // safe_w, 0)
+
+    def _rtcr_batch(self, q: IntArray, a: IntArray, safe_a: IntArray) -> IntArray:
+        scale = MAX_NODE_SCORE // ra.MAX_CUSTOM_PRIORITY_SCORE
+        shape = [(p.utilization, p.score * scale) for p in self._shape]
+        p = np.where(q > a, ra.MAX_UTILIZATION, q * ra.MAX_UTILIZATION // safe_a)
+        out = np.full(len(p), shape[-1][1], dtype=np.int64)
+        done = np.zeros(len(p), dtype=bool)
+        for i, (u, s) in enumerate(shape):
+            hit = ~done & (p <= u)
+            if i == 0:
+                out[hit] = s
+            else:
+                u0, s0 = shape[i - 1]
+                out[hit] = s0 + trunc_div_array((s - s0) * (p[hit] - u0), u - u0)
+            done |= hit
+        return out
+
+
+def new(args: NodeResourcesFitArgs, handle: Handle) -> Fit:
+    return Fit(args)

@@ -1,0 +1,52 @@
+"""NodeUnschedulable: rejects cordoned nodes unless the pod tolerates the unschedulable taint."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import numpy as np
+
+from kubesched.api.taints import NO_SCHEDULE, Taint, tolerations_tolerate_taint
+from kubesched.framework import events
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import BoolArray, ClusterEventWithHint, EnqueueExtensions, FilterPlugin, Handle
+from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.node_table import NodeTable
+from kubesched.framework.plugins import names
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
+
+NAME: Final = names.NODE_UNSCHEDULABLE
+ERR_REASON_UNKNOWN_CONDITION: Final = "node(s) had unknown conditions"
+ERR_REASON_UNSCHEDULABLE: Final = "node(s) were unschedulable"
+TAINT_NODE_UNSCHEDULABLE: Final = "node.kubernetes.io/unschedulable"
+_UNSCHEDULABLE_TAINT = Taint(TAINT_NODE_UNSCHEDULABLE, "", NO_SCHEDULE)
+
+
+class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
+    NAME = NAME
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            events.event(events.NODE, events.ADD | events.UPDATE_NODE_TAINT),
+            events.event(events.UNSCHEDULED_POD, events.UPDATE_POD_TOLERATION),
+        ]
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        if node is None:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNKNOWN_CONDITION)
+        if not node.unschedulable:
+            return None
+        if tolerations_tolerate_taint(pod.tolerations, _UNSCHEDULABLE_TAINT):
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
+        if tolerations_tolerate_taint(pod.tolerations, _UNSCHEDULABLE_TAINT):
+            return np.ones(table.n, dtype=bool)
+        return ~table.unschedulable
+
+
+def new(args: Any, handle: Handle) -> NodeUnschedulable:
+    return NodeUnschedulable()

@@ -1,0 +1,307 @@
+"""PodTopologySpread: mirrors framework/plugins/podtopologyspread/{plugin,filtering,scoring}.go.
+
+Filter keeps DoNotSchedule constraints' skew within maxSkew; Score prefers domains
+with fewer matching pods for ScheduleAnyway constraints, or for the system default
+constraints with a selector derived from the pod's Services and controller.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from kubesched.config.types import PodTopologySpreadArgs
+from kubesched.framework import events
+from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework.interface import (
+    MAX_NODE_SCORE,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    NodeScoreList,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.plugins import names
+from kubesched.framework.plugins.helper.spread import default_selector
+from kubesched.framework.plugins.podtopologyspread.common import (
+    Constraint,
+    count_pods_match_selector,
+    filter_constraints,
+    node_labels_match_spread_constraints,
+)
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo, TopologySpreadConstraint, parse_spread_constraints
+
+NAME: Final = names.POD_TOPOLOGY_SPREAD
+PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+ERR_REASON_CONSTRAINTS_NOT_MATCH: Final = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH: Final = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+LABEL_HOSTNAME: Final = "kubernetes.io/hostname"
+MAX_INT32: Final = 2**31 - 1
+
+SYSTEM_DEFAULT_CONSTRAINTS: Final = (
+    {"topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway", "maxSkew": 3},
+    {"topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway", "maxSkew": 5},
+)
+
+
+class CriticalPaths:
+    """The two domains with the fewest matching pods; [0] holds the global minimum."""
+
+    __slots__ = ("paths",)
+
+    def __init__(self) -> None:
+        self.paths = [["", MAX_INT32], ["", MAX_INT32]]
+
+    def update(self, value: str, num: int) -> None:
+        p = self.paths
+        i = 0 if value == p[0][0] else (1 if value == p[1][0] else -1)
+        if i >= 0:
+            p[i][1] = num
+            if p[0][1] > p[1][1]:
+                p[0], p[1] = p[1], p[0]
+        elif num < p[0][1]:
+            p[1] = p[0]
+            p[0] = [value, num]
+        elif num < p[1][1]:
+            p[1] = [value, num]
+
+    def copy(self) -> CriticalPaths:
+        c = CriticalPaths()
+        c.paths = [list(self.paths[0]), list(self.paths[1])]
+        return c
+
+
+@dataclass(slots=True)
+class _PreFilterState:
+    constraints: list[Constraint] = field(default_factory=list)
+    critical_paths: list[CriticalPaths] = field(default_factory=list)
+    tp_value_to_match_num: list[dict[str, int]] = field(default_factory=list)
+
+    def min_match_num(self, i: int, min_domains: int) -> int:
+        if len(self.tp_value_to_match_num[i]) < min_domains:
+            return 0
+        return self.critical_paths[i].paths[0][1]
+
+    def clone(self) -> _PreFilterState:
+        return _PreFilterState(
+            list(self.constraints),
+            [p.copy() for p in self.critical_paths],
+            [dict(m) for m in self.tp_value_to_match_num],
+        )
+
+    def update_with_pod(self, updated: PodInfo, preemptor: PodInfo, node_info: NodeInfo, delta: int) -> None:
+        if updated.namespace != preemptor.namespace or node_info.node is None:
+            return
+        labels = node_info.labels
+        if not node_labels_match_spread_constraints(labels, self.constraints):
+            return
+        for i, c in enumerate(self.constraints):
+            if not c.match_node_inclusion_policies(preemptor, node_info):
+                continue
+            if not c.selector.matches(updated.labels):
+                continue
+            v = labels[c.topology_key]
+            counts = self.tp_value_to_match_num[i]
+            counts[v] = counts.get(v, 0) + delta
+            self.critical_paths[i].update(v, counts[v])
+
+
+@dataclass(slots=True)
+class _PreScoreState:
+    constraints: list[Constraint]
+    ignored_nodes: set[str]
+    topology_value_to_pod_counts: list[dict[str, int]]
+    topology_normalizing_weight: list[float]
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def topology_normalizing_weight(size: int) -> float:
+    return math.log(size + 2)
+
+
+def score_for_count(cnt: int, max_skew: int, tp_weight: float) -> float:
+    return cnt * tp_weight + (max_skew - 1)
+
+
+class PodTopologySpread(
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions
+):
+    NAME = NAME
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            events.event(events.ASSIGNED_POD, events.ADD | events.UPDATE_POD_LABEL | events.DELETE),
+            events.event(events.NODE, events.ADD | events.DELETE | events.UPDATE_NODE_LABEL | events.UPDATE_NODE_TAINT),
+        ]
+
+    def __init__(self, args: PodTopologySpreadArgs, handle: Handle) -> None:
+        self._handle = handle
+        self.system_defaulted = args.defaultingType == "System"
+        raw = list(SYSTEM_DEFAULT_CONSTRAINTS) if self.system_defaulted else args.defaultConstraints
+        self.default_constraints: tuple[TopologySpreadConstraint, ...] = parse_spread_constraints(
+            raw, {}, "defaultConstraints"
+        )
+
+    def _constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
+        if pod.topology_spread_constraints:
+            return filter_constraints(pod.topology_spread_constraints, action)
+        constraints = filter_constraints(self.default_constraints, action)
+        if not constraints:
+            return []
+        selector = default_selector(pod, self._handle.lister)
+        if selector.is_everything:
+            return []
+        return [
+            Constraint(
+                c.max_skew, c.topology_key, selector, c.min_domains, c.node_affinity_policy, c.node_taints_policy
+            )
+            for c in constraints
+        ]
+
+    # PreFilter / Filter
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Any) -> tuple[PreFilterResult | None, Status | None]:
+        constraints = self._constraints(pod, "DoNotSchedule")
+        if not constraints:
+            return None, Status(Code.SKIP)
+        s = _PreFilterState(constraints, [], [{} for _ in constraints])
+        for ni in self._handle.snapshot.node_info_list:
+            if ni.node is None or not node_labels_match_spread_constraints(ni.labels, constraints):
+                continue
+            for i, c in enumerate(constraints):
+                if not c.match_node_inclusion_policies(pod, ni):
+                    continue
+                v = ni.labels[c.topology_key]
+                counts = s.tp_value_to_match_num[i]
+                counts[v] = counts.get(v, 0) + count_pods_match_selector(ni.pods, c.selector, pod.namespace)
+        for counts in s.tp_value_to_match_num:
+            paths = CriticalPaths()
+            for v, n in counts.items():
+                paths.update(v, n)
+            s.critical_paths.append(paths)
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions:
+        return self
+
+    def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState).update_with_pod(to_add, pod, node_info, 1)
+        return None
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
+        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState).update_with_pod(to_remove, pod, node_info, -1)
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        if not s.constraints:
+            return None
+        labels = node_info.labels
+        for i, c in enumerate(s.constraints):
+            value = labels.get(c.topology_key)
+            if value is None:
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH)
+            min_match = s.min_match_num(i, c.min_domains)
+            self_match = 1 if c.selector.matches(pod.labels) else 0
+            skew = s.tp_value_to_match_num[i].get(value, 0) + self_match - min_match
+            if skew > c.max_skew:
+                return Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        return None
+
+    # PreScore / Score
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+        all_nodes = self._handle.snapshot.node_info_list
+        if not nodes or not all_nodes:
+            return None
+        constraints = self._constraints(pod, "ScheduleAnyway")
+        if not constraints:
+            return Status(Code.SKIP)
+        require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
+        ignored: set[str] = set()
+        counts: list[dict[str, int]] = [{} for _ in constraints]
+        topo_size = [0] * len(constraints)
+        for ni in nodes:
+            if require_all and not node_labels_match_spread_constraints(ni.labels, constraints):
+                ignored.add(ni.name)
+                continue
+            for i, c in enumerate(constraints):
+                if c.topology_key == LABEL_HOSTNAME:
+                    continue
+                v = ni.labels.get(c.topology_key, "")
+                if v not in counts[i]:
+                    counts[i][v] = 0
+                    topo_size[i] += 1
+        weights = []
+        for i, c in enumerate(constraints):
+            size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else topo_size[i]
+            weights.append(topology_normalizing_weight(size))
+        for ni in all_nodes:
+            if ni.node is None:
+                continue
+            if require_all and not node_labels_match_spread_constraints(ni.labels, constraints):
+                continue
+            for i, c in enumerate(constraints):
+                if not c.match_node_inclusion_policies(pod, ni):
+                    continue
+                v = ni.labels.get(c.topology_key, "")
+                if v not in counts[i]:
+                    continue
+                counts[i][v] += count_pods_match_selector(ni.pods, c.selector, pod.namespace)
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(constraints, ignored, counts, weights))
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState)
+        if node_info.name in s.ignored_nodes:
+            return 0, None
+        score = 0.0
+        labels = node_info.labels
+        for i, c in enumerate(s.constraints):
+            value = labels.get(c.topology_key)
+            if value is None:
+                continue
+            if c.topology_key == LABEL_HOSTNAME:
+                cnt = count_pods_match_selector(node_info.pods, c.selector, pod.namespace)
+            else:
+                cnt = s.topology_value_to_pod_counts[i][value]
+            score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
+        return _go_round(score), None
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: NodeScoreList) -> Status | None:
+        s = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState)
+        vals = scores.scores
+        min_score, max_score = 2**63 - 1, 0
+        for name, v in zip(scores.names, vals, strict=True):
+            if name in s.ignored_nodes:
+                continue
+            min_score = min(min_score, int(v))
+            max_score = max(max_score, int(v))
+        for i, name in enumerate(scores.names):
+            if name in s.ignored_nodes:
+                vals[i] = 0
+            elif max_score == 0:
+                vals[i] = MAX_NODE_SCORE
+            else:
+                vals[i] = MAX_NODE_SCORE * (max_score + min_score - int(vals[i])) // max_score
+        return None
+
+
+def _go_round(x: float) -> int:
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+
+def new(args: PodTopologySpreadArgs, handle: Handle) -> PodTopologySpread:
+    return PodTopologySpread(args, handle)

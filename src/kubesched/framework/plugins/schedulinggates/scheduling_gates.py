@@ -1,0 +1,31 @@
+"""SchedulingGates: keeps pods with spec.schedulingGates out of activeQ (schedulinggates/scheduling_gates.go)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from kubesched.framework import events
+from kubesched.framework.interface import ClusterEventWithHint, EnqueueExtensions, Handle, PreEnqueuePlugin
+from kubesched.framework.plugins import names
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
+
+NAME: Final = names.SCHEDULING_GATES
+
+
+class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):
+    NAME = NAME
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [events.event(events.UNSCHEDULED_POD, events.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)]
+
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        if not pod.scheduling_gates:
+            return None
+        return Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"waiting for scheduling gates: [{' '.join(pod.scheduling_gates)}]"
+        )
+
+
+def new(args: Any, handle: Handle) -> SchedulingGates:
+    return SchedulingGates()

@@ -1,0 +1,439 @@
+"""Framework: one profile's plugins wired to extension points (framework/runtime/framework.go).
+
+Builds the per-point plugin lists from the profile (specific points first, then the
+multiPoint expansion with upstream's override and ordering rules) and runs them with
+upstream's runner semantics. The per-node filter pass over all nodes lives in
+schedule_one, which uses the vectorised plugin paths when present.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kubesched.config.types import EXTENSION_POINTS, KubeSchedulerProfile, Plugins, PluginSet
+from kubesched.framework import interface as fw
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import (
+    MAX_NODE_SCORE,
+    MAX_TOTAL_SCORE,
+    MIN_NODE_SCORE,
+    Handle,
+    NodeScoreList,
+    Plugin,
+    PostFilterResult,
+    PreFilterResult,
+)
+from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.runtime.registry import Registry
+from kubesched.framework.status import Code, Status, as_status
+from kubesched.framework.types import PodInfo
+
+log = logging.getLogger(__name__)
+
+POINT_TYPES: dict[str, type[Plugin]] = {
+    "preEnqueue": fw.PreEnqueuePlugin,
+    "queueSort": fw.QueueSortPlugin,
+    "preFilter": fw.PreFilterPlugin,
+    "filter": fw.FilterPlugin,
+    "postFilter": fw.PostFilterPlugin,
+    "preScore": fw.PreScorePlugin,
+    "score": fw.ScorePlugin,
+    "reserve": fw.ReservePlugin,
+    "permit": fw.PermitPlugin,
+    "preBind": fw.PreBindPlugin,
+    "bind": fw.BindPlugin,
+    "postBind": fw.PostBindPlugin,
+}
+MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+
+class FrameworkError(ValueError):
+    """A profile that cannot be turned into a framework."""
+
+
+class Framework:
+    def __init__(
+        self,
+        registry: Registry,
+        profile: KubeSchedulerProfile,
+        args: dict[str, Any],
+        handle: Handle,
+        *,
+        percentage_of_nodes_to_score: int | None = None,
+        not_built: frozenset[str] = frozenset(),
+    ) -> None:
+        self.profile_name = profile.schedulerName or ""
+        self.handle = handle
+        handle.profile_name = self.profile_name
+        self.percentage_of_nodes_to_score = (
+            profile.percentageOfNodesToScore
+            if profile.percentageOfNodesToScore is not None
+            else percentage_of_nodes_to_score
+        )
+        plugins = profile.plugins or Plugins()
+        self.missing: list[str] = []  # upstream plugins kubesched does not build yet
+        wanted: dict[str, None] = {}
+        for point in ("multiPoint", *EXTENSION_POINTS):
+            for p in getattr(plugins, point).enabled:
+                wanted.setdefault(p.name, None)
+        self.plugins_map: dict[str, Plugin] = {}
+        for name in wanted:
+            factory = registry.get(name)
+            if factory is None:
+                if name in not_built:
+                    self.missing.append(name)
+                    continue
+                raise FrameworkError(f'plugin "{name}" does not exist')
+            try:
+                self.plugins_map[name] = factory(args.get(name), handle)
+            except Exception as err:  # a plugin's constructor is user code too
+                raise FrameworkError(f'initializing plugin "{name}": {err}') from err
+        self.score_weights: dict[str, int] = {}
+        self.points: dict[str, list[Plugin]] = {}
+        for point in EXTENSION_POINTS:
+            self.points[point] = self._build_point(point, getattr(plugins, point), plugins.multiPoint)
+        self.pre_enqueue_plugins = self.points["preEnqueue"]
+        self.pre_filter_plugins = self.points["preFilter"]
+        self.filter_plugins = self.points["filter"]
+        self.post_filter_plugins = self.points["postFilter"]
+        self.pre_score_plugins = self.points["preScore"]
+        self.score_plugins = self.points["score"]
+        self.reserve_plugins = self.points["reserve"]
+        self.permit_plugins = self.points["permit"]
+        self.pre_bind_plugins = self.points["preBind"]
+        self.bind_plugins = self.points["bind"]
+        self.post_bind_plugins = self.points["postBind"]
+        total = 0
+        for pl in self.score_plugins:
+            w = self.score_weights.setdefault(pl.name, 1)
+            if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
+                raise FrameworkError("total score of Score plugins could overflow")
+            total += w * MAX_NODE_SCORE
+        if len(self.points["queueSort"]) != 1:
+            raise FrameworkError(
+                f"only one queue sort plugin required for profile with scheduler name {self.profile_name!r}, "
+                f"got {len(self.points['queueSort'])}"
+            )
+        if not self.bind_plugins:
+            raise FrameworkError(f"at least one bind plugin is needed for profile {self.profile_name!r}")
+        self.queue_sort = self.points["queueSort"][0]
+        self._weights = np.array([self.score_weights[p.name] for p in self.score_plugins], dtype=np.int64)
+
+    def _build_point(self, point: str, specific: PluginSet, multi: PluginSet) -> list[Plugin]:
+        kind = POINT_TYPES[point]
+        type_name = kind.__name__
+        enabled: dict[str, None] = {}
+        for p in specific.enabled:
+            if p.name not in self.plugins_map:
+                if p.name in self.missing:
+                    continue
+                raise FrameworkError(f'{type_name} "{p.name}" does not exist')
+            if not isinstance(self.plugins_map[p.name], kind):
+                raise FrameworkError(f'plugin "{p.name}" does not extend {type_name} plugin')
+            if p.name in enabled:
+                raise FrameworkError(f'plugin "{p.name}" already registered as "{type_name}"')
+            enabled[p.name] = None
+            if point == "score":
+                self.score_weights[p.name] = p.weight or 1
+        disabled = {p.name for p in specific.disabled}
+        if "*" in disabled:
+            return [self.plugins_map[n] for n in enabled]
+        overrides: dict[str, None] = {}
+        from_multi: dict[str, None] = {}
+        for p in multi.enabled:
+            pl = self.plugins_map.get(p.name)
+            if pl is None:
+                if p.name in self.missing:
+                    continue
+                raise FrameworkError(f'{type_name} "{p.name}" does not exist')
+            if not isinstance(pl, kind) or p.name in disabled:
+                continue
+            if p.name in enabled:
+                overrides[p.name] = None
+                continue
+            if p.name in from_multi:
+                raise FrameworkError(f'plugin "{p.name}" already registered as "{type_name}"')
+            from_multi[p.name] = None
+            if point == "score":
+                self.score_weights[p.name] = p.weight or 1
+        order = {**overrides, **from_multi, **enabled}
+        return [self.plugins_map[n] for n in order]
+
+    # PreEnqueue / QueueSort
+
+    def run_pre_enqueue_plugins(self, pod: PodInfo) -> Status | None:
+        for pl in self.pre_enqueue_plugins:
+            s = pl.pre_enqueue(pod)  # type: ignore[attr-defined]
+            if s is not None and not s.is_success():
+                s.with_plugin(pl.name)
+                if not s.is_rejected():
+                    return as_status(RuntimeError(f'running PreEnqueue plugin "{pl.name}": {s.message()}')).with_plugin(
+                        pl.name
+                    )
+                return s
+        return None
+
+    # PreFilter / Filter
+
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None, list[str]]:
+        result: PreFilterResult | None = None
+        returned: Status | None = None
+        with_nodes: list[str] = []
+        skip = state.skip_filter_plugins
+        for pl in self.pre_filter_plugins:
+            r, s = pl.pre_filter(state, pod, nodes)  # type: ignore[attr-defined]
+            if s is not None and s.is_skip():
+                skip.add(pl.name)
+                continue
+            if s is not None and not s.is_success():
+                s.with_plugin(pl.name)
+                if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, s, []
+                if s.code == Code.UNSCHEDULABLE:
+                    returned = s
+                    continue
+                err = as_status(RuntimeError(f'running PreFilter plugin "{pl.name}": {s.message()}'))
+                return None, err.with_plugin(pl.name), []
+            if r is not None and not r.all_nodes():
+                with_nodes.append(pl.name)
+            result = r if result is None else result.merge(r)
+            if result is not None and not result.all_nodes() and not result.node_names:
+                if len(with_nodes) == 1:
+                    msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
+                else:
+                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(with_nodes)}] simultaneously"
+                return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), with_nodes
+        return result, returned, with_nodes
+
+    def run_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        skip = state.skip_filter_plugins
+        for pl in self.filter_plugins:
+            if pl.name in skip:
+                continue
+            s = pl.filter(state, pod, node_info)  # type: ignore[attr-defined]
+            if s is not None and not s.is_success():
+                if not s.is_rejected():
+                    s = as_status(RuntimeError(f'running "{pl.name}" filter plugin: {s.message()}'))
+                return s.with_plugin(pl.name)
+        return None
+
+    def run_filter_plugins_recorded(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo
+    ) -> tuple[Status | None, dict[str, str]]:
+        """As run_filter_plugins, also returning each plugin's outcome for the simulator's record."""
+        record: dict[str, str] = {}
+        skip = state.skip_filter_plugins
+        for pl in self.filter_plugins:
+            if pl.name in skip:
+                continue
+            s = pl.filter(state, pod, node_info)  # type: ignore[attr-defined]
+            if s is not None and not s.is_success():
+                if not s.is_rejected():
+                    s = as_status(RuntimeError(f'running "{pl.name}" filter plugin: {s.message()}'))
+                record[pl.name] = s.message()
+                return s.with_plugin(pl.name), record
+            record[pl.name] = "passed"
+        return None, record
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter_plugins)
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        for pl in self.pre_filter_plugins:
+            if pl.name in state.skip_filter_plugins:
+                continue
+            ext = pl.pre_filter_extensions()  # type: ignore[attr-defined]
+            if ext is None:
+                continue
+            s = ext.add_pod(state, pod, to_add, node_info)
+            if s is not None and not s.is_success():
+                return as_status(RuntimeError(f'running AddPod on PreFilter plugin "{pl.name}": {s.message()}'))
+        return None
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        for pl in self.pre_filter_plugins:
+            if pl.name in state.skip_filter_plugins:
+                continue
+            ext = pl.pre_filter_extensions()  # type: ignore[attr-defined]
+            if ext is None:
+                continue
+            s = ext.remove_pod(state, pod, to_remove, node_info)
+            if s is not None and not s.is_success():
+                return as_status(RuntimeError(f'running RemovePod on PreFilter plugin "{pl.name}": {s.message()}'))
+        return None
+
+    # PostFilter
+
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self.post_filter_plugins:
+            r, s = pl.post_filter(state, pod, statuses)  # type: ignore[attr-defined]
+            if s is None or s.is_success():
+                return r, s
+            if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, s.with_plugin(pl.name)
+            if not s.is_rejected():
+                return None, as_status(RuntimeError(s.message())).with_plugin(pl.name)
+            if r is not None and r.nominating_info is not None and r.nominating_info.mode != "Noop":
+                result = r
+            reasons.extend(s.reasons)
+            rejector = rejector or pl.name
+        return result, Status(Code.UNSCHEDULABLE, *reasons).with_plugin(rejector)
+
+    # PreScore / Score
+
+    def run_pre_score_plugins(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        skip = state.skip_score_plugins
+        for pl in self.pre_score_plugins:
+            s = pl.pre_score(state, pod, nodes)  # type: ignore[attr-defined]
+            if s is not None and s.is_skip():
+                skip.add(pl.name)
+                continue
+            if s is not None and not s.is_success():
+                return as_status(RuntimeError(f'running PreScore plugin "{pl.name}": {s.message()}'))
+        return None
+
+    def run_score_plugins(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        table: Any = None,
+        positions: Any = None,
+    ) -> tuple[list[tuple[str, np.ndarray, np.ndarray]], np.ndarray, Status | None]:
+        """Score, normalise and weight; returns (plugin, raw, normalised) rows and the weighted totals.
+
+        With a NodeTable and the snapshot positions of `nodes`, plugins' score_batch paths are used.
+        """
+        names = [ni.name for ni in nodes]
+        totals = np.zeros(len(nodes), dtype=np.int64)
+        rows: list[tuple[str, np.ndarray, np.ndarray]] = []
+        skip = state.skip_score_plugins
+        for pl in self.score_plugins:
+            if pl.name in skip:
+                continue
+            batch = getattr(pl, "score_batch", None) if table is not None else None
+            if batch is not None:
+                raw = batch(state, pod, table, positions)
+            else:
+                raw = np.empty(len(nodes), dtype=np.int64)
+                for i, ni in enumerate(nodes):
+                    sc, s = pl.score(state, pod, ni)  # type: ignore[attr-defined]
+                    if s is not None and not s.is_success():
+                        return (
+                            [],
+                            totals,
+                            as_status(RuntimeError(f'running Score plugins: plugin "{pl.name}": {s.message()}')),
+                        )
+                    raw[i] = sc
+            scores = raw
+            if pl.has_normalize():  # type: ignore[attr-defined]
+                scores = raw.copy()
+                s = pl.normalize_score(state, pod, NodeScoreList(names, scores))  # type: ignore[attr-defined]
+                if s is not None and not s.is_success():
+                    return (
+                        [],
+                        totals,
+                        as_status(
+                            RuntimeError(f'running Normalize on Score plugins: plugin "{pl.name}": {s.message()}')
+                        ),
+                    )
+            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
+                bad = int(scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)][0])
+                return (
+                    [],
+                    totals,
+                    as_status(
+                        RuntimeError(
+                            f'plugin "{pl.name}" returns an invalid score {bad}, it should in the range of '
+                            f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                        )
+                    ),
+                )
+            totals += scores * self.score_weights[pl.name]
+            rows.append((pl.name, raw, scores))
+        return rows, totals, None
+
+    # Reserve / Permit / Bind
+
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for pl in self.reserve_plugins:
+            s = pl.reserve(state, pod, node_name)  # type: ignore[attr-defined]
+            if s is not None and not s.is_success():
+                if s.is_rejected():
+                    return s.with_plugin(pl.name)
+                return as_status(RuntimeError(f'running Reserve plugin "{pl.name}": {s.message()}')).with_plugin(
+                    pl.name
+                )
+        return None
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for pl in reversed(self.reserve_plugins):
+            pl.unreserve(state, pod, node_name)  # type: ignore[attr-defined]
+
+    def run_permit_plugins(
+        self, state: CycleState, pod: PodInfo, node_name: str
+    ) -> tuple[Status | None, dict[str, float]]:
+        """Returns the status and, for Wait, each waiting plugin's timeout (capped at 15 minutes)."""
+        waits: dict[str, float] = {}
+        for pl in self.permit_plugins:
+            s, timeout = pl.permit(state, pod, node_name)  # type: ignore[attr-defined]
+            if s is None or s.is_success():
+                continue
+            if s.is_rejected():
+                return s.with_plugin(pl.name), {}
+            if s.is_wait():
+                waits[pl.name] = min(timeout, MAX_PERMIT_TIMEOUT)
+                continue
+            return as_status(RuntimeError(f'running Permit plugin "{pl.name}": {s.message()}')).with_plugin(pl.name), {}
+        if waits:
+            return Status(
+                Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
+            ), waits
+        return None, {}
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for pl in self.pre_bind_plugins:
+            s = pl.pre_bind(state, pod, node_name)  # type: ignore[attr-defined]
+            if s is not None and s.is_skip():
+                continue
+            if s is not None and not s.is_success():
+                if s.is_rejected():
+                    return s.with_plugin(pl.name)
+                return as_status(RuntimeError(f'running PreBind plugin "{pl.name}": {s.message()}')).with_plugin(
+                    pl.name
+                )
+        return None
+
+    def run_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for pl in self.bind_plugins:
+            s = pl.bind(state, pod, node_name)  # type: ignore[attr-defined]
+            if s is not None and s.is_skip():
+                continue
+            if s is not None and not s.is_success():
+                if s.is_rejected():
+                    return s.with_plugin(pl.name)
+                return as_status(RuntimeError(f'running Bind plugin "{pl.name}": {s.message()}')).with_plugin(pl.name)
+            return s
+        return Status(Code.SKIP)
+
+    def run_post_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for pl in self.post_bind_plugins:
+            pl.post_bind(state, pod, node_name)  # type: ignore[attr-defined]

@@ -1,0 +1,278 @@
+"""PodInfo and the parsed forms of a pod's scheduling constraints (framework/types.go).
+
+A pod manifest is parsed once, when it enters the scheduler, so that plugins on the
+hot path read ready-made tuples instead of walking nested dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api.errors import FieldError
+from kubesched.api.quantity import QuantityError
+from kubesched.api.resources import CPU, MEMORY, Resources, parse_resource_list, pod_requests
+from kubesched.api.selectors import (
+    LabelSelector,
+    NodeSelector,
+    NodeSelectorTerm,
+    Requirement,
+    SelectorError,
+    parse_label_selector,
+    parse_node_selector,
+    parse_node_selector_term,
+    validate_node_selector_terms,
+)
+from kubesched.api.taints import HostPort, Toleration, container_host_ports, parse_tolerations
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+
+@dataclass(frozen=True, slots=True)
+class AffinityTerm:
+    """A pod (anti-)affinity term with its namespaces resolved as upstream's newAffinityTerm."""
+
+    namespaces: frozenset[str]
+    selector: LabelSelector
+    topology_key: str
+    namespace_selector: LabelSelector
+
+    def matches(self, pod: PodInfo, ns_labels: Mapping[str, str] | None) -> bool:
+        """Whether `pod` is selected: its namespace is listed or picked by the selector, and labels match."""
+        if pod.namespace in self.namespaces or self.namespace_selector.matches(ns_labels or {}):
+            return self.selector.matches(pod.labels)
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedAffinityTerm:
+    term: AffinityTerm
+    weight: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopologySpreadConstraint:
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    selector: LabelSelector
+    min_domains: int
+    node_affinity_policy: str
+    node_taints_policy: str
+
+
+@dataclass(slots=True, eq=False)
+class PodInfo:
+    """A pod as the scheduler sees it: the raw object plus its parsed constraints."""
+
+    obj: dict[str, Any]
+    name: str
+    namespace: str
+    uid: str
+    labels: dict[str, str]
+    priority: int
+    scheduler_name: str
+    node_name: str
+    requests: Resources
+    non_zero_cpu: int
+    non_zero_mem: int
+    tolerations: tuple[Toleration, ...]
+    host_ports: tuple[HostPort, ...]
+    node_selector: dict[str, str]
+    required_node_affinity: NodeSelector | None
+    preferred_node_affinity: tuple[tuple[int, NodeSelectorTerm], ...]
+    required_affinity_terms: tuple[AffinityTerm, ...]
+    required_anti_affinity_terms: tuple[AffinityTerm, ...]
+    preferred_affinity_terms: tuple[WeightedAffinityTerm, ...]
+    preferred_anti_affinity_terms: tuple[WeightedAffinityTerm, ...]
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...]
+    scheduling_gates: tuple[str, ...]
+    images: tuple[str, ...]
+    deleting: bool
+    preemption_policy: str
+    controller: tuple[str, str, str] | None = None  # (apiVersion, kind, name) of the controlling owner
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def has_affinity(self) -> bool:
+        return bool(
+            self.required_affinity_terms
+            or self.required_anti_affinity_terms
+            or self.preferred_affinity_terms
+            or self.preferred_anti_affinity_terms
+        )
+
+    def __repr__(self) -> str:
+        return f"PodInfo(key={self.key!r}, node={self.node_name!r})"
+
+
+def _merge_label_keys(raw_term: Mapping[str, Any], labels: Mapping[str, str], selector: LabelSelector) -> LabelSelector:
+    """matchLabelKeys/mismatchLabelKeys (beta, on in 1.34): the API server folds them into the selector."""
+    extra: list[Requirement] = []
+    for k in raw_term.get("matchLabelKeys") or ():
+        if k in labels:
+            extra.append(Requirement(k, "In", frozenset([labels[k]])))
+    for k in raw_term.get("mismatchLabelKeys") or ():
+        if k in labels:
+            extra.append(Requirement(k, "NotIn", frozenset([labels[k]])))
+    if not extra or selector.requirements is None:
+        return selector
+    return LabelSelector(tuple(sorted(selector.requirements + tuple(extra), key=lambda r: r.key)))
+
+
+def _affinity_term(raw: Mapping[str, Any], namespace: str, labels: Mapping[str, str], path: str) -> AffinityTerm:
+    try:
+        selector = parse_label_selector(raw.get("labelSelector"))
+        ns_raw = raw.get("namespaceSelector")
+        ns_selector = parse_label_selector(ns_raw)
+    except SelectorError as err:
+        raise FieldError(path, str(err)) from err
+    selector = _merge_label_keys(raw, labels, selector)
+    namespaces = frozenset(str(n) for n in raw.get("namespaces") or ())
+    if not namespaces and ns_raw is None:
+        namespaces = frozenset([namespace])
+    return AffinityTerm(namespaces, selector, str(raw.get("topologyKey") or ""), ns_selector)
+
+
+def _weighted_terms(
+    raw: list[Mapping[str, Any]] | None, namespace: str, labels: Mapping[str, str], path: str
+) -> tuple[WeightedAffinityTerm, ...]:
+    out = []
+    for i, wt in enumerate(raw or ()):
+        term = _affinity_term(wt.get("podAffinityTerm") or {}, namespace, labels, f"{path}[{i}].podAffinityTerm")
+        out.append(WeightedAffinityTerm(term, int(wt.get("weight") or 0)))
+    return tuple(out)
+
+
+def parse_spread_constraints(
+    raw: list[Mapping[str, Any]] | None, labels: Mapping[str, str], path: str
+) -> tuple[TopologySpreadConstraint, ...]:
+    out = []
+    for i, c in enumerate(raw or ()):
+        p = f"{path}[{i}]"
+        try:
+            selector = parse_label_selector(c.get("labelSelector"))
+        except SelectorError as err:
+            raise FieldError(f"{p}.labelSelector", str(err)) from err
+        selector = _merge_label_keys(c, labels, selector)
+        when = str(c.get("whenUnsatisfiable") or "DoNotSchedule")
+        if when not in ("DoNotSchedule", "ScheduleAnyway"):
+            raise FieldError(f"{p}.whenUnsatisfiable", f'unsupported value "{when}"')
+        max_skew = int(c.get("maxSkew") or 0)
+        if max_skew <= 0:
+            raise FieldError(f"{p}.maxSkew", f"must be greater than zero, got {max_skew}")
+        out.append(
+            TopologySpreadConstraint(
+                max_skew=max_skew,
+                topology_key=str(c.get("topologyKey") or ""),
+                when_unsatisfiable=when,
+                selector=selector,
+                min_domains=int(c.get("minDomains") or 1),
+                node_affinity_policy=str(c.get("nodeAffinityPolicy") or "Honor"),
+                node_taints_policy=str(c.get("nodeTaintsPolicy") or "Ignore"),
+            )
+        )
+    return tuple(out)
+
+
+def new_pod_info(pod: dict[str, Any]) -> PodInfo:
+    """Parse a Pod manifest; raises FieldError naming the offending field."""
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    namespace = str(meta.get("namespace") or "default")
+    labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+    try:
+        requests = pod_requests(spec)
+        non_zero = pod_requests(spec, non_zero=True)
+    except QuantityError as err:
+        raise FieldError(_find_bad_quantity(spec), str(err)) from err
+    affinity = spec.get("affinity") or {}
+    node_aff = affinity.get("nodeAffinity") or {}
+    required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution")
+    required_sel = None
+    if required is not None:
+        try:
+            validate_node_selector_terms(required.get("nodeSelectorTerms") or [])
+        except SelectorError as err:
+            raise FieldError(
+                "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution", str(err)
+            ) from err
+        required_sel = parse_node_selector(required)
+    preferred = tuple(
+        (int(p.get("weight") or 0), parse_node_selector_term(p.get("preference") or {}))
+        for p in node_aff.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+    )
+    pa = affinity.get("podAffinity") or {}
+    paa = affinity.get("podAntiAffinity") or {}
+    req_key = "requiredDuringSchedulingIgnoredDuringExecution"
+    pref_key = "preferredDuringSchedulingIgnoredDuringExecution"
+    images = tuple(
+        str(c.get("image") or "") for g in ("initContainers", "containers") for c in spec.get(g) or () if c.get("image")
+    )
+    return PodInfo(
+        obj=pod,
+        name=str(meta.get("name") or ""),
+        namespace=namespace,
+        uid=str(meta.get("uid") or f"{namespace}/{meta.get('name')}"),
+        labels=labels,
+        priority=int(spec.get("priority") or 0),
+        scheduler_name=str(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME),
+        node_name=str(spec.get("nodeName") or ""),
+        requests=requests,
+        non_zero_cpu=non_zero.get(CPU, 0),
+        non_zero_mem=non_zero.get(MEMORY, 0),
+        tolerations=parse_tolerations(spec.get("tolerations")),
+        host_ports=container_host_ports(spec),
+        node_selector={str(k): str(v) for k, v in (spec.get("nodeSelector") or {}).items()},
+        required_node_affinity=required_sel,
+        preferred_node_affinity=preferred,
+        required_affinity_terms=tuple(
+            _affinity_term(t, namespace, labels, f"spec.affinity.podAffinity.{req_key}[{i}]")
+            for i, t in enumerate(pa.get(req_key) or ())
+        ),
+        required_anti_affinity_terms=tuple(
+            _affinity_term(t, namespace, labels, f"spec.affinity.podAntiAffinity.{req_key}[{i}]")
+            for i, t in enumerate(paa.get(req_key) or ())
+        ),
+        preferred_affinity_terms=_weighted_terms(
+            pa.get(pref_key), namespace, labels, f"spec.affinity.podAffinity.{pref_key}"
+        ),
+        preferred_anti_affinity_terms=_weighted_terms(
+            paa.get(pref_key), namespace, labels, f"spec.affinity.podAntiAffinity.{pref_key}"
+        ),
+        topology_spread_constraints=parse_spread_constraints(
+            spec.get("topologySpreadConstraints"), labels, "spec.topologySpreadConstraints"
+        ),
+        scheduling_gates=tuple(str(g.get("name", "")) for g in spec.get("schedulingGates") or ()),
+        images=images,
+        deleting=bool(meta.get("deletionTimestamp")),
+        preemption_policy=str(spec.get("preemptionPolicy") or "PreemptLowerPriority"),
+        controller=next(
+            (
+                (str(o.get("apiVersion", "")), str(o.get("kind", "")), str(o.get("name", "")))
+                for o in meta.get("ownerReferences") or ()
+                if o.get("controller")
+            ),
+            None,
+        ),
+    )
+
+
+def _find_bad_quantity(spec: Mapping[str, Any]) -> str:
+    for group in ("containers", "initContainers"):
+        for i, c in enumerate(spec.get(group) or ()):
+            for kind in ("requests", "limits"):
+                raw = (c.get("resources") or {}).get(kind) or {}
+                for name, q in raw.items():
+                    try:
+                        parse_resource_list({name: q})
+                    except QuantityError:
+                        return f"spec.{group}[{i}].resources.{kind}.{name}"
+    for p in ("overhead",):
+        if spec.get(p):
+            return f"spec.{p}"
+    return "spec.resources.requests"

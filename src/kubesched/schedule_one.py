@@ -1,0 +1,291 @@
+"""One scheduling attempt: schedulePod, the filter pass, scoring and host selection (schedule_one.go).
+
+The filter pass keeps upstream's contract: nodes are examined from the rotating
+`next_start_node_index` until `num_feasible_nodes_to_find` feasible nodes are
+found, and the index then advances by the number of nodes examined. Plugins with a
+vectorised `filter_batch` are evaluated for all nodes at once; the others run per
+node in that same rotated order. Per-node reasons for rejected nodes are worked out
+only when someone needs them: a FitError, or the simulator's full record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.runtime.framework import Framework
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
+
+if TYPE_CHECKING:
+    from kubesched.scheduler import Scheduler
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    absent_nodes_status: Status | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+    evaluated_rejected: int = 0  # rejected nodes examined, whether or not their statuses were worked out
+
+
+class FitError(Exception):
+    """No node fits; the message is upstream's `0/N nodes are available: ...` text."""
+
+    def __init__(self, pod: PodInfo, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__()
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+
+    def __str__(self) -> str:
+        d = self.diagnosis
+        msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            reasons: dict[str, int] = {}
+            for s in d.node_to_status.values():
+                for r in s.reasons:
+                    reasons[r] = reasons.get(r, 0) + 1
+            absent = self.num_all_nodes - len(d.node_to_status)
+            if absent > 0 and d.absent_nodes_status is not None:
+                for r in d.absent_nodes_status.reasons:
+                    reasons[r] = reasons.get(r, 0) + absent
+            histogram = sorted(f"{n} {r}" for r, n in reasons.items())
+            if histogram:
+                msg += f" {', '.join(histogram)}."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}"
+        return msg
+
+
+@dataclass(slots=True)
+class ScheduleResult:
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+
+
+@dataclass(slots=True)
+class AttemptRecord:
+    """What the simulator reports about one attempt, per node and plugin."""
+
+    filter: dict[str, dict[str, str]] = field(default_factory=dict)
+    score: dict[str, dict[str, int]] = field(default_factory=dict)
+    normalized_score: dict[str, dict[str, int]] = field(default_factory=dict)
+    final_score: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def num_feasible_nodes_to_find(percentage: int | None, global_percentage: int, num_all_nodes: int) -> int:
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage if percentage is not None else global_percentage
+    if pct == 0:
+        pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    n = num_all_nodes * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def schedule_pod(
+    sched: Scheduler, fwk: Framework, state: CycleState, pod: PodInfo, record: AttemptRecord | None
+) -> ScheduleResult:
+    sched.cache.update_snapshot(sched.snapshot)
+    snapshot = sched.snapshot
+    fwk.handle.snapshot = snapshot
+    if len(snapshot) == 0:
+        raise NoNodesAvailable(ERR_NO_NODES_AVAILABLE)
+    feasible, diagnosis = find_nodes_that_fit_pod(sched, fwk, state, pod, record)
+    if not feasible:
+        raise FitError(pod, len(snapshot), diagnosis)
+    examined = len(feasible) + diagnosis.evaluated_rejected
+    if len(feasible) == 1:
+        return ScheduleResult(feasible[0].name, examined, 1)
+    positions = np.fromiter((snapshot.position[ni.name] for ni in feasible), dtype=np.int64, count=len(feasible))
+    totals = prioritize_nodes(fwk, state, pod, feasible, positions, snapshot.table, record)
+    host = select_host(sched, feasible, totals)
+    return ScheduleResult(host, examined, len(feasible))
+
+
+class NoNodesAvailable(Exception):
+    pass
+
+
+def find_nodes_that_fit_pod(
+    sched: Scheduler, fwk: Framework, state: CycleState, pod: PodInfo, record: AttemptRecord | None
+) -> tuple[list[NodeInfo], Diagnosis]:
+    snapshot = sched.snapshot
+    all_nodes = snapshot.node_info_list
+    diagnosis = Diagnosis()
+    pre_res, s, unsched_plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
+    if s is not None and not s.is_success():
+        if not s.is_rejected():
+            raise RuntimeError(s.message())
+        diagnosis.absent_nodes_status = s
+        diagnosis.pre_filter_msg = s.message()
+        if s.plugin:
+            diagnosis.unschedulable_plugins.add(s.plugin)
+        diagnosis.unschedulable_plugins.update(unsched_plugins)
+        if record is not None:
+            for ni in all_nodes:
+                record.filter[ni.name] = {s.plugin or "PreFilter": s.message()}
+        return [], diagnosis
+    if pre_res is not None and not pre_res.all_nodes():
+        wanted = pre_res.node_names or set()
+        candidates = np.fromiter(sorted(snapshot.position[n] for n in wanted if n in snapshot.position), dtype=np.int64)
+        diagnosis.absent_nodes_status = Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(unsched_plugins))}]",
+        )
+        diagnosis.unschedulable_plugins.update(unsched_plugins)
+    else:
+        candidates = None
+    feasible = find_nodes_that_pass_filters(sched, fwk, state, pod, diagnosis, candidates, record)
+    return feasible, diagnosis
+
+
+def find_nodes_that_pass_filters(
+    sched: Scheduler,
+    fwk: Framework,
+    state: CycleState,
+    pod: PodInfo,
+    diagnosis: Diagnosis,
+    candidates: np.ndarray | None,
+    record: AttemptRecord | None,
+) -> list[NodeInfo]:
+    snapshot = sched.snapshot
+    all_nodes = snapshot.node_info_list
+    num_nodes = len(all_nodes) if candidates is None else len(candidates)
+    if num_nodes == 0:
+        return []
+    k = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, sched.percentage_of_nodes_to_score, num_nodes)
+    if not fwk.has_score_plugins():
+        k = 1
+    start = sched.next_start_node_index % num_nodes
+    rotated = (np.arange(num_nodes, dtype=np.int64) + start) % num_nodes
+    order = rotated if candidates is None else candidates[rotated]  # snapshot positions, in examination order
+    skip = state.skip_filter_plugins
+    plugins = [p for p in fwk.filter_plugins if p.name not in skip]
+    if not plugins:
+        chosen = order[:k]
+        sched.next_start_node_index = (sched.next_start_node_index + len(chosen)) % len(all_nodes)
+        if record is not None:
+            for p in chosen:
+                record.filter[all_nodes[p].name] = {}
+        return [all_nodes[p] for p in chosen]
+    batch = [p for p in plugins if hasattr(p, "filter_batch")]
+    per_node = [p for p in plugins if not hasattr(p, "filter_batch")]
+    mask = np.ones(snapshot.table.n, dtype=bool)
+    for pl in batch:
+        mask &= pl.filter_batch(state, pod, snapshot.table)  # type: ignore[attr-defined]
+    passed = mask[order]
+    feasible_pos: list[int] = []
+    rejected_pos: list[int] = []  # examined and rejected by a per-node plugin; statuses known
+    statuses: dict[int, Status] = {}
+    if not per_node:
+        hits = np.flatnonzero(passed)
+        if len(hits) >= k:
+            examined = int(hits[k - 1]) + 1
+            feasible_pos = order[hits[:k]].tolist()
+        else:
+            examined = num_nodes
+            feasible_pos = order[hits].tolist()
+    else:
+        examined = num_nodes
+        for i in range(num_nodes):
+            if not passed[i]:
+                continue
+            p = int(order[i])
+            ni = all_nodes[p]
+            st: Status | None = None
+            for pl in per_node:
+                st = pl.filter(state, pod, ni)  # type: ignore[attr-defined]
+                if st is not None and not st.is_success():
+                    if not st.is_rejected():
+                        raise RuntimeError(f'running "{pl.name}" filter plugin: {st.message()}')
+                    st.with_plugin(pl.name)
+                    break
+                st = None
+            if st is None:
+                feasible_pos.append(p)
+                if len(feasible_pos) == k:
+                    examined = i + 1
+                    break
+            else:
+                statuses[p] = st
+                rejected_pos.append(p)
+    window = order[:examined]
+    batch_rejected = window[~passed[:examined]]
+    diagnosis.evaluated_rejected = len(batch_rejected) + len(rejected_pos)
+    sched.next_start_node_index = (sched.next_start_node_index + examined) % len(all_nodes)
+    need_reasons = record is not None or not feasible_pos
+    if need_reasons:
+        for p in batch_rejected.tolist():
+            st = fwk.run_filter_plugins(state, pod, all_nodes[p])
+            if st is None:
+                raise RuntimeError(
+                    f"filter plugins disagree on node {all_nodes[p].name}: batch rejected, per-node passed"
+                )
+            statuses[p] = st
+        for p, st in statuses.items():
+            diagnosis.node_to_status[all_nodes[p].name] = st
+            if st.code == Code.PENDING:
+                diagnosis.pending_plugins.add(st.plugin)
+            else:
+                diagnosis.unschedulable_plugins.add(st.plugin)
+    if record is not None:
+        names = [p.name for p in plugins]
+        for p in window.tolist():
+            ni = all_nodes[p]
+            if p in statuses:
+                record.filter[ni.name] = fwk.run_filter_plugins_recorded(state, pod, ni)[1]
+            elif p in feasible_pos:
+                record.filter[ni.name] = dict.fromkeys(names, "passed")
+    return [all_nodes[p] for p in feasible_pos]
+
+
+def prioritize_nodes(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodInfo,
+    nodes: Sequence[NodeInfo],
+    positions: np.ndarray,
+    table: object,
+    record: AttemptRecord | None,
+) -> np.ndarray:
+    if not fwk.has_score_plugins():
+        return np.ones(len(nodes), dtype=np.int64)
+    s = fwk.run_pre_score_plugins(state, pod, nodes)
+    if s is not None and not s.is_success():
+        raise RuntimeError(s.message())
+    rows, totals, s = fwk.run_score_plugins(state, pod, nodes, table, positions)
+    if s is not None and not s.is_success():
+        raise RuntimeError(s.message())
+    if record is not None:
+        for name, raw, norm in rows:
+            w = fwk.score_weights[name]
+            for i, ni in enumerate(nodes):
+                record.score.setdefault(ni.name, {})[name] = int(raw[i])
+                record.normalized_score.setdefault(ni.name, {})[name] = int(norm[i])
+                record.final_score.setdefault(ni.name, {})[name] = int(norm[i]) * w
+    return totals
+
+
+def select_host(sched: Scheduler, nodes: Sequence[NodeInfo], totals: np.ndarray) -> str:
+    """Highest total score; ties broken uniformly at random (seedable), as upstream's reservoir sampling."""
+    best = np.flatnonzero(totals == totals.max())
+    pick = int(best[0]) if len(best) == 1 else int(best[sched.rng.randrange(len(best))])
+    return nodes[pick].name

@@ -1,0 +1,140 @@
+"""`kubesched simulate`: load manifests into the embedded cluster and schedule until idle."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.backend.embedded import EmbeddedCluster
+from kubesched.config.load import SchedulerConfig, load_config
+from kubesched.event_handlers import EventHandlers
+from kubesched.framework.node_info import ParsedNode, parse_node
+from kubesched.framework.types import PodInfo, new_pod_info
+from kubesched.scheduler import Outcome, Scheduler
+from kubesched.simulator.load import LoadedInput, prepare_objects
+
+# Kinds the store must hold before nodes and pods arrive, as informers sync before scheduling starts.
+_FIRST = (
+    "Namespace",
+    "PriorityClass",
+    "StorageClass",
+    "CSIDriver",
+    "CSINode",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "Service",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
+    "PodDisruptionBudget",
+    "CSIStorageCapacity",
+)
+
+
+@dataclass
+class SimulationResult:
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # by pod uid, in order of final attempt
+    pending: list[PodInfo] = field(default_factory=list)  # pods pending at the start or created later
+    scheduler: Scheduler | None = None
+
+    def on_outcome(self, outcome: Outcome) -> None:
+        self.outcomes.pop(outcome.pod.uid, None)
+        self.outcomes[outcome.pod.uid] = outcome
+
+
+class _Bridge:
+    """Turns store events into the scheduler's event handlers, parsing each object once."""
+
+    def __init__(self, handlers: EventHandlers) -> None:
+        self.handlers = handlers
+        self.pods: dict[tuple[str, str], PodInfo] = {}
+        self.nodes: dict[str, ParsedNode] = {}
+
+    def __call__(self, kind: str, event: str, old: Any, new: Any) -> None:
+        if kind == "Pod":
+            self._pod(event, old, new)
+        elif kind == "Node":
+            self._node(event, old, new)
+
+    def _pod(self, event: str, old: Any, new: Any) -> None:
+        if event == "DELETED":
+            info = self.pods.pop(_key(old), None)
+            if info is not None:
+                self.handlers.delete_pod(info)
+            return
+        prev = self.pods.get(_key(new))
+        info = _reparse_pod(prev, new)
+        self.pods[_key(new)] = info
+        if prev is None:
+            self.handlers.add_pod(info)
+        else:
+            self.handlers.update_pod(prev, info)
+
+    def _node(self, event: str, old: Any, new: Any) -> None:
+        if event == "DELETED":
+            node = self.nodes.pop(old["metadata"]["name"], None)
+            if node is not None:
+                self.handlers.delete_node(node)
+            return
+        parsed = parse_node(new)
+        prev = self.nodes.get(parsed.name)
+        self.nodes[parsed.name] = parsed
+        if prev is None:
+            self.handlers.add_node(parsed)
+        else:
+            self.handlers.update_node(prev, parsed)
+
+
+def _key(obj: dict[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+
+
+def _reparse_pod(prev: PodInfo | None, new: dict[str, Any]) -> PodInfo:
+    """A binding changes only spec.nodeName: reuse the parsed constraints then."""
+    if prev is not None:
+        old_spec = prev.obj.get("spec") or {}
+        new_spec = new.get("spec") or {}
+        if (
+            len(old_spec) + (0 if "nodeName" in old_spec else 1) == len(new_spec)
+            and all(new_spec.get(k) is v for k, v in old_spec.items() if k != "nodeName")
+            and (prev.obj.get("metadata") or {}).get("labels") == (new.get("metadata") or {}).get("labels")
+        ):
+            return dataclasses.replace(prev, obj=new, node_name=str(new_spec.get("nodeName") or ""))
+    return new_pod_info(new)
+
+
+def build_config(loaded: LoadedInput, config_doc: dict[str, Any] | None, config_source: str) -> SchedulerConfig:
+    doc = config_doc if config_doc is not None else loaded.config
+    source = config_source if config_doc is not None else loaded.config_source
+    return load_config(doc, source=source)
+
+
+def simulate(
+    loaded: LoadedInput,
+    config: SchedulerConfig,
+    *,
+    seed: int | None = None,
+    record: bool = True,
+    registry: Any = None,
+) -> SimulationResult:
+    objects = prepare_objects(loaded)
+    cluster = EmbeddedCluster()
+    result = SimulationResult()
+    sched = Scheduler(
+        config, lister=cluster, client=cluster, registry=registry, seed=seed, record=record, observer=result
+    )
+    result.scheduler = sched
+    cluster.subscribe(_Bridge(EventHandlers(sched)))
+    rank = {k: i for i, k in enumerate(_FIRST)}
+    first = sorted((so for so in objects if so.obj["kind"] in rank), key=lambda so: rank[so.obj["kind"]])
+    nodes = [so for so in objects if so.obj["kind"] == "Node"]
+    pods = [so for so in objects if so.obj["kind"] == "Pod"]
+    bound = [so for so in pods if (so.obj.get("spec") or {}).get("nodeName")]
+    pending = [so for so in pods if not (so.obj.get("spec") or {}).get("nodeName")]
+    for so in (*first, *nodes, *bound, *pending):
+        cluster.create(so.obj)
+    result.pending = [new_pod_info(so.obj) for so in pending]
+    sched.run_until_idle()
+    return result
