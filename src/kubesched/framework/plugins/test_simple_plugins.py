@@ -16,12 +16,24 @@ from kubesched.testing.wrappers import make_node, make_pod
 @pytest.mark.parametrize(
     ("pod", "unschedulable", "want"),
     [
-        pytest.param(make_pod().obj(), False, None, id="Does not schedule pod to unschedulable node (node.Spec.Unschedulable==nil)"),
-        pytest.param(make_pod().obj(), True,
-                     Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, node_unschedulable.ERR_REASON_UNSCHEDULABLE),
-                     id="Does not schedule pod to unschedulable node (node.Spec.Unschedulable==true)"),
-        pytest.param(make_pod().toleration("node.kubernetes.io/unschedulable", effect="NoSchedule").obj(), True, None,
-                     id="Schedule pod to unschedulable node with tolerations"),
+        pytest.param(
+            make_pod().obj(),
+            False,
+            None,
+            id="Does not schedule pod to unschedulable node (node.Spec.Unschedulable==nil)",
+        ),
+        pytest.param(
+            make_pod().obj(),
+            True,
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, node_unschedulable.ERR_REASON_UNSCHEDULABLE),
+            id="Does not schedule pod to unschedulable node (node.Spec.Unschedulable==true)",
+        ),
+        pytest.param(
+            make_pod().toleration("node.kubernetes.io/unschedulable", effect="NoSchedule").obj(),
+            True,
+            None,
+            id="Schedule pod to unschedulable node with tolerations",
+        ),
     ],
 )
 def test_node_unschedulable(pod, unschedulable, want, batch):
@@ -35,8 +47,11 @@ def test_node_unschedulable(pod, unschedulable, want, batch):
     [
         pytest.param(make_pod().obj(), None, id="no host specified"),
         pytest.param(make_pod().node("foo").obj(), None, id="host matches"),
-        pytest.param(make_pod().node("bar").obj(),
-                     Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, node_name.ERR_REASON), id="host doesn't match"),
+        pytest.param(
+            make_pod().node("bar").obj(),
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, node_name.ERR_REASON),
+            id="host doesn't match",
+        ),
     ],
 )
 def test_node_name(pod, want, batch):
@@ -52,19 +67,36 @@ PORTS_CONFLICT = Status(Code.UNSCHEDULABLE, node_ports.ERR_REASON)
     ("pod", "existing", "want"),
     [
         pytest.param(make_pod().obj(), [], None, id="nothing running"),
-        pytest.param(make_pod().host_port(8080, ip="127.0.0.1").obj(),
-                     [make_pod("e").node("m1").host_port(9090, ip="127.0.0.1").obj()], None, id="other port"),
-        pytest.param(make_pod().host_port(8080, ip="127.0.0.1").obj(),
-                     [make_pod("e").node("m1").host_port(8080, ip="127.0.0.1").obj()], PORTS_CONFLICT, id="same udp port"),
-        pytest.param(make_pod().host_port(8080, protocol="UDP", ip="127.0.0.1").obj(),
-                     [make_pod("e").node("m1").host_port(8080, protocol="TCP", ip="127.0.0.1").obj()], None,
-                     id="same port, different protocol"),
-        pytest.param(make_pod().host_port(8001, ip="127.0.0.1").obj(),
-                     [make_pod("e").node("m1").host_port(8001, ip="0.0.0.0").obj()], PORTS_CONFLICT,
-                     id="first tcp port conflict due to 0.0.0.0 hostIP"),
-        pytest.param(make_pod().host_port(8001, ip="127.0.0.1").obj(),
-                     [make_pod("e").node("m1").host_port(8001, ip="127.0.0.2").obj()], None,
-                     id="kubesched: same port on two specific IPs does not conflict"),
+        pytest.param(
+            make_pod().host_port(8080, ip="127.0.0.1").obj(),
+            [make_pod("e").node("m1").host_port(9090, ip="127.0.0.1").obj()],
+            None,
+            id="other port",
+        ),
+        pytest.param(
+            make_pod().host_port(8080, ip="127.0.0.1").obj(),
+            [make_pod("e").node("m1").host_port(8080, ip="127.0.0.1").obj()],
+            PORTS_CONFLICT,
+            id="same udp port",
+        ),
+        pytest.param(
+            make_pod().host_port(8080, protocol="UDP", ip="127.0.0.1").obj(),
+            [make_pod("e").node("m1").host_port(8080, protocol="TCP", ip="127.0.0.1").obj()],
+            None,
+            id="same port, different protocol",
+        ),
+        pytest.param(
+            make_pod().host_port(8001, ip="127.0.0.1").obj(),
+            [make_pod("e").node("m1").host_port(8001, ip="0.0.0.0").obj()],
+            PORTS_CONFLICT,
+            id="first tcp port conflict due to 0.0.0.0 hostIP",
+        ),
+        pytest.param(
+            make_pod().host_port(8001, ip="127.0.0.1").obj(),
+            [make_pod("e").node("m1").host_port(8001, ip="127.0.0.2").obj()],
+            None,
+            id="kubesched: same port on two specific IPs does not conflict",
+        ),
     ],
 )
 def test_node_ports(pod, existing, want, batch):
@@ -86,9 +118,11 @@ def test_node_ports_prefilter_skips_pods_without_host_ports():
     ("pod", "want"),
     [
         pytest.param(make_pod().obj(), None, id="pod does not carry scheduling gates"),
-        pytest.param(make_pod().scheduling_gates(["foo", "bar"]).obj(),
-                     Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for scheduling gates: [foo bar]"),
-                     id="pod carries scheduling gates"),
+        pytest.param(
+            make_pod().scheduling_gates(["foo", "bar"]).obj(),
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for scheduling gates: [foo bar]"),
+            id="pod carries scheduling gates",
+        ),
     ],
 )
 def test_scheduling_gates_pre_enqueue(pod, want):
@@ -101,8 +135,10 @@ MB = 1024 * 1024
 
 def test_image_locality_scores():
     """imageLocality test "two images spread on two nodes, prefer the larger image one": 40MB vs 300MB."""
-    nodes = [make_node("node1").images({"gcr.io/40:latest": 40 * MB, "gcr.io/300:latest": 300 * MB}).obj(),
-             make_node("node2").images({"gcr.io/250:latest": 250 * MB, "gcr.io/10:v1": 10 * MB}).obj()]
+    nodes = [
+        make_node("node1").images({"gcr.io/40:latest": 40 * MB, "gcr.io/300:latest": 300 * MB}).obj(),
+        make_node("node2").images({"gcr.io/250:latest": 250 * MB, "gcr.io/10:v1": 10 * MB}).obj(),
+    ]
     pod = make_pod().container("gcr.io/40").container("gcr.io/250").obj()
     snap = build_snapshot(nodes)
     plugin = new_plugin(image_locality.new, None, snap)

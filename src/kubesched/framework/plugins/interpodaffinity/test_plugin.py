@@ -20,32 +20,69 @@ EXISTING_ANTI = Status(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY_RUL
 NODE1 = make_node("node1").label("region", "r1").label("zone", "z11").label("hostname", "h1").obj()
 
 CASES = [
-    pytest.param(make_pod("p").obj(), [], None,
-                 id="A pod that has no required pod affinity scheduling rules can schedule onto a node with no existing pods"),
-    pytest.param(make_pod("p").pod_affinity_in("service", "region", ["securityscan", "value2"]).obj(),
-                 [make_pod("e").node("node1").label("service", "securityscan").obj()], None,
-                 id="satisfies with requiredDuringSchedulingIgnoredDuringExecution in PodAffinity using In operator that "
-                 "matches the existing pod"),
-    pytest.param(make_pod("p").pod_affinity_in("service", "region", ["securityscan", "value2"], namespaces=["DiffNameSpace"]).obj(),
-                 [make_pod("e", "ns").node("node1").label("service", "securityscan").obj()], AFFINITY,
-                 id="Does not satisfy the PodAffinity with labelSelector because of diff Namespace"),
-    pytest.param(make_pod("p").pod_affinity_in("service", "region", ["antivirusscan", "value2"]).obj(),
-                 [make_pod("e").node("node1").label("service", "securityscan").obj()], AFFINITY,
-                 id="Doesn't satisfy the PodAffinity because of unmatching labelSelector with the existing pod"),
-    pytest.param(make_pod("p").pod_anti_affinity_in("service", "zone", ["securityscan", "value2"]).obj(),
-                 [make_pod("e").node("node1").label("service", "securityscan").obj()], ANTI,
-                 id="Doesn't satisfy the PodAntiAffinity because of the existing pod that matches the anti-affinity"),
-    pytest.param(make_pod("p").label("service", "securityscan").obj(),
-                 [make_pod("e").node("node1").label("service", "securityscan")
-                  .pod_anti_affinity_in("service", "zone", ["securityscan"]).obj()], EXISTING_ANTI,
-                 id="satisfies the PodAffinity but doesn't satisfy the PodAntiAffinity with the existing pod"),
-    pytest.param(make_pod("p").label("foo", "bar").pod_affinity_in("foo", "region", ["bar"]).obj(), [], None,
-                 id="verify that PodAffinity is satisfied for a pod that matches its own labels when no other pod matches"),
-    pytest.param(make_pod("p").label("foo", "bar").pod_affinity_in("foo", "rack", ["bar"]).obj(), [], AFFINITY,
-                 id="kubesched: a self-matching pod still needs every topology key on the node"),
-    pytest.param(make_pod("p").pod_affinity_in("service", "region", ["securityscan"], namespaceSelector={}).obj(),
-                 [make_pod("e", "other").node("node1").label("service", "securityscan").obj()], None,
-                 id="kubesched: an empty namespaceSelector matches pods in every namespace"),
+    pytest.param(
+        make_pod("p").obj(),
+        [],
+        None,
+        id="A pod that has no required pod affinity scheduling rules can schedule onto a node with no existing pods",
+    ),
+    pytest.param(
+        make_pod("p").pod_affinity_in("service", "region", ["securityscan", "value2"]).obj(),
+        [make_pod("e").node("node1").label("service", "securityscan").obj()],
+        None,
+        id="satisfies with requiredDuringSchedulingIgnoredDuringExecution in PodAffinity using In operator that "
+        "matches the existing pod",
+    ),
+    pytest.param(
+        make_pod("p")
+        .pod_affinity_in("service", "region", ["securityscan", "value2"], namespaces=["DiffNameSpace"])
+        .obj(),
+        [make_pod("e", "ns").node("node1").label("service", "securityscan").obj()],
+        AFFINITY,
+        id="Does not satisfy the PodAffinity with labelSelector because of diff Namespace",
+    ),
+    pytest.param(
+        make_pod("p").pod_affinity_in("service", "region", ["antivirusscan", "value2"]).obj(),
+        [make_pod("e").node("node1").label("service", "securityscan").obj()],
+        AFFINITY,
+        id="Doesn't satisfy the PodAffinity because of unmatching labelSelector with the existing pod",
+    ),
+    pytest.param(
+        make_pod("p").pod_anti_affinity_in("service", "zone", ["securityscan", "value2"]).obj(),
+        [make_pod("e").node("node1").label("service", "securityscan").obj()],
+        ANTI,
+        id="Doesn't satisfy the PodAntiAffinity because of the existing pod that matches the anti-affinity",
+    ),
+    pytest.param(
+        make_pod("p").label("service", "securityscan").obj(),
+        [
+            make_pod("e")
+            .node("node1")
+            .label("service", "securityscan")
+            .pod_anti_affinity_in("service", "zone", ["securityscan"])
+            .obj()
+        ],
+        EXISTING_ANTI,
+        id="satisfies the PodAffinity but doesn't satisfy the PodAntiAffinity with the existing pod",
+    ),
+    pytest.param(
+        make_pod("p").label("foo", "bar").pod_affinity_in("foo", "region", ["bar"]).obj(),
+        [],
+        None,
+        id="verify that PodAffinity is satisfied for a pod that matches its own labels when no other pod matches",
+    ),
+    pytest.param(
+        make_pod("p").label("foo", "bar").pod_affinity_in("foo", "rack", ["bar"]).obj(),
+        [],
+        AFFINITY,
+        id="kubesched: a self-matching pod still needs every topology key on the node",
+    ),
+    pytest.param(
+        make_pod("p").pod_affinity_in("service", "region", ["securityscan"], namespaceSelector={}).obj(),
+        [make_pod("e", "other").node("node1").label("service", "securityscan").obj()],
+        None,
+        id="kubesched: an empty namespaceSelector matches pods in every namespace",
+    ),
 ]
 
 
@@ -68,9 +105,11 @@ def test_pre_filter_skips_without_affinity():
 
 def test_preferred_affinity_scores():
     """Preferred affinity (weight 5, region) toward pods on machine1: machine1 and machine2 (same region) win."""
-    nodes = [make_node("machine1").label("region", "China").obj(),
-             make_node("machine2").label("region", "China").obj(),
-             make_node("machine3").label("region", "India").obj()]
+    nodes = [
+        make_node("machine1").label("region", "China").obj(),
+        make_node("machine2").label("region", "China").obj(),
+        make_node("machine3").label("region", "India").obj(),
+    ]
     existing = [make_pod("e1").node("machine1").label("security", "S1").obj()]
     pod = make_pod("p").preferred_pod_affinity_in(5, "security", "region", ["S1"]).obj()
     snap = build_snapshot(nodes, existing)
@@ -85,6 +124,8 @@ def test_hard_pod_affinity_symmetric_weight():
     snap = build_snapshot(nodes, existing)
     plugin = new_plugin(new, default_args("InterPodAffinity", InterPodAffinityArgs()), snap, lister_with())
     assert score_nodes(plugin, make_pod("p").label("app", "web").obj(), snap) == ([100, 0], None)
-    zero = new_plugin(new, default_args("InterPodAffinity", InterPodAffinityArgs(hardPodAffinityWeight=0)), snap, lister_with())
+    zero = new_plugin(
+        new, default_args("InterPodAffinity", InterPodAffinityArgs(hardPodAffinityWeight=0)), snap, lister_with()
+    )
     _, status = score_nodes(zero, make_pod("p").label("app", "web").obj(), snap)
     assert status is not None and status.code == Code.SKIP

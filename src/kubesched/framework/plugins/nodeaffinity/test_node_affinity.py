@@ -29,63 +29,142 @@ FILTER_CASES = [
     pytest.param(make_pod().obj(), {}, None, id="no selector"),
     pytest.param(make_pod().node_selector({"foo": "bar"}).obj(), {}, REJECT, id="missing labels"),
     pytest.param(make_pod().node_selector({"foo": "bar"}).obj(), {"foo": "bar"}, None, id="same labels"),
-    pytest.param(make_pod().node_selector({"foo": "bar"}).obj(), {"foo": "bar", "baz": "blah"}, None,
-                 id="node labels are superset"),
-    pytest.param(make_pod().node_selector({"foo": "bar", "baz": "blah"}).obj(), {"foo": "bar"}, REJECT,
-                 id="node labels are subset"),
-    pytest.param(make_pod().required_node_terms([{"matchExpressions": [expr("foo", "In", ["bar", "value2"])]}]).obj(),
-                 {"foo": "bar"}, None,
-                 id="Pod with matchExpressions using In operator that matches the existing node"),
-    pytest.param(make_pod().required_node_terms([{"matchExpressions": [expr("kernel-version", "Gt", ["0204"])]}]).obj(),
-                 {"kernel-version": "0206"}, None,
-                 id="Pod with matchExpressions using Gt operator that matches the existing node"),
-    pytest.param(make_pod().required_node_terms([{"matchExpressions": [expr("mem-type", "NotIn", ["DDR", "DDR2"])]}]).obj(),
-                 {"mem-type": "DDR3"}, None,
-                 id="Pod with matchExpressions using NotIn operator that matches the existing node"),
-    pytest.param(make_pod().required_node_terms([{"matchExpressions": [expr("GPU", "Exists")]}]).obj(),
-                 {"GPU": "NVIDIA-GRID-K1"}, None,
-                 id="Pod with matchExpressions using Exists operator that matches the existing node"),
-    pytest.param(make_pod().required_node_terms([{"matchExpressions": [expr("foo", "In", ["value1", "value2"])]}]).obj(),
-                 {"foo": "bar"}, REJECT,
-                 id="Pod with affinity that don't match node's labels won't schedule onto the node"),
-    pytest.param(make_pod().required_node_terms([]).obj(), {"foo": "bar"}, REJECT,
-                 id="Pod with a nil []NodeSelectorTerm in affinity, can't match the node's labels and won't schedule "
-                 "onto the node"),
-    pytest.param(make_pod().required_node_terms([{}]).obj(), {"foo": "bar"}, REJECT,
-                 id="Pod with an empty []NodeSelectorTerm in affinity, can't match the node's labels and won't "
-                 "schedule onto the node"),
-    pytest.param(make_pod().required_node_terms([{"matchExpressions": []}]).obj(), {"foo": "bar"}, REJECT,
-                 id="Pod with empty MatchExpressions is not a valid value will match no objects and won't schedule "
-                 "onto the node"),
-    pytest.param(make_pod().required_node_terms([{"matchExpressions": [expr("foo", "Exists")]}])
-                 .node_selector({"foo": "bar"}).obj(), {"foo": "bar"}, None,
-                 id="Pod with an Affinity and a PodSpec.NodeSelector(the old thing that we are deprecating) both are "
-                 "satisfied, will schedule onto the node"),
-    pytest.param(make_pod().required_node_terms([{"matchExpressions": [expr("foo", "Exists")]}])
-                 .node_selector({"foo": "bar"}).obj(), {"foo": "barrrrrr"}, REJECT,
-                 id="Pod with an Affinity matches node's labels but the PodSpec.NodeSelector(the old thing that we are "
-                 "deprecating) is not satisfied, won't schedule onto the node"),
-    pytest.param(make_pod().required_node_terms([{"matchExpressions": [expr("foo", "In", ["bar"])]},
-                                                 {"matchExpressions": [expr("diffkey", "In", ["wrong", "value2"])]}]).obj(),
-                 {"foo": "bar"}, None,
-                 id="Pod with multiple NodeSelectorTerms ORed in affinity, matches the node's labels and will schedule "
-                 "onto the node"),
-    pytest.param(make_pod().required_node_terms([{"matchExpressions": [expr("foo", "Exists"),
-                                                                      expr("wrongkey", "DoesNotExist")]}]).obj(),
-                 {"foo": "bar"}, None,
-                 id="Pod with an Affinity with multiple matchExpressions ANDed that matches the existing node"),
-    pytest.param(make_pod().required_node_terms([{"matchExpressions": [expr("foo", "Exists"),
-                                                                      expr("bar", "Exists")]}]).obj(),
-                 {"foo": "bar"}, REJECT,
-                 id="Pod with an Affinity with multiple matchExpressions ANDed that doesn't match the existing node"),
-    pytest.param(make_pod().required_node_terms([{"matchFields": [expr("metadata.name", "In", ["node1"])]}]).obj(),
-                 {}, None, id="Pod with matchFields using In operator that matches the existing node"),
-    pytest.param(make_pod().required_node_terms([{"matchFields": [expr("metadata.name", "In", ["node2"])]}]).obj(),
-                 {}, REJECT, id="Pod with matchFields using In operator that does not match the existing node"),
-    pytest.param(make_pod().required_node_terms([{"matchFields": [expr("metadata.name", "In", ["node2"])]},
-                                                 {"matchExpressions": [expr("foo", "In", ["bar"])]}]).obj(),
-                 {"foo": "bar"}, None,
-                 id="Pod with two terms: matchFields does not match, but matchExpressions matches"),
+    pytest.param(
+        make_pod().node_selector({"foo": "bar"}).obj(),
+        {"foo": "bar", "baz": "blah"},
+        None,
+        id="node labels are superset",
+    ),
+    pytest.param(
+        make_pod().node_selector({"foo": "bar", "baz": "blah"}).obj(),
+        {"foo": "bar"},
+        REJECT,
+        id="node labels are subset",
+    ),
+    pytest.param(
+        make_pod().required_node_terms([{"matchExpressions": [expr("foo", "In", ["bar", "value2"])]}]).obj(),
+        {"foo": "bar"},
+        None,
+        id="Pod with matchExpressions using In operator that matches the existing node",
+    ),
+    pytest.param(
+        make_pod().required_node_terms([{"matchExpressions": [expr("kernel-version", "Gt", ["0204"])]}]).obj(),
+        {"kernel-version": "0206"},
+        None,
+        id="Pod with matchExpressions using Gt operator that matches the existing node",
+    ),
+    pytest.param(
+        make_pod().required_node_terms([{"matchExpressions": [expr("mem-type", "NotIn", ["DDR", "DDR2"])]}]).obj(),
+        {"mem-type": "DDR3"},
+        None,
+        id="Pod with matchExpressions using NotIn operator that matches the existing node",
+    ),
+    pytest.param(
+        make_pod().required_node_terms([{"matchExpressions": [expr("GPU", "Exists")]}]).obj(),
+        {"GPU": "NVIDIA-GRID-K1"},
+        None,
+        id="Pod with matchExpressions using Exists operator that matches the existing node",
+    ),
+    pytest.param(
+        make_pod().required_node_terms([{"matchExpressions": [expr("foo", "In", ["value1", "value2"])]}]).obj(),
+        {"foo": "bar"},
+        REJECT,
+        id="Pod with affinity that don't match node's labels won't schedule onto the node",
+    ),
+    pytest.param(
+        make_pod().required_node_terms([]).obj(),
+        {"foo": "bar"},
+        REJECT,
+        id="Pod with a nil []NodeSelectorTerm in affinity, can't match the node's labels and won't schedule "
+        "onto the node",
+    ),
+    pytest.param(
+        make_pod().required_node_terms([{}]).obj(),
+        {"foo": "bar"},
+        REJECT,
+        id="Pod with an empty []NodeSelectorTerm in affinity, can't match the node's labels and won't "
+        "schedule onto the node",
+    ),
+    pytest.param(
+        make_pod().required_node_terms([{"matchExpressions": []}]).obj(),
+        {"foo": "bar"},
+        REJECT,
+        id="Pod with empty MatchExpressions is not a valid value will match no objects and won't schedule "
+        "onto the node",
+    ),
+    pytest.param(
+        make_pod()
+        .required_node_terms([{"matchExpressions": [expr("foo", "Exists")]}])
+        .node_selector({"foo": "bar"})
+        .obj(),
+        {"foo": "bar"},
+        None,
+        id="Pod with an Affinity and a PodSpec.NodeSelector(the old thing that we are deprecating) both are "
+        "satisfied, will schedule onto the node",
+    ),
+    pytest.param(
+        make_pod()
+        .required_node_terms([{"matchExpressions": [expr("foo", "Exists")]}])
+        .node_selector({"foo": "bar"})
+        .obj(),
+        {"foo": "barrrrrr"},
+        REJECT,
+        id="Pod with an Affinity matches node's labels but the PodSpec.NodeSelector(the old thing that we are "
+        "deprecating) is not satisfied, won't schedule onto the node",
+    ),
+    pytest.param(
+        make_pod()
+        .required_node_terms(
+            [
+                {"matchExpressions": [expr("foo", "In", ["bar"])]},
+                {"matchExpressions": [expr("diffkey", "In", ["wrong", "value2"])]},
+            ]
+        )
+        .obj(),
+        {"foo": "bar"},
+        None,
+        id="Pod with multiple NodeSelectorTerms ORed in affinity, matches the node's labels and will schedule "
+        "onto the node",
+    ),
+    pytest.param(
+        make_pod()
+        .required_node_terms([{"matchExpressions": [expr("foo", "Exists"), expr("wrongkey", "DoesNotExist")]}])
+        .obj(),
+        {"foo": "bar"},
+        None,
+        id="Pod with an Affinity with multiple matchExpressions ANDed that matches the existing node",
+    ),
+    pytest.param(
+        make_pod().required_node_terms([{"matchExpressions": [expr("foo", "Exists"), expr("bar", "Exists")]}]).obj(),
+        {"foo": "bar"},
+        REJECT,
+        id="Pod with an Affinity with multiple matchExpressions ANDed that doesn't match the existing node",
+    ),
+    pytest.param(
+        make_pod().required_node_terms([{"matchFields": [expr("metadata.name", "In", ["node1"])]}]).obj(),
+        {},
+        None,
+        id="Pod with matchFields using In operator that matches the existing node",
+    ),
+    pytest.param(
+        make_pod().required_node_terms([{"matchFields": [expr("metadata.name", "In", ["node2"])]}]).obj(),
+        {},
+        REJECT,
+        id="Pod with matchFields using In operator that does not match the existing node",
+    ),
+    pytest.param(
+        make_pod()
+        .required_node_terms(
+            [
+                {"matchFields": [expr("metadata.name", "In", ["node2"])]},
+                {"matchExpressions": [expr("foo", "In", ["bar"])]},
+            ]
+        )
+        .obj(),
+        {"foo": "bar"},
+        None,
+        id="Pod with two terms: matchFields does not match, but matchExpressions matches",
+    ),
 ]
 
 
@@ -100,9 +179,16 @@ def test_node_affinity(pod, labels, want, batch):
 
 
 def test_added_affinity_is_enforced(batch):
-    args = NodeAffinityArgs(addedAffinity={"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [expr("zone", "In", ["foo"])]}]}})
-    snap = build_snapshot([make_node("node1").label("zone", "foo").obj(), make_node("node2").label("zone", "bar").obj()])
+    args = NodeAffinityArgs(
+        addedAffinity={
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [expr("zone", "In", ["foo"])]}]
+            }
+        }
+    )
+    snap = build_snapshot(
+        [make_node("node1").label("zone", "foo").obj(), make_node("node2").label("zone", "bar").obj()]
+    )
     plugin = new_plugin(new, args, snap)
     got = filter_statuses(plugin, make_pod().obj(), snap, batch=batch)
     assert got == [None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED)]
@@ -111,17 +197,36 @@ def test_added_affinity_is_enforced(batch):
 @pytest.mark.parametrize(
     ("terms", "want_names", "want_status"),
     [
-        pytest.param([{"matchFields": [expr("metadata.name", "In", ["node1"])]}], {"node1"}, None,
-                     id="metadata.name field selector in a single term"),
-        pytest.param([{"matchFields": [expr("metadata.name", "In", ["node1"])]},
-                      {"matchFields": [expr("metadata.name", "In", ["node2"])]}], {"node1", "node2"}, None,
-                     id="metadata.name field selectors in different terms are unioned"),
-        pytest.param([{"matchFields": [expr("metadata.name", "In", ["node1"]), expr("metadata.name", "In", ["node2"])]}],
-                     None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_CONFLICT),
-                     id="conflicting metadata.name field selectors in one term"),
-        pytest.param([{"matchFields": [expr("metadata.name", "In", ["node1"])]},
-                      {"matchExpressions": [expr("foo", "In", ["bar"])]}], None, None,
-                     id="a term without metadata.name selects all nodes"),
+        pytest.param(
+            [{"matchFields": [expr("metadata.name", "In", ["node1"])]}],
+            {"node1"},
+            None,
+            id="metadata.name field selector in a single term",
+        ),
+        pytest.param(
+            [
+                {"matchFields": [expr("metadata.name", "In", ["node1"])]},
+                {"matchFields": [expr("metadata.name", "In", ["node2"])]},
+            ],
+            {"node1", "node2"},
+            None,
+            id="metadata.name field selectors in different terms are unioned",
+        ),
+        pytest.param(
+            [{"matchFields": [expr("metadata.name", "In", ["node1"]), expr("metadata.name", "In", ["node2"])]}],
+            None,
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_CONFLICT),
+            id="conflicting metadata.name field selectors in one term",
+        ),
+        pytest.param(
+            [
+                {"matchFields": [expr("metadata.name", "In", ["node1"])]},
+                {"matchExpressions": [expr("foo", "In", ["bar"])]},
+            ],
+            None,
+            None,
+            id="a term without metadata.name selects all nodes",
+        ),
     ],
 )
 def test_pre_filter_result_by_node_name(terms, want_names, want_status):
@@ -155,10 +260,18 @@ LABEL5 = make_node("machine5").label("foo", "bar").label("key", "value").label("
 @pytest.mark.parametrize(
     ("pod", "nodes", "expected"),
     [
-        pytest.param(_pod_with_preferred(PREF[:1]), [LABEL1, LABEL2, LABEL3], [100, 0, 0],
-                     id="only machine1 matches the preferred scheduling requirements of pod"),
-        pytest.param(_pod_with_preferred(PREF), [LABEL1, LABEL5, LABEL2], [18, 100, 36],
-                     id="all machines matches the preferred scheduling requirements of pod but with different priorities "),
+        pytest.param(
+            _pod_with_preferred(PREF[:1]),
+            [LABEL1, LABEL2, LABEL3],
+            [100, 0, 0],
+            id="only machine1 matches the preferred scheduling requirements of pod",
+        ),
+        pytest.param(
+            _pod_with_preferred(PREF),
+            [LABEL1, LABEL5, LABEL2],
+            [18, 100, 36],
+            id="all machines matches the preferred scheduling requirements of pod but with different priorities ",
+        ),
     ],
 )
 def test_node_affinity_priority(pod, nodes, expected, batch):

@@ -11,38 +11,59 @@ from kubesched.testing.wrappers import make_node, make_pod
 CASES = [
     pytest.param(
         make_pod().req({"cpu": "3000", "memory": "5000"}).obj(),
-        [make_node("node1").capacity({"cpu": "4000", "memory": "10000"}).obj(),
-         make_node("node2").capacity({"cpu": "6000", "memory": "10000"}).obj()],
-        [], [87, 100], id="nothing scheduled, resources requested, differently sized nodes",
+        [
+            make_node("node1").capacity({"cpu": "4000", "memory": "10000"}).obj(),
+            make_node("node2").capacity({"cpu": "6000", "memory": "10000"}).obj(),
+        ],
+        [],
+        [87, 100],
+        id="nothing scheduled, resources requested, differently sized nodes",
     ),
     pytest.param(
         make_pod().req({"cpu": "3000", "memory": "5000"}).obj(),
-        [make_node("node1").capacity({"cpu": "10000", "memory": "20000"}).obj(),
-         make_node("node2").capacity({"cpu": "10000", "memory": "20000"}).obj()],
-        [make_pod("e1").node("node1").req({"cpu": "3000", "memory": "0"}).obj(),
-         make_pod("e2").node("node2").req({"cpu": "3000", "memory": "5000"}).obj()],
-        [82, 95], id="resources requested, pods scheduled with resources",
+        [
+            make_node("node1").capacity({"cpu": "10000", "memory": "20000"}).obj(),
+            make_node("node2").capacity({"cpu": "10000", "memory": "20000"}).obj(),
+        ],
+        [
+            make_pod("e1").node("node1").req({"cpu": "3000", "memory": "0"}).obj(),
+            make_pod("e2").node("node2").req({"cpu": "3000", "memory": "5000"}).obj(),
+        ],
+        [82, 95],
+        id="resources requested, pods scheduled with resources",
     ),
     pytest.param(
         make_pod().req({"cpu": "3000", "memory": "5000"}).obj(),
-        [make_node("node1").capacity({"cpu": "10000", "memory": "20000"}).obj(),
-         make_node("node2").capacity({"cpu": "10000", "memory": "50000"}).obj()],
-        [make_pod("e1").node("node1").req({"cpu": "3000", "memory": "0"}).obj(),
-         make_pod("e2").node("node2").req({"cpu": "3000", "memory": "5000"}).obj()],
-        [82, 80], id="resources requested, pods scheduled with resources, differently sized nodes",
+        [
+            make_node("node1").capacity({"cpu": "10000", "memory": "20000"}).obj(),
+            make_node("node2").capacity({"cpu": "10000", "memory": "50000"}).obj(),
+        ],
+        [
+            make_pod("e1").node("node1").req({"cpu": "3000", "memory": "0"}).obj(),
+            make_pod("e2").node("node2").req({"cpu": "3000", "memory": "5000"}).obj(),
+        ],
+        [82, 80],
+        id="resources requested, pods scheduled with resources, differently sized nodes",
     ),
     pytest.param(
         make_pod().req({"cpu": "3000", "memory": "5000"}).obj(),
-        [make_node("node1").capacity({"cpu": "4000", "memory": "10000"}).obj(),
-         make_node("node2").capacity({"cpu": "4000", "memory": "10000"}).obj()],
-        [make_pod("e1").node("node1").req({"cpu": "3000", "memory": "0"}).obj(),
-         make_pod("e2").node("node2").req({"cpu": "3000", "memory": "5000"}).obj()],
-        [75, 100], id="requested resources at node capacity",
+        [
+            make_node("node1").capacity({"cpu": "4000", "memory": "10000"}).obj(),
+            make_node("node2").capacity({"cpu": "4000", "memory": "10000"}).obj(),
+        ],
+        [
+            make_pod("e1").node("node1").req({"cpu": "3000", "memory": "0"}).obj(),
+            make_pod("e2").node("node2").req({"cpu": "3000", "memory": "5000"}).obj(),
+        ],
+        [75, 100],
+        id="requested resources at node capacity",
     ),
     pytest.param(
         make_pod().req({"cpu": "3000", "memory": "5000"}).obj(),
         [make_node("node1").obj(), make_node("node2").obj()],
-        [], [100, 100], id="zero node resources, pods scheduled with resources",
+        [],
+        [100, 100],
+        id="zero node resources, pods scheduled with resources",
     ),
 ]
 

@@ -36,39 +36,77 @@ def pods_on(spec):
 
 
 CASES = [
-    pytest.param(make_pod("p").label("foo", "").spread_constraint(1, "zone", "DoNotSchedule", FOO).obj(),
-                 zone_nodes(), [], [None, None, None, None], id="no existing pods"),
-    pytest.param(make_pod("p").label("foo", "").spread_constraint(1, "zone", "DoNotSchedule", FOO).obj(),
-                 zone_nodes(), [make_pod("p-a1", "ns1").node("node-a").label("foo", "").obj(),
-                                make_pod("p-b1", "ns2").node("node-b").label("foo", "").obj()],
-                 [None, None, None, None], id="existing pods in a different namespace do not count"),
-    pytest.param(make_pod("p").label("foo", "").spread_constraint(1, "zone", "DoNotSchedule", FOO).obj(),
-                 zone_nodes(), pods_on([("node-a", 2), ("node-b", 1), ("node-x", 1), ("node-y", 2)]),
-                 [None, None, None, None], id="pods spread across zones as 3/3, all nodes fit"),
-    pytest.param(make_pod("p").label("foo", "").spread_constraint(1, "zone", "DoNotSchedule", FOO).obj(),
-                 [make_node("node-a").label("zone", "zone1").label("node", "node-a").obj(),
-                  make_node("node-b").label("zon", "zone1").label("node", "node-b").obj(),
-                  make_node("node-x").label("zone", "zone2").label("node", "node-x").obj(),
-                  make_node("node-y").label("zone", "zone2").label("node", "node-y").obj()],
-                 pods_on([("node-a", 1), ("node-b", 1), ("node-x", 1), ("node-y", 1)]),
-                 [None, NO_LABEL, SKEW, SKEW],
-                 id="pods spread across zones as 1/2 due to absence of label 'zone' on node-b"),
-    pytest.param(make_pod("p").label("foo", "").spread_constraint(1, "rack", "DoNotSchedule", FOO).obj(),
-                 zone_nodes(), [], [NO_LABEL] * 4, id="pod cannot be scheduled as all nodes don't have label 'rack'"),
-    pytest.param(make_pod("p").label("foo", "").spread_constraint(1, "node", "DoNotSchedule", FOO).obj(),
-                 zone_nodes(), pods_on([("node-a", 2), ("node-b", 1), ("node-y", 3)]),
-                 [SKEW, SKEW, None, SKEW], id="pods spread across nodes as 2/1/0/3, only node-x fits"),
-    pytest.param(make_pod("p").label("foo", "").spread_constraint(2, "node", "DoNotSchedule", FOO).obj(),
-                 zone_nodes(), pods_on([("node-a", 2), ("node-b", 1), ("node-y", 3)]),
-                 [SKEW, None, None, SKEW], id="pods spread across nodes as 2/1/0/3, maxSkew is 2, node-b and node-x fit"),
-    pytest.param(make_pod("p").label("bar", "").spread_constraint(1, "node", "DoNotSchedule", FOO).obj(),
-                 zone_nodes(), pods_on([("node-a", 2), ("node-b", 1), ("node-y", 3)]),
-                 [SKEW, None, None, SKEW],
-                 id="pods spread across nodes as 2/1/0/3, but pod doesn't match itself"),
-    pytest.param(make_pod("p").label("foo", "").spread_constraint(1, "zone", "DoNotSchedule", FOO, min_domains=3).obj(),
-                 zone_nodes(), pods_on([("node-a", 1), ("node-x", 1)]),
-                 [SKEW, SKEW, SKEW, SKEW],
-                 id="kubesched: fewer domains than minDomains make the global minimum 0"),
+    pytest.param(
+        make_pod("p").label("foo", "").spread_constraint(1, "zone", "DoNotSchedule", FOO).obj(),
+        zone_nodes(),
+        [],
+        [None, None, None, None],
+        id="no existing pods",
+    ),
+    pytest.param(
+        make_pod("p").label("foo", "").spread_constraint(1, "zone", "DoNotSchedule", FOO).obj(),
+        zone_nodes(),
+        [
+            make_pod("p-a1", "ns1").node("node-a").label("foo", "").obj(),
+            make_pod("p-b1", "ns2").node("node-b").label("foo", "").obj(),
+        ],
+        [None, None, None, None],
+        id="existing pods in a different namespace do not count",
+    ),
+    pytest.param(
+        make_pod("p").label("foo", "").spread_constraint(1, "zone", "DoNotSchedule", FOO).obj(),
+        zone_nodes(),
+        pods_on([("node-a", 2), ("node-b", 1), ("node-x", 1), ("node-y", 2)]),
+        [None, None, None, None],
+        id="pods spread across zones as 3/3, all nodes fit",
+    ),
+    pytest.param(
+        make_pod("p").label("foo", "").spread_constraint(1, "zone", "DoNotSchedule", FOO).obj(),
+        [
+            make_node("node-a").label("zone", "zone1").label("node", "node-a").obj(),
+            make_node("node-b").label("zon", "zone1").label("node", "node-b").obj(),
+            make_node("node-x").label("zone", "zone2").label("node", "node-x").obj(),
+            make_node("node-y").label("zone", "zone2").label("node", "node-y").obj(),
+        ],
+        pods_on([("node-a", 1), ("node-b", 1), ("node-x", 1), ("node-y", 1)]),
+        [None, NO_LABEL, SKEW, SKEW],
+        id="pods spread across zones as 1/2 due to absence of label 'zone' on node-b",
+    ),
+    pytest.param(
+        make_pod("p").label("foo", "").spread_constraint(1, "rack", "DoNotSchedule", FOO).obj(),
+        zone_nodes(),
+        [],
+        [NO_LABEL] * 4,
+        id="pod cannot be scheduled as all nodes don't have label 'rack'",
+    ),
+    pytest.param(
+        make_pod("p").label("foo", "").spread_constraint(1, "node", "DoNotSchedule", FOO).obj(),
+        zone_nodes(),
+        pods_on([("node-a", 2), ("node-b", 1), ("node-y", 3)]),
+        [SKEW, SKEW, None, SKEW],
+        id="pods spread across nodes as 2/1/0/3, only node-x fits",
+    ),
+    pytest.param(
+        make_pod("p").label("foo", "").spread_constraint(2, "node", "DoNotSchedule", FOO).obj(),
+        zone_nodes(),
+        pods_on([("node-a", 2), ("node-b", 1), ("node-y", 3)]),
+        [SKEW, None, None, SKEW],
+        id="pods spread across nodes as 2/1/0/3, maxSkew is 2, node-b and node-x fit",
+    ),
+    pytest.param(
+        make_pod("p").label("bar", "").spread_constraint(1, "node", "DoNotSchedule", FOO).obj(),
+        zone_nodes(),
+        pods_on([("node-a", 2), ("node-b", 1), ("node-y", 3)]),
+        [SKEW, None, None, SKEW],
+        id="pods spread across nodes as 2/1/0/3, but pod doesn't match itself",
+    ),
+    pytest.param(
+        make_pod("p").label("foo", "").spread_constraint(1, "zone", "DoNotSchedule", FOO, min_domains=3).obj(),
+        zone_nodes(),
+        pods_on([("node-a", 1), ("node-x", 1)]),
+        [SKEW, SKEW, SKEW, SKEW],
+        id="kubesched: fewer domains than minDomains make the global minimum 0",
+    ),
 ]
 
 
@@ -81,8 +119,10 @@ def test_single_constraint(pod, nodes, existing, want):
 
 def test_score_prefers_emptier_host():
     """Hostname constraint: weight ln(2+2), raw a=round(2*1.386)=3, b=0; normalised (max+min-s)*100/max."""
-    nodes = [make_node("node-a").label("kubernetes.io/hostname", "node-a").obj(),
-             make_node("node-b").label("kubernetes.io/hostname", "node-b").obj()]
+    nodes = [
+        make_node("node-a").label("kubernetes.io/hostname", "node-a").obj(),
+        make_node("node-b").label("kubernetes.io/hostname", "node-b").obj(),
+    ]
     existing = [make_pod(f"e{i}").node("node-a").label("foo", "").obj() for i in range(2)]
     pod = make_pod("p").label("foo", "").spread_constraint(1, "kubernetes.io/hostname", "ScheduleAnyway", FOO).obj()
     snap = build_snapshot(nodes, existing)
@@ -91,11 +131,17 @@ def test_score_prefers_emptier_host():
 
 
 def test_system_default_constraints_use_service_selector():
-    nodes = [make_node("node-a").label("kubernetes.io/hostname", "node-a").obj(),
-             make_node("node-b").label("kubernetes.io/hostname", "node-b").obj()]
+    nodes = [
+        make_node("node-a").label("kubernetes.io/hostname", "node-a").obj(),
+        make_node("node-b").label("kubernetes.io/hostname", "node-b").obj(),
+    ]
     existing = [make_pod(f"e{i}").node("node-a").label("app", "web").obj() for i in range(3)]
-    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
-           "spec": {"selector": {"app": "web"}}}
+    svc = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"selector": {"app": "web"}},
+    }
     snap = build_snapshot(nodes, existing)
     plugin = new_plugin(new, default_args("PodTopologySpread", PodTopologySpreadArgs()), snap, lister_with([svc]))
     scores, status = score_nodes(plugin, make_pod("p").label("app", "web").obj(), snap)

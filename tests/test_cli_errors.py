@@ -1,0 +1,87 @@
+"""Unusable input exits 2 with a message naming file, document, object and field."""
+
+import json
+
+import pytest
+
+from kubesched.cli import main
+
+NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4', memory: 8Gi, pods: '10'}}\n"
+
+
+def run(tmp_path, capsys, text, *extra):
+    f = tmp_path / "in.yaml"
+    f.write_text(text)
+    code = main(["simulate", str(f), "--output", "json", *extra])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize(
+    ("text", "needles"),
+    [
+        pytest.param("a: [1, 2\n", ["in.yaml", "invalid YAML", "line"], id="bad YAML"),
+        pytest.param(
+            NODE + "---\napiVersion: v1\nkind: Gizmo\nmetadata: {name: g}\n",
+            ["in.yaml, document 2", "Gizmo", "kind"],
+            id="unknown kind",
+        ),
+        pytest.param(
+            NODE + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: web-1}\nspec:\n  containers:\n"
+            "  - name: c\n    resources: {requests: {cpu: 2x}}\n",
+            [
+                "in.yaml, document 2 (Pod default/web-1)",
+                "spec.containers[0].resources.requests.cpu",
+                '"2x" is not a valid quantity',
+            ],
+            id="invalid quantity",
+        ),
+        pytest.param(
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: lots}}\n",
+            ["document 1 (Node n1)", "status.allocatable.cpu"],
+            id="invalid node quantity",
+        ),
+        pytest.param(
+            NODE + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priorityClassName: nope}\n",
+            ["(Pod default/p)", "spec.priorityClassName", "nope"],
+            id="unknown priority class",
+        ),
+        pytest.param(
+            NODE + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  affinity:\n    podAffinity:\n"
+            "      requiredDuringSchedulingIgnoredDuringExecution:\n      - topologyKey: zone\n"
+            "        labelSelector: {matchExpressions: [{key: a, operator: Near}]}\n",
+            ["(Pod default/p)", "podAffinity", 'operator "Near"'],
+            id="malformed selector",
+        ),
+        pytest.param(
+            NODE + "---\napiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+            "parallelism: -1\n",
+            ["document 2", "parallelism"],
+            id="invalid config in a FILE",
+        ),
+        pytest.param("apiVersion: v1\nkind: Pod\nspec: {}\n", ["metadata.name", "Required value"], id="missing name"),
+    ],
+)
+def test_bad_input_exits_2(tmp_path, capsys, text, needles):
+    code, out, err = run(tmp_path, capsys, text)
+    assert code == 2
+    assert out == ""
+    for n in needles:
+        assert n in err, err
+
+
+def test_config_flag_errors_name_the_file(tmp_path, capsys):
+    cfg = tmp_path / "sched.yaml"
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- plugins:\n    score:\n      enabled: [{name: NotAPlugin}]\n"
+    )
+    code, _, err = run(tmp_path, capsys, NODE, "--config", str(cfg))
+    assert code == 2 and "NotAPlugin" in err
+
+
+def test_missing_plugins_warn_once(tmp_path, capsys):
+    code, out, err = run(tmp_path, capsys, NODE)
+    assert code == 0
+    assert err.count("warning") == 1 and "DefaultPreemption" in err
+    assert json.loads(out)["nodes"][0]["name"] == "n1"
