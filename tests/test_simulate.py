@@ -108,7 +108,8 @@ def test_profiles_by_scheduler_name(tmp_path, capsys):
 
 def test_same_seed_same_result(tmp_path, capsys):
     nodes = "".join(
-        f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\nstatus: {{allocatable: {{cpu: '4', pods: '10'}}}}\n"
+        f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\n"
+        "status: {allocatable: {cpu: '4', pods: '10'}}\n"
         for i in range(6)
     )
     text = nodes + "".join(pod(f"p{i}", "100m") for i in range(10))

@@ -12,6 +12,7 @@ from typing import Any
 from kubesched.api.errors import FieldError
 from kubesched.api.selectors import SelectorError, parse_node_selector_term, validate_node_selector_terms
 from kubesched.config.types import (
+    EXTENSION_POINTS,
     DefaultPreemptionArgs,
     InterPodAffinityArgs,
     KubeSchedulerConfiguration,
@@ -95,21 +96,7 @@ def validate_configuration(cfg: KubeSchedulerConfiguration) -> list[FieldError]:
         if p is not None and not 0 <= p <= 100:
             errs.append(invalid(f"{path}.percentageOfNodesToScore", p, "not in valid range [0-100]"))
         assert prof.plugins is not None
-        for point in (
-            "multiPoint",
-            "preEnqueue",
-            "queueSort",
-            "preFilter",
-            "filter",
-            "postFilter",
-            "preScore",
-            "score",
-            "reserve",
-            "permit",
-            "preBind",
-            "bind",
-            "postBind",
-        ):
+        for point in ("multiPoint", *EXTENSION_POINTS):
             for j, pl in enumerate(getattr(prof.plugins, point).enabled):
                 pp = f"{path}.plugins.{point}.enabled[{j}]"
                 if pl.name in REMOVED_PLUGINS:

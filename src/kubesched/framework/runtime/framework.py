@@ -250,19 +250,15 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, to_add: PodInfo, node_info: NodeInfo
     ) -> Status | None:
-        for pl in self.pre_filter_plugins:
-            if pl.name in state.skip_filter_plugins:
-                continue
-            ext = pl.pre_filter_extensions()  # type: ignore[attr-defined]
-            if ext is None:
-                continue
-            s = ext.add_pod(state, pod, to_add, node_info)
-            if s is not None and not s.is_success():
-                return as_status(RuntimeError(f'running AddPod on PreFilter plugin "{pl.name}": {s.message()}'))
-        return None
+        return self._run_pre_filter_extension("AddPod", state, pod, to_add, node_info)
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self._run_pre_filter_extension("RemovePod", state, pod, to_remove, node_info)
+
+    def _run_pre_filter_extension(
+        self, op: str, state: CycleState, pod: PodInfo, other: PodInfo, node_info: NodeInfo
     ) -> Status | None:
         for pl in self.pre_filter_plugins:
             if pl.name in state.skip_filter_plugins:
@@ -270,9 +266,10 @@ class Framework:
             ext = pl.pre_filter_extensions()  # type: ignore[attr-defined]
             if ext is None:
                 continue
-            s = ext.remove_pod(state, pod, to_remove, node_info)
+            fn = ext.add_pod if op == "AddPod" else ext.remove_pod
+            s = fn(state, pod, other, node_info)
             if s is not None and not s.is_success():
-                return as_status(RuntimeError(f'running RemovePod on PreFilter plugin "{pl.name}": {s.message()}'))
+                return as_status(RuntimeError(f'running {op} on PreFilter plugin "{pl.name}": {s.message()}'))
         return None
 
     # PostFilter

@@ -54,11 +54,7 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
         reqs = self._pod_requests(state, pod)
-        requested, allocatable = [], []
-        for r, want in zip(self.resources, reqs, strict=True):
-            a, q = ra.allocatable_and_requested(node_info, r.name, want, use_requested=True)
-            allocatable.append(a)
-            requested.append(q if a else 0)
+        requested, allocatable = ra.requested_and_allocatable(node_info, self.resources, reqs, use_requested=True)
         return ra.balanced_resource_scorer(requested, allocatable), None
 
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:

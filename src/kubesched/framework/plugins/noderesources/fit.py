@@ -165,11 +165,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
         reqs = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState).pod_requests
-        requested, allocatable = [], []
-        for r, want in zip(self.resources, reqs, strict=True):
-            a, q = ra.allocatable_and_requested(node_info, r.name, want, use_requested=False)
-            allocatable.append(a)
-            requested.append(q if a else 0)
+        requested, allocatable = ra.requested_and_allocatable(node_info, self.resources, reqs, use_requested=False)
         return self.scorer(requested, allocatable), None
 
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:

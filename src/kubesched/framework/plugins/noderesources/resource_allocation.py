@@ -58,6 +58,18 @@ def allocatable_and_requested(
     return 0, 0
 
 
+def requested_and_allocatable(
+    node_info: NodeInfo, resources: Sequence[ResourceSpec], pod_requests: Sequence[int], *, use_requested: bool
+) -> tuple[list[int], list[int]]:
+    """Per configured resource, (requested incl. the pod, allocatable); both 0 where the resource is skipped."""
+    requested, allocatable = [], []
+    for r, want in zip(resources, pod_requests, strict=True):
+        a, q = allocatable_and_requested(node_info, r.name, want, use_requested=use_requested)
+        allocatable.append(a)
+        requested.append(q if a else 0)
+    return requested, allocatable
+
+
 def table_columns(
     table: NodeTable, positions: IntArray, resource: str, pod_request: int, *, use_requested: bool
 ) -> tuple[IntArray, IntArray]:

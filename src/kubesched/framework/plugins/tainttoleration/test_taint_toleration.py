@@ -75,7 +75,8 @@ SCORE_CASES = [
             ),
         ],
         [100, 100, 0],
-        id="only taints and tolerations that have effect PreferNoSchedule are checked by taints-tolerations priority function",
+        id="only taints and tolerations that have effect PreferNoSchedule are checked by taints-tolerations "
+        "priority function",
     ),
     pytest.param(
         pod_with_tolerations(),
