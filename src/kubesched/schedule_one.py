@@ -186,8 +186,8 @@ def find_nodes_that_pass_filters(
             for p in chosen:
                 record.filter[all_nodes[p].name] = {}
         return [all_nodes[p] for p in chosen]
-    batch = [p for p in plugins if hasattr(p, "filter_batch")]
-    per_node = [p for p in plugins if not hasattr(p, "filter_batch")]
+    batch = [p for p in fwk.batch_filter_plugins if p.name not in skip]
+    per_node = [p for p in fwk.per_node_filter_plugins if p.name not in skip]
     mask = np.ones(snapshot.table.n, dtype=bool)
     for pl in batch:
         mask &= pl.filter_batch(state, pod, snapshot.table)  # type: ignore[attr-defined]
@@ -231,30 +231,31 @@ def find_nodes_that_pass_filters(
     batch_rejected = window[~passed[:examined]]
     diagnosis.evaluated_rejected = len(batch_rejected) + len(rejected_pos)
     sched.next_start_node_index = (sched.next_start_node_index + examined) % len(all_nodes)
-    need_reasons = record is not None or not feasible_pos
-    if need_reasons:
-        for p in batch_rejected.tolist():
-            st = fwk.run_filter_plugins(state, pod, all_nodes[p])
-            if st is None:
-                raise RuntimeError(
-                    f"filter plugins disagree on node {all_nodes[p].name}: batch rejected, per-node passed"
-                )
-            statuses[p] = st
-        for p, st in statuses.items():
-            diagnosis.node_to_status[all_nodes[p].name] = st
-            if st.code == Code.PENDING:
-                diagnosis.pending_plugins.add(st.plugin)
-            else:
-                diagnosis.unschedulable_plugins.add(st.plugin)
-    if record is not None:
-        names = [p.name for p in plugins]
-        for p in window.tolist():
+    if record is not None or not feasible_pos:
+        # Reasons are wanted: run the per-node path once per rejected node, recording as it goes.
+        per_node_records: dict[int, dict[str, str]] = {}
+        for p in (*batch_rejected.tolist(), *rejected_pos):
             ni = all_nodes[p]
-            if p in statuses:
-                record.filter[ni.name] = fwk.run_filter_plugins_recorded(state, pod, ni)[1]
-            elif p in feasible_pos:
-                record.filter[ni.name] = dict.fromkeys(names, "passed")
+            if record is not None:
+                per_node_records[p] = {}
+                statuses[p] = _rejection(fwk.run_filter_plugins(state, pod, ni, per_node_records[p]), ni)
+            elif p not in statuses:
+                statuses[p] = _rejection(fwk.run_filter_plugins(state, pod, ni), ni)
+            st = statuses[p]
+            diagnosis.node_to_status[ni.name] = st
+            (diagnosis.pending_plugins if st.code == Code.PENDING else diagnosis.unschedulable_plugins).add(st.plugin)
+        if record is not None:
+            passed_all = dict.fromkeys((pl.name for pl in plugins), "passed")
+            for p in window.tolist():
+                record.filter[all_nodes[p].name] = per_node_records.get(p) or dict(passed_all)
     return [all_nodes[p] for p in feasible_pos]
+
+
+def _rejection(status: Status | None, node_info: NodeInfo) -> Status:
+    """The per-node path must reject a node the batch path rejected; anything else is a plugin bug."""
+    if status is None:
+        raise RuntimeError(f"filter plugins disagree on node {node_info.name}: batch rejected, per-node passed")
+    return status
 
 
 def prioritize_nodes(

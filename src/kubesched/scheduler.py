@@ -32,7 +32,6 @@ from kubesched.schedule_one import AttemptRecord, FitError, NoNodesAvailable, sc
 log = logging.getLogger(__name__)
 
 REASON_UNSCHEDULABLE = "Unschedulable"
-REASON_SCHEDULER_ERROR = "SchedulerError"
 
 
 @dataclass(slots=True)

@@ -221,9 +221,10 @@ class Cache:
             if ni.node.images and not self._images_changed:
                 clone.image_states = self._image_summaries(ni.node.images)
             snapshot.node_info_map[ni.name] = clone
-        for name in [n for n in snapshot.node_info_map if n not in self.nodes or self.nodes[n].node is None]:
-            del snapshot.node_info_map[name]
-            self._nodes_changed = True
+        if self._nodes_changed:
+            # Only a structural change can leave nodes in the snapshot that the cache no longer has.
+            for name in [n for n in snapshot.node_info_map if n not in self.nodes or self.nodes[n].node is None]:
+                del snapshot.node_info_map[name]
         if self._images_changed:
             self._refresh_image_states(snapshot)
         if self._nodes_changed:

@@ -10,7 +10,7 @@ with the per-node methods on every input (property tests check this).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -205,4 +205,3 @@ class Handle:
     snapshot: Any = None
     parallelism: int = 16
     profile_name: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)

@@ -46,7 +46,6 @@ class NodeTable:
         self._nodes = list(nodes)
         for i, ni in enumerate(nodes):
             self._fill(i, ni)
-        self.image_nodes = int(self._has_images.sum())
 
     def _fill(self, i: int, ni: NodeInfo) -> None:
         idx = self.resource_index
@@ -73,7 +72,9 @@ class NodeTable:
             gid = self._taint_group_ids[taints] = len(self.taint_groups)
             self.taint_groups.append(taints)
         self.taint_group[i] = gid
-        self._has_images[i] = node is not None and bool(node.images)
+        has_images = node is not None and bool(node.images)
+        self.image_nodes += int(has_images) - int(self._has_images[i])
+        self._has_images[i] = has_images
         labels = ni.labels
         for key, col in self._label_columns.items():
             col[i] = self._code(key, labels.get(key))
@@ -92,7 +93,6 @@ class NodeTable:
             if r not in self.resource_index:
                 self._add_resource(r)
         self._fill(i, ni)
-        self.image_nodes = int(self._has_images.sum())
 
     @property
     def node_infos(self) -> list[NodeInfo]:

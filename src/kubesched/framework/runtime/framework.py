@@ -121,7 +121,9 @@ class Framework:
         if not self.bind_plugins:
             raise FrameworkError(f"at least one bind plugin is needed for profile {self.profile_name!r}")
         self.queue_sort = self.points["queueSort"][0]
-        self._weights = np.array([self.score_weights[p.name] for p in self.score_plugins], dtype=np.int64)
+        # Which filter plugins have a vectorised twin: decided once, not per pod.
+        self.batch_filter_plugins = [p for p in self.filter_plugins if hasattr(p, "filter_batch")]
+        self.per_node_filter_plugins = [p for p in self.filter_plugins if not hasattr(p, "filter_batch")]
 
     def _build_point(self, point: str, specific: PluginSet, multi: PluginSet) -> list[Plugin]:
         kind = POINT_TYPES[point]
@@ -211,7 +213,10 @@ class Framework:
                 return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), with_nodes
         return result, returned, with_nodes
 
-    def run_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+    def run_filter_plugins(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo, record: dict[str, str] | None = None
+    ) -> Status | None:
+        """Filter plugins in order until the first rejection; `record` collects each plugin's outcome."""
         skip = state.skip_filter_plugins
         for pl in self.filter_plugins:
             if pl.name in skip:
@@ -220,26 +225,12 @@ class Framework:
             if s is not None and not s.is_success():
                 if not s.is_rejected():
                     s = as_status(RuntimeError(f'running "{pl.name}" filter plugin: {s.message()}'))
+                if record is not None:
+                    record[pl.name] = s.message()
                 return s.with_plugin(pl.name)
+            if record is not None:
+                record[pl.name] = "passed"
         return None
-
-    def run_filter_plugins_recorded(
-        self, state: CycleState, pod: PodInfo, node_info: NodeInfo
-    ) -> tuple[Status | None, dict[str, str]]:
-        """As run_filter_plugins, also returning each plugin's outcome for the simulator's record."""
-        record: dict[str, str] = {}
-        skip = state.skip_filter_plugins
-        for pl in self.filter_plugins:
-            if pl.name in skip:
-                continue
-            s = pl.filter(state, pod, node_info)  # type: ignore[attr-defined]
-            if s is not None and not s.is_success():
-                if not s.is_rejected():
-                    s = as_status(RuntimeError(f'running "{pl.name}" filter plugin: {s.message()}'))
-                record[pl.name] = s.message()
-                return s.with_plugin(pl.name), record
-            record[pl.name] = "passed"
-        return None, record
 
     def has_filter_plugins(self) -> bool:
         return bool(self.filter_plugins)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from kubesched.framework.interface import IntArray
@@ -18,6 +20,11 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: IntArray) 
         return
     scaled = max_priority * scores // m  # scores are non-negative: floor equals Go's truncation
     scores[:] = max_priority - scaled if reverse else scaled
+
+
+def go_round(x: float) -> int:
+    """Go's math.Round: halves away from zero (Python's round() takes halves to even)."""
+    return int(math.copysign(math.floor(abs(x) + 0.5), x)) if abs(x) % 1 == 0.5 else round(x)
 
 
 def div_trunc(a: int, b: int) -> int:

@@ -72,6 +72,11 @@ class _PreScoreState:
         return self
 
 
+def _is_ignored(name: str, ignored: frozenset[str], ignored_groups: frozenset[str]) -> bool:
+    """ignoredResources / ignoredResourceGroups apply to extended resources only."""
+    return is_extended_resource_name(name) and (name in ignored or name.split("/")[0] in ignored_groups)
+
+
 def fits_request(
     requests: dict[str, int], node_info: NodeInfo, ignored: frozenset[str], ignored_groups: frozenset[str]
 ) -> list[InsufficientResource]:
@@ -91,7 +96,7 @@ def fits_request(
         want = requests[name]
         if name in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS) or want == 0:
             continue
-        if is_extended_resource_name(name) and (name in ignored or name.split("/")[0] in ignored_groups):
+        if _is_ignored(name, ignored, ignored_groups):
             continue
         cap = alloc.get(name, 0)
         if want > cap - used.get(name, 0):
@@ -125,7 +130,6 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             self.scorer = ra.most_allocated_scorer(self.resources)
         else:
             self.scorer = ra.requested_to_capacity_ratio_scorer(self.resources, self._shape)
-        self._weights = np.array([r.weight for r in self.resources], dtype=np.int64)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Any) -> tuple[PreFilterResult | None, Status | None]:
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pod.requests))
@@ -149,9 +153,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         for name, want in requests.items():
             if want <= 0 or name == PODS:
                 continue
-            if is_extended_resource_name(name) and (
-                name in self.ignored_resources or name.split("/")[0] in self.ignored_resource_groups
-            ):
+            if _is_ignored(name, self.ignored_resources, self.ignored_resource_groups):
                 continue
             j = idx.get(name)
             if j is None:

@@ -17,7 +17,7 @@ from kubesched.config.types import ResourceSpec, UtilizationShapePoint
 from kubesched.framework.interface import MAX_NODE_SCORE, IntArray
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
-from kubesched.framework.plugins.helper.normalize_score import div_trunc
+from kubesched.framework.plugins.helper.normalize_score import div_trunc, go_round
 from kubesched.framework.types import PodInfo
 
 MAX_UTILIZATION = 100
@@ -166,11 +166,6 @@ def requested_to_capacity_ratio_scorer(
         return go_round(node_score / weight_sum)
 
     return scorer
-
-
-def go_round(x: float) -> int:
-    """math.Round: half away from zero."""
-    return int(math.copysign(math.floor(abs(x) + 0.5), x)) if abs(x) % 1 == 0.5 else round(x)
 
 
 def balanced_resource_scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:

@@ -29,6 +29,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.plugins import names
+from kubesched.framework.plugins.helper.normalize_score import go_round
 from kubesched.framework.plugins.helper.spread import default_selector
 from kubesched.framework.plugins.podtopologyspread.common import (
     Constraint,
@@ -278,7 +279,7 @@ class PodTopologySpread(
             else:
                 cnt = s.topology_value_to_pod_counts[i][value]
             score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
-        return _go_round(score), None
+        return go_round(score), None
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: NodeScoreList) -> Status | None:
         s = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState)
@@ -297,10 +298,6 @@ class PodTopologySpread(
             else:
                 vals[i] = MAX_NODE_SCORE * (max_score + min_score - int(vals[i])) // max_score
         return None
-
-
-def _go_round(x: float) -> int:
-    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
 
 
 def new(args: PodTopologySpreadArgs, handle: Handle) -> PodTopologySpread:
