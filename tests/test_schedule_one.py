@@ -2,13 +2,9 @@
 
 import pytest
 
-from kubesched.backend.embedded import EmbeddedCluster
-from kubesched.config.load import load_config
-from kubesched.event_handlers import EventHandlers
 from kubesched.framework.status import Code, Status
 from kubesched.schedule_one import Diagnosis, FitError, num_feasible_nodes_to_find
-from kubesched.scheduler import Scheduler
-from kubesched.simulator.run import _Bridge
+from kubesched.testing.cluster import new_test_cluster
 from kubesched.testing.wrappers import make_node, make_pod
 
 
@@ -61,30 +57,15 @@ def test_fit_error_prefilter_message_and_absent_nodes():
     )
 
 
-class _Collect:
-    def __init__(self):
-        self.outcomes = []
-
-    def on_outcome(self, o):
-        self.outcomes.append(o)
-
-
 def scheduler_with(nodes, pods, **kw):
-    cluster = EmbeddedCluster()
-    obs = _Collect()
-    sched = Scheduler(load_config(None), lister=cluster, client=cluster, seed=1, observer=obs, **kw)
-    cluster.subscribe(_Bridge(EventHandlers(sched)))
-    for n in nodes:
-        cluster.create(n)
-    for p in pods:
-        cluster.create(p)
-    return sched, cluster, obs
+    tc = new_test_cluster(nodes, pods, **kw)
+    return tc.sched, tc.cluster, tc.recorder
 
 
 def test_next_start_node_index_rotates_by_examined_nodes():
     nodes = [make_node(f"n{i:03d}").capacity({"cpu": "1", "pods": "110"}).obj() for i in range(200)]
     sched, _, obs = scheduler_with(nodes, [make_pod("p0").req({"cpu": "100m"}).obj()])
-    sched.run_until_idle()
+    sched.run()
     # 200 nodes -> 100 feasible wanted; all fit, so 100 nodes examined.
     assert sched.next_start_node_index == 100
     assert len(obs.outcomes[0].record.filter) == 100
@@ -92,7 +73,7 @@ def test_next_start_node_index_rotates_by_examined_nodes():
 
 def test_no_nodes_available():
     sched, _, obs = scheduler_with([], [make_pod("p").obj()])
-    sched.run_until_idle()
+    sched.run()
     assert obs.outcomes[0].result == "Unschedulable"
     assert obs.outcomes[0].message == "no nodes available to schedule pods"
 
@@ -100,7 +81,7 @@ def test_no_nodes_available():
 def test_cache_confirms_bound_pods_and_snapshot_rows_follow():
     nodes = [make_node("a").capacity({"cpu": "1", "pods": "110"}).obj()]
     sched, cluster, obs = scheduler_with(nodes, [make_pod(f"p{i}").req({"cpu": "300m"}).obj() for i in range(4)])
-    sched.run_until_idle()
+    sched.run()
     assert [o.result for o in obs.outcomes] == ["Scheduled"] * 3 + ["Unschedulable"]
     assert not sched.cache.assumed_pods
     assert sched.cache.nodes["a"].requested["cpu"] == 900
@@ -108,6 +89,6 @@ def test_cache_confirms_bound_pods_and_snapshot_rows_follow():
     assert row[sched.snapshot.table.resource_index["cpu"]] == 900
     # Deleting a bound pod frees room: the unschedulable pod is retried (Fit registered AssignedPod/Delete).
     cluster.delete("Pod", "default", "p0")
-    sched.run_until_idle()
+    sched.run()
     assert obs.outcomes[-1].pod.name == "p3" and obs.outcomes[-1].result == "Scheduled"
     assert obs.outcomes[-1].attempts == 2

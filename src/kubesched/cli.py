@@ -14,6 +14,7 @@ from kubesched.framework.runtime.framework import FrameworkError
 from kubesched.simulator.load import LoadError, load_manifests
 from kubesched.simulator.report import print_table, to_json
 from kubesched.simulator.run import build_config, simulate
+from kubesched.simulator.scenario import parse_duration
 
 EXIT_BAD_INPUT = 2
 
@@ -27,8 +28,19 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
     s.add_argument("--seed", type=int, default=None, help="fix the random tie-break in host selection")
     s.add_argument("--record", choices=("full", "none"), default="full", help="none leaves out per-plugin records")
+    s.add_argument("--until", type=_duration, default=None, help="stop at this virtual time (e.g. 10m)")
+    s.add_argument(
+        "--bind-latency", type=_duration, default=0.0, help="virtual time a binding takes (e.g. 200ms; default 0)"
+    )
     s.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
     return p
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err
 
 
 def _load_config_file(path: str) -> dict:
@@ -50,7 +62,9 @@ def simulate_command(args: argparse.Namespace) -> int:
         config_doc = _load_config_file(args.config) if args.config else None
         config = build_config(loaded, config_doc, args.config or "")
         record = args.record == "full"
-        result = simulate(loaded, config, seed=args.seed, record=record)
+        result = simulate(
+            loaded, config, seed=args.seed, record=record, until=args.until, bind_latency=args.bind_latency
+        )
     except (LoadError, ConfigError, FrameworkError) as err:
         print(f"kubesched: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -62,6 +76,8 @@ def simulate_command(args: argparse.Namespace) -> int:
             + ", ".join(missing),
             file=sys.stderr,
         )
+    for warning in result.warnings:
+        print(f"kubesched: warning: {warning}", file=sys.stderr)
     doc = to_json(result, record=record)
     output = args.output or ("table" if sys.stdout.isatty() else "json")
     if output == "json":

@@ -11,6 +11,7 @@ import logging
 
 from kubesched.cache.cache import CacheError
 from kubesched.framework import events
+from kubesched.framework.interface import ClusterEvent
 from kubesched.framework.node_info import ParsedNode
 from kubesched.framework.types import PodInfo
 from kubesched.scheduler import Scheduler
@@ -50,40 +51,51 @@ class EventHandlers:
     def __init__(self, sched: Scheduler) -> None:
         self.sched = sched
 
+    def _event(self, resource: str, action: int, old: object, new: object) -> None:
+        self.sched.queue.move_all_to_active_or_backoff_queue(ClusterEvent(resource, action), old, new)
+
     def add_node(self, node: ParsedNode) -> None:
         self.sched.cache.add_node(node)
-        self.sched.on_cluster_event(events.NODE, events.ADD)
+        self._event(events.NODE, events.ADD, None, node)
 
     def update_node(self, old: ParsedNode, new: ParsedNode) -> None:
         self.sched.cache.update_node(old, new)
         action = node_update_action(old, new)
         if action:
-            self.sched.on_cluster_event(events.NODE, action)
+            self._event(events.NODE, action, old, new)
 
     def delete_node(self, node: ParsedNode) -> None:
         try:
             self.sched.cache.remove_node(node.name)
         except CacheError as err:
             log.error("Scheduler cache RemoveNode failed err=%s", err)
-        self.sched.on_cluster_event(events.NODE, events.DELETE)
+        self._event(events.NODE, events.DELETE, node, None)
 
     def add_pod(self, pod: PodInfo) -> None:
         if pod.node_name:
-            self.sched.cache.add_pod(pod)
-            self.sched.on_cluster_event(events.ASSIGNED_POD, events.ADD)
+            self._add_assigned(pod)
         elif self.sched.responsible_for(pod):
             self.sched.queue.add(pod)
+
+    def _add_assigned(self, pod: PodInfo) -> None:
+        try:
+            self.sched.cache.add_pod(pod)
+        except CacheError as err:
+            log.error("Scheduler cache AddPod failed err=%s", err)
+        self.sched.queue.assigned_pod_added(pod)
 
     def update_pod(self, old: PodInfo, new: PodInfo) -> None:
         if not old.node_name and new.node_name:
             self.sched.queue.delete(old)
-            self.sched.cache.add_pod(new)
-            self.sched.on_cluster_event(events.ASSIGNED_POD, events.ADD)
+            self._add_assigned(new)
         elif new.node_name:
-            self.sched.cache.update_pod(old, new)
+            try:
+                self.sched.cache.update_pod(old, new)
+            except CacheError as err:
+                log.error("Scheduler cache UpdatePod failed err=%s", err)
             action = pod_update_action(old, new)
             if action:
-                self.sched.on_cluster_event(events.ASSIGNED_POD, action)
+                self.sched.queue.assigned_pod_updated(old, new, action)
         elif self.sched.responsible_for(new):
             self.sched.queue.update(old, new)
 
@@ -93,6 +105,10 @@ class EventHandlers:
                 self.sched.cache.remove_pod(pod)
             except CacheError as err:
                 log.error("Scheduler cache RemovePod failed err=%s", err)
-            self.sched.on_cluster_event(events.ASSIGNED_POD, events.DELETE)
-        else:
-            self.sched.queue.delete(pod)
+            self._event(events.ASSIGNED_POD, events.DELETE, pod, None)
+            return
+        self.sched.queue.delete(pod)
+        fwk = self.sched.profiles.get(pod.scheduler_name)
+        if fwk is not None and fwk.reject_waiting_pod(pod.uid):
+            # It was assumed and held room: its deletion frees that room for others.
+            self._event(events.ASSIGNED_POD, events.DELETE, pod, None)

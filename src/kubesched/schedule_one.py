@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import NodeToStatus
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.runtime.framework import Framework
 from kubesched.framework.status import Code, Status
@@ -40,6 +41,9 @@ class Diagnosis:
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
     evaluated_rejected: int = 0  # rejected nodes examined, whether or not their statuses were worked out
+
+    def node_to_status_map(self) -> NodeToStatus:
+        return NodeToStatus(self.node_to_status, self.absent_nodes_status)
 
 
 class FitError(Exception):
@@ -108,16 +112,20 @@ def schedule_pod(
     fwk.handle.snapshot = snapshot
     if len(snapshot) == 0:
         raise NoNodesAvailable(ERR_NO_NODES_AVAILABLE)
-    feasible, diagnosis = find_nodes_that_fit_pod(sched, fwk, state, pod, record)
-    if not feasible:
+    positions, diagnosis = find_nodes_that_fit_pod(sched, fwk, state, pod, record)
+    if not len(positions):
         raise FitError(pod, len(snapshot), diagnosis)
-    examined = len(feasible) + diagnosis.evaluated_rejected
-    if len(feasible) == 1:
-        return ScheduleResult(feasible[0].name, examined, 1)
-    positions = np.fromiter((snapshot.position[ni.name] for ni in feasible), dtype=np.int64, count=len(feasible))
+    examined = len(positions) + diagnosis.evaluated_rejected
+    all_nodes = snapshot.node_info_list
+    if len(positions) == 1:
+        return ScheduleResult(all_nodes[int(positions[0])].name, examined, 1)
+    feasible = [all_nodes[p] for p in positions.tolist()]
     totals = prioritize_nodes(fwk, state, pod, feasible, positions, snapshot.table, record)
     host = select_host(sched, feasible, totals)
-    return ScheduleResult(host, examined, len(feasible))
+    return ScheduleResult(host, examined, len(positions))
+
+
+_NONE = np.empty(0, dtype=np.int64)
 
 
 class NoNodesAvailable(Exception):
@@ -126,7 +134,8 @@ class NoNodesAvailable(Exception):
 
 def find_nodes_that_fit_pod(
     sched: Scheduler, fwk: Framework, state: CycleState, pod: PodInfo, record: AttemptRecord | None
-) -> tuple[list[NodeInfo], Diagnosis]:
+) -> tuple[np.ndarray, Diagnosis]:
+    """Snapshot positions of the feasible nodes, and why the others were rejected."""
     snapshot = sched.snapshot
     all_nodes = snapshot.node_info_list
     diagnosis = Diagnosis()
@@ -142,7 +151,7 @@ def find_nodes_that_fit_pod(
         if record is not None:
             for ni in all_nodes:
                 record.filter[ni.name] = {s.plugin or "PreFilter": s.message()}
-        return [], diagnosis
+        return _NONE, diagnosis
     if pre_res is not None and not pre_res.all_nodes():
         wanted = pre_res.node_names or set()
         candidates = np.fromiter(sorted(snapshot.position[n] for n in wanted if n in snapshot.position), dtype=np.int64)
@@ -153,6 +162,16 @@ def find_nodes_that_fit_pod(
         diagnosis.unschedulable_plugins.update(unsched_plugins)
     else:
         candidates = None
+    nominated = pod.nominated_node_name
+    if nominated and nominated in snapshot.position:
+        # Likely the only node that fits after a preemption: try it alone first.
+        ni = all_nodes[snapshot.position[nominated]]
+        if (candidates is None or snapshot.position[nominated] in candidates) and (
+            fwk.run_filter_plugins_with_nominated_pods(state, pod, ni) is None
+        ):
+            if record is not None:
+                record.filter[ni.name] = dict.fromkeys((p.name for p in fwk.filter_plugins), "passed")
+            return np.array([snapshot.position[nominated]], dtype=np.int64), diagnosis
     feasible = find_nodes_that_pass_filters(sched, fwk, state, pod, diagnosis, candidates, record)
     return feasible, diagnosis
 
@@ -165,12 +184,12 @@ def find_nodes_that_pass_filters(
     diagnosis: Diagnosis,
     candidates: np.ndarray | None,
     record: AttemptRecord | None,
-) -> list[NodeInfo]:
+) -> np.ndarray:
     snapshot = sched.snapshot
     all_nodes = snapshot.node_info_list
     num_nodes = len(all_nodes) if candidates is None else len(candidates)
     if num_nodes == 0:
-        return []
+        return _NONE
     k = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, sched.percentage_of_nodes_to_score, num_nodes)
     if not fwk.has_score_plugins():
         k = 1
@@ -185,16 +204,23 @@ def find_nodes_that_pass_filters(
         if record is not None:
             for p in chosen:
                 record.filter[all_nodes[p].name] = {}
-        return [all_nodes[p] for p in chosen]
+        return chosen
     batch = [p for p in fwk.batch_filter_plugins if p.name not in skip]
     per_node = [p for p in fwk.per_node_filter_plugins if p.name not in skip]
     mask = np.ones(snapshot.table.n, dtype=bool)
     for pl in batch:
         mask &= pl.filter_batch(state, pod, snapshot.table)  # type: ignore[attr-defined]
+    # Nodes with nominated pods of equal or higher priority take the two-pass per-node path instead.
+    resolved: dict[int, Status | None] = {}
+    for name in fwk.nodes_with_ge_nominated_pods(pod):
+        p = snapshot.position.get(name)
+        if p is not None:
+            resolved[p] = fwk.run_filter_plugins_with_nominated_pods(state, pod, all_nodes[p])
+            mask[p] = resolved[p] is None
     passed = mask[order]
     feasible_pos: list[int] = []
     rejected_pos: list[int] = []  # examined and rejected by a per-node plugin; statuses known
-    statuses: dict[int, Status] = {}
+    statuses: dict[int, Status] = {p: s for p, s in resolved.items() if s is not None}
     if not per_node:
         hits = np.flatnonzero(passed)
         if len(hits) >= k:
@@ -211,7 +237,7 @@ def find_nodes_that_pass_filters(
             p = int(order[i])
             ni = all_nodes[p]
             st: Status | None = None
-            for pl in per_node:
+            for pl in per_node if p not in resolved else ():
                 st = pl.filter(state, pod, ni)  # type: ignore[attr-defined]
                 if st is not None and not st.is_success():
                     if not st.is_rejected():
@@ -229,6 +255,10 @@ def find_nodes_that_pass_filters(
                 rejected_pos.append(p)
     window = order[:examined]
     batch_rejected = window[~passed[:examined]]
+    if resolved:
+        batch_rejected = batch_rejected[~np.isin(batch_rejected, list(resolved))]
+        in_window = set(window.tolist())
+        rejected_pos.extend(p for p, s in resolved.items() if s is not None and p in in_window)
     diagnosis.evaluated_rejected = len(batch_rejected) + len(rejected_pos)
     sched.next_start_node_index = (sched.next_start_node_index + examined) % len(all_nodes)
     if record is not None or not feasible_pos:
@@ -236,7 +266,10 @@ def find_nodes_that_pass_filters(
         per_node_records: dict[int, dict[str, str]] = {}
         for p in (*batch_rejected.tolist(), *rejected_pos):
             ni = all_nodes[p]
-            if record is not None:
+            if record is not None and p in resolved:
+                per_node_records[p] = {}
+                fwk.run_filter_plugins_with_nominated_pods(state, pod, ni, per_node_records[p])
+            elif record is not None:
                 per_node_records[p] = {}
                 statuses[p] = _rejection(fwk.run_filter_plugins(state, pod, ni, per_node_records[p]), ni)
             elif p not in statuses:
@@ -248,7 +281,7 @@ def find_nodes_that_pass_filters(
             passed_all = dict.fromkeys((pl.name for pl in plugins), "passed")
             for p in window.tolist():
                 record.filter[all_nodes[p].name] = per_node_records.get(p) or dict(passed_all)
-    return [all_nodes[p] for p in feasible_pos]
+    return np.array(feasible_pos, dtype=np.int64)
 
 
 def _rejection(status: Status | None, node_info: NodeInfo) -> Status:

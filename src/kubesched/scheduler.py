@@ -1,9 +1,11 @@
-"""Scheduler: profiles, cache, queue and the scheduling/binding cycles (scheduler.go, schedule_one.go).
+"""Scheduler: profiles, cache, queue, the scheduling cycle and the asynchronous binding cycle.
 
-The binding cycle runs synchronously after the scheduling cycle here; the
-asynchronous binding cycle, Permit waiting and PostFilter preemption come with the
-full lifecycle. Observers (the simulator, later the real-cluster recorder) hear
-about every outcome through `SchedulerObserver`.
+(scheduler.go, schedule_one.go.) One scheduling cycle runs at a time; its binding
+cycle is handed to the clock and runs after it, possibly later in virtual time
+(Permit waits, bind latency), exactly where upstream starts a goroutine. Failures
+go through `_handle_failure` as upstream's handleSchedulingFailure: requeue with
+the plugins that rejected the pod, record the nomination, patch PodScheduled=False
+and emit FailedScheduling. Observers (the simulator) hear every step as events.
 """
 
 from __future__ import annotations
@@ -11,27 +13,36 @@ from __future__ import annotations
 import dataclasses
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kubesched.cache.cache import Cache
+from kubesched.cache.cache import Cache, CacheError
 from kubesched.cache.snapshot import Snapshot
+from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import ClusterEvent, EnqueueExtensions, Handle
+from kubesched.framework.interface import ClusterEvent, EnqueueExtensions, Handle, NominatingInfo
 from kubesched.framework.plugins.registry import NOT_BUILT, new_in_tree_registry
 from kubesched.framework.runtime.framework import Framework
 from kubesched.framework.runtime.registry import Registry
+from kubesched.framework.runtime.waiting_pods import WaitingPod
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo
-from kubesched.queue.scheduling_queue import PriorityQueue, QueuedPodInfo
+from kubesched.framework.types import PodInfo, new_pod_info
+from kubesched.queue.scheduling_queue import HintEntry, PriorityQueue, QueuedPodInfo, QueueingHintMap
 from kubesched.schedule_one import AttemptRecord, FitError, NoNodesAvailable, schedule_pod
 
 log = logging.getLogger(__name__)
 
 REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
+EVENT_NOTE_LIMIT = 1024
+# Points whose plugins can reject a pod, hence whose events can bring it back.
+_REJECTING_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit")
+# A pod failing with errors alone is retried until its backoff saturates; then, with
+# nothing else left to happen, a simulation may end.
+_ERROR_RETRIES_WHEN_IDLE = 5
 
 
 @dataclass(slots=True)
@@ -44,8 +55,27 @@ class Outcome:
     record: AttemptRecord | None
 
 
+@dataclass(slots=True)
+class SchedulerEvent:
+    """One step of a pod's life, for the simulator's timeline."""
+
+    time: float
+    pod: str
+    type: str  # Gated | Scheduled | Bound | Unschedulable | Error | Nominated | Preempted | Deleted
+    node: str | None = None
+    message: str | None = None
+    preemptor: str | None = None  # for Preempted: the pod the victim made room for
+
+
 class SchedulerObserver(Protocol):
     def on_outcome(self, outcome: Outcome) -> None: ...
+    def on_event(self, event: SchedulerEvent) -> None: ...
+
+
+def truncate_event_note(message: str) -> str:
+    if len(message) <= EVENT_NOTE_LIMIT:
+        return message
+    return message[: EVENT_NOTE_LIMIT - 4] + " ..."
 
 
 class Scheduler:
@@ -57,17 +87,37 @@ class Scheduler:
         client: Any,
         registry: Registry | None = None,
         seed: int | None = None,
-        clock: Callable[[], float] = lambda: 0.0,
+        clock: VirtualClock | None = None,
         record: bool = True,
         observer: SchedulerObserver | None = None,
+        bind_latency: float = 0.0,
+        pod_lookup: Callable[[str, str], PodInfo | None] | None = None,
     ) -> None:
         reg = new_in_tree_registry()
         if registry is not None:
             reg.merge(registry)
         raw = config.raw
+        self.clock = clock if clock is not None else VirtualClock()
+        self.rng = random.Random(seed)
+        self.client = client
+        self.lister = lister
+        self._pod_lookup = pod_lookup
+        self.record = record
+        self.observer = observer
+        self.bind_latency = bind_latency
         self.profiles: dict[str, Framework] = {}
+        handles: list[Handle] = []
         for prof, args in zip(raw.profiles, config.profile_args, strict=True):
-            handle = Handle(lister=lister, client=client, parallelism=raw.parallelism)
+            handle = Handle(
+                lister=lister,
+                client=client,
+                parallelism=raw.parallelism,
+                clock=self.clock,
+                rng=self.rng,
+                activate=self._activate,
+                report=self._report,
+            )
+            handles.append(handle)
             self.profiles[prof.schedulerName or ""] = Framework(
                 reg, prof, args, handle, percentage_of_nodes_to_score=raw.percentageOfNodesToScore, not_built=NOT_BUILT
             )
@@ -75,17 +125,19 @@ class Scheduler:
         self.cache = Cache()
         self.snapshot = Snapshot()
         self.next_start_node_index = 0
-        self.rng = random.Random(seed)
-        self.record = record
-        self.observer = observer
         first = next(iter(self.profiles.values()))
         self.queue = PriorityQueue(
             first.queue_sort.less,  # type: ignore[attr-defined]
             self._pre_enqueue,
-            clock=clock,
+            clock=self.clock,
             sort_key=getattr(first.queue_sort, "sort_key", None),
+            hint_map=self._build_hint_map(),
+            pod_initial_backoff=float(raw.podInitialBackoffSeconds or 0),
+            pod_max_backoff=float(raw.podMaxBackoffSeconds or 0),
         )
-        self._plugin_events = self._collect_events()
+        for handle in handles:
+            handle.nominator = self.queue.nominator
+        self._gated: set[str] = set()
 
     @property
     def missing_plugins(self) -> list[str]:
@@ -95,44 +147,68 @@ class Scheduler:
                 seen.setdefault(name, None)
         return list(seen)
 
-    def _collect_events(self) -> dict[str, list[ClusterEvent] | None]:
-        """Per plugin, the events it registered; None means interested in every event."""
-        out: dict[str, list[ClusterEvent] | None] = {}
-        for fwk in self.profiles.values():
-            for name, pl in fwk.plugins_map.items():
-                if isinstance(pl, EnqueueExtensions):
-                    out[name] = [e.event for e in pl.events_to_register()]
-                else:
-                    out.setdefault(name, None)
+    def _build_hint_map(self) -> QueueingHintMap:
+        """Per profile, the events of every plugin that can reject; a plugin without a list gets every event."""
+        out: QueueingHintMap = {}
+        for profile, fwk in self.profiles.items():
+            entries: list[HintEntry] = []
+            seen: set[str] = set()
+            for point in _REJECTING_POINTS:
+                for pl in fwk.points[point]:
+                    if pl.name in seen:
+                        continue
+                    seen.add(pl.name)
+                    if isinstance(pl, EnqueueExtensions):
+                        entries.extend(HintEntry(pl.name, e.event, e.queueing_hint_fn) for e in pl.events_to_register())
+                    else:
+                        entries.append(HintEntry(pl.name, ClusterEvent(events.WILDCARD, events.ALL), None))
+            out[profile] = entries
         return out
 
     def _pre_enqueue(self, pod: PodInfo) -> Status | None:
         fwk = self.profiles.get(pod.scheduler_name)
-        return fwk.run_pre_enqueue_plugins(pod) if fwk is not None else None
+        s = fwk.run_pre_enqueue_plugins(pod) if fwk is not None else None
+        if s is not None and not s.is_success():
+            if pod.uid not in self._gated:
+                self._gated.add(pod.uid)
+                self._report("Gated", pod.key, None, s.message())
+        else:
+            self._gated.discard(pod.uid)
+        return s
+
+    def _activate(self, pods: Iterable[PodInfo]) -> None:
+        self.queue.activate(pods)
+
+    def _report(
+        self, kind: str, pod: str, node: str | None = None, message: str | None = None, preemptor: str | None = None
+    ) -> None:
+        if self.observer is not None:
+            self.observer.on_event(SchedulerEvent(self.clock.now, pod, kind, node, message, preemptor))
+
+    def _notify(self, outcome: Outcome) -> None:
+        if self.observer is not None:
+            self.observer.on_outcome(outcome)
 
     def responsible_for(self, pod: PodInfo) -> bool:
         return pod.scheduler_name in self.profiles
 
-    def on_cluster_event(self, resource: str, action: int) -> None:
-        """MoveAllToActiveOrBackoffQueue: requeue pods whose rejecting plugins registered this event."""
-
-        def interested(plugins: set[str]) -> bool:
-            for name in plugins:
-                registered = self._plugin_events.get(name)
-                if registered is None:
-                    return True
-                if any(events.matches(e, resource, action) for e in registered):
-                    return True
-            return False
-
-        self.queue.move_all_to_active_queue(f"{resource}{action}", interested)
+    def _current_pod(self, pod: PodInfo) -> PodInfo | None:
+        """The informer's copy of the pod, or None if it is gone."""
+        if self._pod_lookup is not None:
+            return self._pod_lookup(pod.namespace, pod.name)
+        obj = self.lister.get("Pod", pod.namespace, pod.name) if self.lister is not None else None
+        return new_pod_info(obj) if obj is not None else None
 
     # The scheduling cycle
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
         pod = qpi.pod_info
         fwk = self.profiles.get(pod.scheduler_name)
-        if fwk is None or pod.deleting or self.cache.is_assumed_pod(pod):
+        if fwk is None or self.cache.is_assumed_pod(pod):
+            self.queue.done(pod.uid)
+            return
+        if pod.deleting:
+            self._record_k8s_event(pod, "Warning", "FailedScheduling", f"skip schedule deleting pod: {pod.key}")
             self.queue.done(pod.uid)
             return
         state = CycleState()
@@ -140,44 +216,83 @@ class Scheduler:
         try:
             result = schedule_pod(self, fwk, state, pod, record)
         except FitError as fit_err:
-            status = Status(Code.UNSCHEDULABLE, str(fit_err))
+            nominating: NominatingInfo | None = None
             if fwk.post_filter_plugins:
-                _, pf = fwk.run_post_filter_plugins(state, pod, fit_err.diagnosis.node_to_status)
-                if pf is not None and pf.is_rejected() and pf.message():
+                pf_result, pf = fwk.run_post_filter_plugins(state, pod, fit_err.diagnosis.node_to_status_map())
+                if pf is not None and pf.code == Code.ERROR:
+                    log.error("Status after running PostFilter plugins for pod %s: %s", pod.key, pf.message())
+                elif pf is not None and pf.message():
                     fit_err.diagnosis.post_filter_msg = pf.message()
-                    status = Status(Code.UNSCHEDULABLE, str(fit_err))
+                if pf_result is not None and pf_result.nominating_info is not None:
+                    nominating = pf_result.nominating_info
             qpi.unschedulable_plugins = set(fit_err.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(fit_err.diagnosis.pending_plugins)
-            self._handle_failure(qpi, status, record)
+            self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, str(fit_err)), record, nominating)
             return
         except NoNodesAvailable as err:
-            self._handle_failure(qpi, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err)), record)
+            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+            self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err)), record)
             return
         except Exception as err:  # a plugin's bug must not take other pods down
             log.exception("Error scheduling pod pod=%s", pod.key)
-            self._handle_failure(qpi, Status(Code.ERROR, err=err), record)
+            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+            self._handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
             return
-        assumed = dataclasses.replace(pod, node_name=result.suggested_host)
-        self.cache.assume_pod(assumed)
         host = result.suggested_host
+        assumed = dataclasses.replace(pod, node_name=host)
+        try:
+            self.cache.assume_pod(assumed)
+        except CacheError as err:
+            self._handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
+            return
+        self.queue.nominator.delete_nominated_pod_if_exists(pod)
         s = fwk.run_reserve_plugins_reserve(state, assumed, host)
         if s is not None and not s.is_success():
             self._unwind(fwk, state, assumed, host)
-            self._handle_failure(qpi, s, record, single_node_fit=True)
+            self._handle_failure(fwk, qpi, s, record, single_node_fit=True)
             return
-        s, _waits = fwk.run_permit_plugins(state, assumed, host)
-        if s is not None and s.is_wait():
-            # Waiting pods need the asynchronous binding cycle; until then a Wait is refused here.
-            s = Status(Code.UNSCHEDULABLE, "Permit Wait is not supported by the synchronous binding cycle yet")
-            s.with_plugin("Permit")
-        if s is not None and not s.is_success():
+        s, waits = fwk.run_permit_plugins(state, assumed, host)
+        if s is not None and not s.is_success() and not s.is_wait():
             self._unwind(fwk, state, assumed, host)
-            self._handle_failure(qpi, s, record, single_node_fit=True)
+            self._handle_failure(fwk, qpi, s, record, single_node_fit=True)
             return
-        self.queue.activate(list(state.pods_to_activate))
-        self._binding_cycle(fwk, state, qpi, assumed, host, record)
+        if state.pods_to_activate:
+            self.queue.activate(list(state.pods_to_activate.values()))
+            state.pods_to_activate.clear()
+        self._report("Scheduled", pod.key, host)
 
-    def _binding_cycle(
+        def after_permit(status: Status | None) -> None:
+            fwk.waiting_pods.pop(pod.uid, None)
+            self._after_permit(fwk, state, qpi, assumed, host, record, status)
+
+        if s is not None and s.is_wait():
+            fwk.waiting_pods[pod.uid] = WaitingPod(assumed, waits, self.clock, after_permit)
+        else:
+            self.clock.call_later(0, lambda: after_permit(None))
+
+    # The binding cycle
+
+    def _after_permit(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        host: str,
+        record: AttemptRecord | None,
+        status: Status | None,
+    ) -> None:
+        """WaitOnPermit returned: fail, or go on to PreBind and Bind (after the bind latency)."""
+        if status is not None and not status.is_success():
+            self._binding_failed(fwk, state, qpi, assumed, host, record, status)
+            return
+        self.queue.done(assumed.uid)
+        if self.bind_latency > 0:
+            self.clock.call_later(self.bind_latency, lambda: self._bind(fwk, state, qpi, assumed, host, record))
+        else:
+            self._bind(fwk, state, qpi, assumed, host, record)
+
+    def _bind(
         self,
         fwk: Framework,
         state: CycleState,
@@ -186,43 +301,149 @@ class Scheduler:
         host: str,
         record: AttemptRecord | None,
     ) -> None:
-        self.queue.done(assumed.uid)
         s = fwk.run_pre_bind_plugins(state, assumed, host)
         if s is None or s.is_success():
             s = fwk.run_bind_plugins(state, assumed, host)
         self.cache.finish_binding(assumed)
         if s is not None and not s.is_success():
-            self._unwind(fwk, state, assumed, host)
-            self.on_cluster_event(events.ASSIGNED_POD, events.DELETE)
-            self._handle_failure(qpi, s, record, single_node_fit=True)
+            self._binding_failed(fwk, state, qpi, assumed, host, record, s)
             return
+        self._record_k8s_event(assumed, "Normal", "Scheduled", f"Successfully assigned {assumed.key} to {host}")
+        self._report("Bound", assumed.key, host)
         fwk.run_post_bind_plugins(state, assumed, host)
+        if state.pods_to_activate:
+            self.queue.activate(list(state.pods_to_activate.values()))
         self._notify(Outcome(qpi.pod_info, "Scheduled", host, "", qpi.attempts, record))
+
+    def _binding_failed(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        host: str,
+        record: AttemptRecord | None,
+        status: Status,
+    ) -> None:
+        """handleBindingCycleError: undo the reservation; the freed room is an AssignedPod delete for others."""
+        fwk.run_reserve_plugins_unreserve(state, assumed, host)
+        forgot = False
+        if self.cache.is_assumed_pod(assumed):
+            try:
+                self.cache.forget_pod(assumed)
+                forgot = True
+            except CacheError as err:
+                log.error("scheduler cache ForgetPod failed: %s", err)
+        delete_event = ClusterEvent(events.ASSIGNED_POD, events.DELETE)
+        if forgot and not status.is_rejected():
+            self.queue.move_all_to_active_or_backoff_queue(delete_event, assumed, None)
+        self._handle_failure(fwk, qpi, status, record, single_node_fit=True, clear_nomination=True)
+        if forgot and status.is_rejected():
+            others = [
+                q
+                for q in (*self.queue.unschedulable_pods.values(), *self.queue.gated_pods.values())
+                if q.pod_info.uid != assumed.uid
+            ]
+            self.queue.move_all_to_active_or_backoff_queue(delete_event, assumed, None, others)
 
     def _unwind(self, fwk: Framework, state: CycleState, assumed: PodInfo, host: str) -> None:
         fwk.run_reserve_plugins_unreserve(state, assumed, host)
         if self.cache.is_assumed_pod(assumed):
             self.cache.forget_pod(assumed)
 
+    # Failures
+
     def _handle_failure(
-        self, qpi: QueuedPodInfo, status: Status, record: AttemptRecord | None, *, single_node_fit: bool = False
+        self,
+        fwk: Framework,
+        qpi: QueuedPodInfo,
+        status: Status,
+        record: AttemptRecord | None,
+        nominating: NominatingInfo | None = None,
+        *,
+        single_node_fit: bool = False,
+        clear_nomination: bool = False,
     ) -> None:
-        """handleSchedulingFailure: requeue as unschedulable and tell observers."""
+        """handleSchedulingFailure: requeue, nominate, and tell the pod (condition) and the user (event)."""
+        pod = qpi.pod_info
+        rejected = status.is_rejected()
         message = status.message()
-        if single_node_fit and status.is_rejected():
+        if single_node_fit and rejected:
             message = f"0/1 nodes are available: {message}."
-        if status.is_rejected() and status.plugin:
-            qpi.unschedulable_plugins.add(status.plugin)
-        self.queue.done(qpi.pod_info.uid)
+            qpi.unschedulable_plugins = {status.plugin} if status.plugin else set()
+            qpi.pending_plugins = set()
+        elif not rejected:
+            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+        if clear_nomination:
+            nominating = NominatingInfo("", "Override")
+        current = self._current_pod(pod)
+        if current is None:
+            log.info("Pod doesn't exist in informer cache pod=%s", pod.key)
+            self.queue.done(pod.uid)
+            return
+        if current.node_name:
+            log.info("Pod has been assigned to node. Abort adding it back to queue. pod=%s", pod.key)
+            self.queue.done(pod.uid)
+            return
+        qpi.pod_info = current
         self.queue.add_unschedulable_if_not_present(qpi)
-        result = REASON_UNSCHEDULABLE if status.is_rejected() else "Error"
-        self._notify(Outcome(qpi.pod_info, result, None, message, qpi.attempts, record))
+        self.queue.nominator.add_nominated_pod(current, nominating)
+        reason = REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR
+        self._record_k8s_event(current, "Warning", "FailedScheduling", truncate_event_note(message))
+        nominated: str | None = None
+        if nominating is not None and nominating.mode == "Override":
+            nominated = nominating.nominated_node_name
+        self._patch_pod_status(current, reason, message, nominated)
+        result = REASON_UNSCHEDULABLE if rejected else "Error"
+        self._report(result, pod.key, None, message)
+        if nominated:
+            self._report("Nominated", pod.key, nominated)
+        self._notify(Outcome(current, result, None, message, qpi.attempts, record))
 
-    def _notify(self, outcome: Outcome) -> None:
-        if self.observer is not None:
-            self.observer.on_outcome(outcome)
+    def _patch_pod_status(self, pod: PodInfo, reason: str, message: str, nominated: str | None) -> None:
+        patch = getattr(self.client, "patch_pod_status", None)
+        if patch is None:
+            return
+        condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
+        try:
+            patch(pod, condition, nominated)
+        except Exception as err:  # the pod may be gone; the queue already holds what matters
+            log.info("Error updating pod %s: %s", pod.key, err)
 
-    def run_until_idle(self) -> None:
-        """Schedule until activeQ is empty: what is left is unschedulable or gated."""
-        while (qpi := self.queue.pop()) is not None:
-            self.schedule_one(qpi)
+    def _record_k8s_event(self, pod: PodInfo, kind: str, reason: str, note: str) -> None:
+        record_event = getattr(self.client, "record_event", None)
+        if record_event is not None:
+            action = "Binding" if reason == "Scheduled" else "Scheduling"
+            record_event(pod, kind, reason, action, note)
+
+    # The loop
+
+    def run(self, until: float | None = None) -> None:
+        """Schedule until nothing is left to do: the queue idle and no timer pending (or `until` reached).
+
+        Pods left unschedulable do not keep the run alive: only a timer (a scenario step,
+        a binding, a Permit timeout) or a pod in backoff can change anything.
+        """
+        clock = self.clock
+        while True:
+            clock.run_due()
+            qpi = self.queue.pop()
+            if qpi is not None:
+                self.schedule_one(qpi)
+                continue
+            nxt = clock.next_timer()
+            wake = self.queue.next_wakeup()
+            if nxt is None:
+                retry = self.queue.next_error_backoff()
+                if retry is None or all(
+                    q.consecutive_errors_count >= _ERROR_RETRIES_WHEN_IDLE for q in self.queue.pending_pods()["backoff"]
+                ):
+                    return
+                nxt = retry
+            elif wake is not None:
+                nxt = min(nxt, wake)
+            if until is not None and nxt > until:
+                clock.advance_to(until)
+                clock.run_due()
+                return
+            clock.advance_to(nxt)

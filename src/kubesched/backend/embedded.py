@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubesched.api.selectors import LabelSelector
@@ -42,11 +43,25 @@ class ConflictError(RuntimeError):
     """The object changed or vanished (HTTP 409/404 in a real cluster)."""
 
 
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # virtual time 0, for timestamps written on objects
+
+
 class EmbeddedCluster:
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = lambda: 0.0) -> None:
         self.objects: dict[str, dict[tuple[str, str], Obj]] = {k: {} for k in KINDS}
         self._listeners: list[Listener] = []
         self._rv = 0
+        self.clock = clock
+        self.events: list[Obj] = []
+        self._stamp_time = -1.0
+        self._stamp = ""  # core/v1 Events the scheduler recorded, oldest first
+
+    def timestamp(self) -> str:
+        now = self.clock()
+        if now != self._stamp_time:
+            self._stamp_time = now
+            self._stamp = (EPOCH + timedelta(seconds=now)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return self._stamp
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
@@ -102,7 +117,58 @@ class EmbeddedCluster:
             )
         bound = copy.copy(current)
         bound["spec"] = dict(current.get("spec") or {}, nodeName=node_name)
+        # Nobody runs kubelets here: a bound pod counts as started at once.
+        bound["status"] = dict(current.get("status") or {}, startTime=self.timestamp(), phase="Running")
         self.update(bound)
+
+    def patch_pod_status(self, pod: PodInfo, condition: Obj | None, nominated_node_name: str | None) -> None:
+        """Set a pod condition (and status.nominatedNodeName); an unchanged status is not written."""
+        current = self.objects["Pod"].get((pod.namespace, pod.name))
+        if current is None:
+            raise ConflictError(f'pods "{pod.name}" not found')
+        status = dict(current.get("status") or {})
+        changed = False
+        if condition is not None:
+            conditions = [dict(c) for c in status.get("conditions") or ()]
+            old = next((c for c in conditions if c.get("type") == condition["type"]), None)
+            if old is None or any(old.get(k) != v for k, v in condition.items()):
+                stamp = self.timestamp()
+                new = dict(condition, lastProbeTime=None)
+                new["lastTransitionTime"] = (
+                    old.get("lastTransitionTime", stamp) if old and old.get("status") == condition["status"] else stamp
+                )
+                conditions = [c for c in conditions if c.get("type") != condition["type"]] + [new]
+                status["conditions"] = conditions
+                changed = True
+        if nominated_node_name is not None and (status.get("nominatedNodeName") or "") != nominated_node_name:
+            if nominated_node_name:
+                status["nominatedNodeName"] = nominated_node_name
+            else:
+                status.pop("nominatedNodeName", None)
+            changed = True
+        if changed:
+            patched = copy.copy(current)
+            patched["status"] = status
+            self.update(patched)
+
+    def record_event(self, pod: PodInfo, kind: str, reason: str, action: str, note: str) -> None:
+        self.events.append(
+            {
+                "type": kind,
+                "reason": reason,
+                "action": action,
+                "note": note,
+                "regarding": {"kind": "Pod", "namespace": pod.namespace, "name": pod.name, "uid": pod.uid},
+                "reportingController": "default-scheduler",
+                "eventTime": self.timestamp(),
+            }
+        )
+
+    def delete_pod(self, pod: PodInfo, condition: Obj | None = None) -> None:
+        """Delete a pod, first marking it with a condition (DisruptionTarget for preemption victims)."""
+        if condition is not None:
+            self.patch_pod_status(pod, condition, None)
+        self.delete("Pod", pod.namespace, pod.name)
 
     # Listers: what plugins read through their Handle.
 

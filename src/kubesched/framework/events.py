@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from kubesched.framework.interface import ClusterEvent, ClusterEventWithHint
+from kubesched.framework.interface import ClusterEvent, ClusterEventWithHint, QueueingHintFn
 
 ADD: Final = 1
 DELETE: Final = 1 << 1
@@ -27,10 +27,14 @@ ASSIGNED_POD: Final = "AssignedPod"
 UNSCHEDULED_POD: Final = "UnscheduledPod"
 WILDCARD: Final = "*"
 
+# Events the queue raises itself; both match every registration.
+UNSCHEDULABLE_TIMEOUT: Final = ClusterEvent(WILDCARD, ALL, "UnschedulableTimeout")
+FORCE_ACTIVATE: Final = ClusterEvent(WILDCARD, ALL, "ForceActivate")
 
-def event(resource: str, action: int) -> ClusterEventWithHint:
-    """An event without a hint function: upstream treats a nil hint as Queue."""
-    return ClusterEventWithHint(ClusterEvent(resource, action))
+
+def event(resource: str, action: int, hint: QueueingHintFn | None = None) -> ClusterEventWithHint:
+    """A registration; without a hint function every matching event queues the pod."""
+    return ClusterEventWithHint(ClusterEvent(resource, action), hint)
 
 
 def matches(registered: ClusterEvent, resource: str, action: int) -> bool:

@@ -9,8 +9,9 @@ with the per-node methods on every input (property tests check this).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any, ClassVar
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy.typing as npt
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.node_info import NodeInfo
-from kubesched.framework.status import Status
+from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 
 MAX_NODE_SCORE = 100
@@ -55,12 +56,37 @@ class PreFilterResult:
         return PreFilterResult(self.node_names & (other.node_names or set()))  # type: ignore[operator]
 
 
-@dataclass(slots=True)
 class NodeScoreList:
-    """Scores of one plugin for the feasible nodes, aligned with `names`."""
+    """Scores of one plugin for the feasible nodes; `names` (aligned with `scores`) is built on first use."""
 
-    names: list[str]
-    scores: IntArray
+    __slots__ = ("_names", "_source", "scores")
+
+    def __init__(self, names: Sequence[str] | Callable[[], list[str]], scores: IntArray) -> None:
+        self._names: list[str] | None = None if callable(names) else list(names)
+        self._source = names if callable(names) else None
+        self.scores = scores
+
+    @property
+    def names(self) -> list[str]:
+        if self._names is None:
+            assert self._source is not None
+            self._names = self._source()
+        return self._names
+
+
+class NodeToStatus(dict[str, "Status"]):
+    """Statuses of the nodes a cycle rejected; nodes not listed share `absent_nodes_status`.
+
+    The default for absent nodes is UnschedulableAndUnresolvable (preemption cannot help
+    there); a PreFilter rejection sets it to its own status for every node.
+    """
+
+    def __init__(self, statuses: Mapping[str, Status] | None = None, absent: Status | None = None) -> None:
+        super().__init__(statuses or {})
+        self.absent_nodes_status = absent if absent is not None else Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def get_status(self, node: str) -> Status:
+        return self.get(node, self.absent_nodes_status)
 
 
 @dataclass(slots=True)
@@ -183,10 +209,23 @@ class ClusterEvent:
     label: str = ""
 
 
+class QueueingHint(IntEnum):
+    """A plugin's verdict on whether an event may make a pod it rejected schedulable."""
+
+    QUEUE_SKIP = 0
+    QUEUE = 1
+
+
+# (pod the plugin rejected, old object, new object) -> hint; objects are None for add/delete.
+QueueingHintFn = Callable[[PodInfo, Any, Any], QueueingHint]
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterEventWithHint:
+    """No hint function means Queue for every matching event, as upstream treats a nil hint."""
+
     event: ClusterEvent
-    queueing_hint_fn: Any = None
+    queueing_hint_fn: QueueingHintFn | None = None
 
 
 class EnqueueExtensions:
@@ -205,3 +244,9 @@ class Handle:
     snapshot: Any = None
     parallelism: int = 16
     profile_name: str = ""
+    framework: Any = None  # the profile's Framework: waiting pods, filters with nominated pods
+    nominator: Any = None  # the queue's Nominator
+    clock: Any = None
+    activate: Any = None  # callable(pods): move pods to activeQ, as Handle.Activate
+    rng: Any = None  # the scheduler's seeded random source
+    report: Any = None  # callable(type, pod key, node, message): a step of a pod's life for observers

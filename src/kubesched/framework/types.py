@@ -62,6 +62,9 @@ class TopologySpreadConstraint:
     node_taints_policy: str
 
 
+NOT_STARTED = "9999-12-31T23:59:59Z"
+
+
 @dataclass(slots=True, eq=False)
 class PodInfo:
     """A pod as the scheduler sees it: the raw object plus its parsed constraints."""
@@ -105,6 +108,15 @@ class PodInfo:
             or self.preferred_affinity_terms
             or self.preferred_anti_affinity_terms
         )
+
+    @property
+    def nominated_node_name(self) -> str:
+        return str((self.obj.get("status") or {}).get("nominatedNodeName") or "")
+
+    @property
+    def start_time(self) -> str:
+        """status.startTime as RFC 3339 text, which compares in time order; a pod not started yet counts as now."""
+        return str((self.obj.get("status") or {}).get("startTime") or NOT_STARTED)
 
     def __repr__(self) -> str:
         return f"PodInfo(key={self.key!r}, node={self.node_name!r})"

@@ -19,6 +19,8 @@ from kubesched.backend.embedded import KINDS, NAMESPACED
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.framework.node_info import parse_node
 from kubesched.framework.types import new_pod_info
+from kubesched.simulator.scenario import KIND as SCENARIO_KIND
+from kubesched.simulator.scenario import ScenarioError, Step, parse_steps
 
 try:
     _Loader: type = yaml.CSafeLoader
@@ -38,6 +40,7 @@ class SourcedObject:
     obj: dict[str, Any]
     source: str
     document: int
+    path: str = ""  # where inside the document, for objects created by Scenario steps
 
     def describe(self) -> str:
         kind = self.obj.get("kind", "?")
@@ -45,7 +48,8 @@ class SourcedObject:
         name = meta.get("name") or meta.get("generateName") or "?"
         ns = meta.get("namespace") or ("default" if kind in NAMESPACED else "")
         ident = f"{ns}/{name}" if ns else str(name)
-        return f"{self.source}, document {self.document} ({kind} {ident})"
+        where = f", {self.path}" if self.path else ""
+        return f"{self.source}, document {self.document}{where} ({kind} {ident})"
 
 
 @dataclass(slots=True)
@@ -53,6 +57,8 @@ class LoadedInput:
     objects: list[SourcedObject] = field(default_factory=list)
     config: dict[str, Any] | None = None
     config_source: str = ""
+    steps: list[Step] = field(default_factory=list)  # Scenario steps, in document order
+    step_objects: list[SourcedObject] = field(default_factory=list)  # what the steps create
 
 
 def _files(paths: list[str]) -> list[tuple[str, str]]:
@@ -111,6 +117,22 @@ def _add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: 
         loaded.config = doc
         loaded.config_source = f"{source}, document {index}"
         return
+    if kind == SCENARIO_KIND:
+        name = (doc.get("metadata") or {}).get("name") or "?"
+        where = f"{source}, document {index}"
+        try:
+            parsed = parse_steps(doc, where)
+        except ScenarioError as err:
+            raise LoadError(f"{where} (Scenario {name}): {err}") from err
+        for step, created in parsed:
+            loaded.steps.append(step)
+            for obj, path in created:
+                so = SourcedObject(obj, source, index, path)
+                before = len(loaded.objects)
+                _add_object(loaded, so, "")
+                loaded.step_objects.extend(loaded.objects[before:])
+                del loaded.objects[before:]
+        return
     if kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc):
         for j, item in enumerate(doc.get("items") or []):
             if not isinstance(item, dict):
@@ -134,11 +156,15 @@ def _add_object(loaded: LoadedInput, so: SourcedObject, prefix: str) -> None:
 
 
 def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
-    """Name generated objects, resolve pod priorities as admission would, and check what the scheduler reads."""
+    """Name generated objects, resolve pod priorities as admission would, and check what the scheduler reads.
+
+    Objects that Scenario steps create are prepared too (they are checked before anything runs).
+    """
     classes = dict(SYSTEM_PRIORITY_CLASSES)
     global_default: int | None = None
     counters: dict[str, int] = {}
-    for so in loaded.objects:
+    everything = [*loaded.objects, *loaded.step_objects]
+    for so in everything:
         meta = so.obj["metadata"]
         if not meta.get("name"):
             prefix = meta["generateName"]
@@ -151,7 +177,7 @@ def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
                 raise LoadError(f"{so.describe()}: value: must be an integer") from err
             if so.obj.get("globalDefault"):
                 global_default = classes[meta["name"]]
-    for so in loaded.objects:
+    for so in everything:
         kind = so.obj["kind"]
         try:
             if kind == "Pod":

@@ -1,18 +1,22 @@
-"""`kubesched simulate`: load manifests into the embedded cluster and schedule until idle."""
+"""`kubesched simulate`: load manifests into the embedded cluster, play Scenario steps, schedule until idle."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.backend.embedded import EmbeddedCluster
+from kubesched.api.errors import FieldError
+from kubesched.backend.embedded import ConflictError, EmbeddedCluster
+from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
 from kubesched.event_handlers import EventHandlers
 from kubesched.framework.node_info import ParsedNode, parse_node
 from kubesched.framework.types import PodInfo, new_pod_info
-from kubesched.scheduler import Outcome, Scheduler
+from kubesched.scheduler import Outcome, Scheduler, SchedulerEvent
 from kubesched.simulator.load import LoadedInput, prepare_objects
+from kubesched.simulator.scenario import Step, merge_patch
 
 # Kinds the store must hold before nodes and pods arrive, as informers sync before scheduling starts.
 _FIRST = (
@@ -37,10 +41,25 @@ class SimulationResult:
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # by pod uid, in order of final attempt
     pending: list[PodInfo] = field(default_factory=list)  # pods pending at the start or created later
     scheduler: Scheduler | None = None
+    events: list[SchedulerEvent] = field(default_factory=list)
+    bound_at: dict[str, float] = field(default_factory=dict)  # pod key -> virtual time of binding
+    nominated: dict[str, str] = field(default_factory=dict)  # pod key -> node preemption nominated
+    victims: dict[str, list[str]] = field(default_factory=dict)  # preemptor key -> victims' keys
+    warnings: list[str] = field(default_factory=list)
+    end_time: float = 0.0
 
     def on_outcome(self, outcome: Outcome) -> None:
         self.outcomes.pop(outcome.pod.uid, None)
         self.outcomes[outcome.pod.uid] = outcome
+
+    def on_event(self, event: SchedulerEvent) -> None:
+        self.events.append(event)
+        if event.type == "Bound":
+            self.bound_at[event.pod] = event.time
+        elif event.type == "Nominated" and event.node:
+            self.nominated[event.pod] = event.node
+        elif event.type == "Preempted" and event.preemptor:
+            self.victims.setdefault(event.preemptor, []).append(event.pod)
 
 
 class _Bridge:
@@ -118,15 +137,29 @@ def simulate(
     seed: int | None = None,
     record: bool = True,
     registry: Any = None,
+    until: float | None = None,
+    bind_latency: float = 0.0,
 ) -> SimulationResult:
     objects = prepare_objects(loaded)
-    cluster = EmbeddedCluster()
+    clock = VirtualClock()
+    cluster = EmbeddedCluster(clock)
     result = SimulationResult()
+    bridge: _Bridge
     sched = Scheduler(
-        config, lister=cluster, client=cluster, registry=registry, seed=seed, record=record, observer=result
+        config,
+        lister=cluster,
+        client=cluster,
+        registry=registry,
+        seed=seed,
+        clock=clock,
+        record=record,
+        observer=result,
+        bind_latency=bind_latency,
+        pod_lookup=lambda ns, name: bridge.pods.get((ns, name)),
     )
     result.scheduler = sched
-    cluster.subscribe(_Bridge(EventHandlers(sched)))
+    bridge = _Bridge(EventHandlers(sched))
+    cluster.subscribe(bridge)
     rank = {k: i for i, k in enumerate(_FIRST)}
     first = sorted((so for so in objects if so.obj["kind"] in rank), key=lambda so: rank[so.obj["kind"]])
     nodes = [so for so in objects if so.obj["kind"] == "Node"]
@@ -136,5 +169,56 @@ def simulate(
     for so in (*first, *nodes, *bound, *pending):
         cluster.create(so.obj)
     result.pending = [new_pod_info(so.obj) for so in pending]
-    sched.run_until_idle()
+    for step in sorted(loaded.steps, key=lambda st: st.at):
+        clock.call_at(step.at, lambda st=step: _play(st, cluster, result))
+    sched.run(until=until)
+    result.end_time = clock.now
     return result
+
+
+def _play(step: Step, cluster: EmbeddedCluster, result: SimulationResult) -> None:
+    """One Scenario step, as the watch events a real cluster would send; a step that cannot apply warns."""
+    for obj in step.create:
+        obj = copy.deepcopy(obj)
+        try:
+            cluster.create(obj)
+        except ConflictError as err:
+            result.warnings.append(f"{step.where}: create: {err}")
+            continue
+        if obj["kind"] == "Pod" and not (obj.get("spec") or {}).get("nodeName"):
+            result.pending.append(new_pod_info(obj))
+    for upd in step.update:
+        ref = upd.ref
+        current = cluster.get(ref.kind, ref.namespace, ref.name)
+        if current is None:
+            result.warnings.append(f"{step.where}: update: {ref.describe()} not found")
+            continue
+        patched = merge_patch(copy.deepcopy(current), upd.patch)
+        patched["kind"], patched.setdefault("metadata", {})["name"] = ref.kind, ref.name
+        if ref.namespace:
+            patched["metadata"]["namespace"] = ref.namespace
+        problem = _check(patched)
+        if problem:
+            result.warnings.append(f"{step.where}: update: {ref.describe()}: {problem}")
+            continue
+        cluster.update(patched)
+    for ref in step.delete:
+        try:
+            cluster.delete(ref.kind, ref.namespace, ref.name)
+        except ConflictError as err:
+            result.warnings.append(f"{step.where}: delete: {err}")
+            continue
+        if ref.kind == "Pod":
+            result.on_event(SchedulerEvent(cluster.clock(), f"{ref.namespace}/{ref.name}", "Deleted"))
+
+
+def _check(obj: dict[str, Any]) -> str:
+    """What the scheduler could not read in a patched object ('' when fine)."""
+    try:
+        if obj["kind"] == "Pod":
+            new_pod_info(obj)
+        elif obj["kind"] == "Node":
+            parse_node(obj)
+    except (FieldError, TypeError, ValueError, AttributeError) as err:
+        return str(err)
+    return ""

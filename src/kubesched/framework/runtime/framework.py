@@ -8,6 +8,7 @@ schedule_one, which uses the vectorised plugin paths when present.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -29,6 +30,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.runtime.registry import Registry
+from kubesched.framework.runtime.waiting_pods import WaitingPod
 from kubesched.framework.status import Code, Status, as_status
 from kubesched.framework.types import PodInfo
 
@@ -69,6 +71,8 @@ class Framework:
         self.profile_name = profile.schedulerName or ""
         self.handle = handle
         handle.profile_name = self.profile_name
+        handle.framework = self
+        self.waiting_pods: dict[str, WaitingPod] = {}
         self.percentage_of_nodes_to_score = (
             profile.percentageOfNodesToScore
             if profile.percentageOfNodesToScore is not None
@@ -232,6 +236,68 @@ class Framework:
                 record[pl.name] = "passed"
         return None
 
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo, record: dict[str, str] | None = None
+    ) -> Status | None:
+        """Two passes when higher-or-equal priority pods are nominated here: with them, then without.
+
+        The pod must fit beside the nominated pods (they will come back), and must not rely
+        on them either (they may go elsewhere): inter-pod affinity to a nominated pod is not enough.
+        """
+        added, state_with, info_with = self.add_ge_nominated_pods(pod, state, node_info)
+        status = self.run_filter_plugins(state_with, pod, info_with, record if not added else None)
+        if added and (status is None or status.is_success()):
+            status = self.run_filter_plugins(state, pod, node_info, record)
+        elif added and record is not None:
+            self.run_filter_plugins(state_with, pod, info_with, record)
+        return status
+
+    def add_ge_nominated_pods(
+        self, pod: PodInfo, state: CycleState, node_info: NodeInfo
+    ) -> tuple[bool, CycleState, NodeInfo]:
+        nominator = self.handle.nominator
+        if nominator is None:
+            return False, state, node_info
+        nominated = [
+            p
+            for p in nominator.nominated_pods_for_node(node_info.name)
+            if p.uid != pod.uid and p.priority >= pod.priority
+        ]
+        if not nominated:
+            return False, state, node_info
+        state_out, info_out = state.clone(), node_info.clone()
+        for p in nominated:
+            info_out.add_pod(p)
+            s = self.run_pre_filter_extension_add_pod(state_out, pod, p, info_out)
+            if s is not None and not s.is_success():
+                raise RuntimeError(s.message())
+        return True, state_out, info_out
+
+    def nodes_with_ge_nominated_pods(self, pod: PodInfo) -> list[str]:
+        nominator = self.handle.nominator
+        if nominator is None or not nominator.nominated_pods:
+            return []
+        return [
+            node
+            for node, pods in nominator.nominated_pods.items()
+            if any(p.uid != pod.uid and p.priority >= pod.priority for p in pods)
+        ]
+
+    # Waiting pods (Permit)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def iterate_over_waiting_pods(self) -> list[WaitingPod]:
+        return list(self.waiting_pods.values())
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
+
     def has_filter_plugins(self) -> bool:
         return bool(self.filter_plugins)
 
@@ -310,7 +376,7 @@ class Framework:
 
         With a NodeTable and the snapshot positions of `nodes`, plugins' score_batch paths are used.
         """
-        names = [ni.name for ni in nodes]
+        names = functools.cache(lambda: [ni.name for ni in nodes])  # only NormalizeScore may ask
         totals = np.zeros(len(nodes), dtype=np.int64)
         rows: list[tuple[str, np.ndarray, np.ndarray]] = []
         skip = state.skip_score_plugins

@@ -26,9 +26,10 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    QueueingHint,
     ScorePlugin,
 )
-from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.plugins import names
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import AffinityTerm, PodInfo, WeightedAffinityTerm
@@ -128,9 +129,53 @@ class InterPodAffinity(
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            events.event(events.ASSIGNED_POD, events.ADD | events.UPDATE_POD_LABEL | events.DELETE),
-            events.event(events.NODE, events.ADD | events.UPDATE_NODE_LABEL),
+            events.event(events.POD, events.ADD | events.UPDATE_POD_LABEL | events.DELETE, self._after_pod_change),
+            events.event(
+                events.NODE, events.ADD | events.UPDATE_NODE_LABEL | events.UPDATE_NODE_TAINT, self._after_node
+            ),
         ]
+
+    def _after_pod_change(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
+        """A scheduled pod now satisfies the pod's affinity, or one that its anti-affinity (or vice versa) hit left."""
+        if (new is not None and not new.node_name) or (old is not None and not old.node_name):
+            return QueueingHint.QUEUE_SKIP
+        affinity, anti = pod.required_affinity_terms, pod.required_anti_affinity_terms
+
+        def all_match(terms: tuple[AffinityTerm, ...], p: PodInfo) -> bool:
+            ns = self._namespace_labels(p.namespace)
+            return bool(terms) and all(t.matches(p, ns) for t in terms)
+
+        def any_match(terms: tuple[AffinityTerm, ...], p: PodInfo) -> bool:
+            ns = self._namespace_labels(p.namespace)
+            return any(t.matches(p, ns) for t in terms)
+
+        if old is not None and new is not None:
+            if not all_match(affinity, old) and all_match(affinity, new):
+                return QueueingHint.QUEUE
+            if any_match(anti, old) and not any_match(anti, new):
+                return QueueingHint.QUEUE
+            return QueueingHint.QUEUE_SKIP
+        if new is not None:
+            return QueueingHint.QUEUE if all_match(affinity, new) else QueueingHint.QUEUE_SKIP
+        assert old is not None
+        if any_match(anti, old) or any_match(old.required_anti_affinity_terms, pod):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def _after_node(self, pod: PodInfo, old: ParsedNode | None, new: ParsedNode | None) -> QueueingHint:
+        """A node gained a topology value the affinity needs, or lost one the anti-affinity counted."""
+        if new is None:
+            return QueueingHint.QUEUE_SKIP
+        for t in pod.required_affinity_terms:
+            value = new.labels.get(t.topology_key)
+            if value is not None and (old is None or old.labels.get(t.topology_key) != value):
+                return QueueingHint.QUEUE
+        if old is not None:
+            for t in pod.required_anti_affinity_terms:
+                value = old.labels.get(t.topology_key)
+                if value is not None and new.labels.get(t.topology_key) != value:
+                    return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def __init__(self, args: InterPodAffinityArgs, handle: Handle) -> None:
         self.hard_pod_affinity_weight = args.hardPodAffinityWeight or 0

@@ -31,11 +31,13 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    QueueingHint,
     ScorePlugin,
 )
-from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.plugins import names
+from kubesched.framework.plugins.helper.hints import node_now_passes
 from kubesched.framework.plugins.helper.node_selector import labels_mask, selector_mask, term_mask
 from kubesched.framework.plugins.helper.normalize_score import default_normalize_score
 from kubesched.framework.status import Code, Status
@@ -75,7 +77,20 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
     NAME = NAME
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [events.event(events.NODE, events.ADD | events.UPDATE_NODE_LABEL)]
+        return [
+            events.event(
+                events.NODE, events.ADD | events.UPDATE_NODE_LABEL | events.UPDATE_NODE_TAINT, self._after_node
+            )
+        ]
+
+    def _after_node(self, pod: PodInfo, old: ParsedNode | None, new: ParsedNode | None) -> QueueingHint:
+        def matches(node: ParsedNode) -> bool:
+            ni = NodeInfo(node)
+            if self.added_node_selector is not None and not self.added_node_selector.matches(node.labels, node.name):
+                return False
+            return required_node_affinity_matches(pod, ni)
+
+        return node_now_passes(matches, old, new)
 
     def __init__(self, args: NodeAffinityArgs | None) -> None:
         self.added_node_selector: NodeSelector | None = None

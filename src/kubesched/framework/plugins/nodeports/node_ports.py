@@ -15,6 +15,7 @@ from kubesched.framework.interface import (
     Handle,
     PreFilterPlugin,
     PreFilterResult,
+    QueueingHint,
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.plugins import names
@@ -38,7 +39,16 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     NAME = NAME
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [events.event(events.ASSIGNED_POD, events.DELETE), events.event(events.NODE, events.ADD)]
+        return [
+            events.event(events.POD, events.DELETE, self._after_pod_deleted),
+            events.event(events.NODE, events.ADD | events.UPDATE_NODE_TAINT | events.UPDATE_NODE_LABEL),
+        ]
+
+    def _after_pod_deleted(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
+        """Only a scheduled pod that held one of the ports this pod wants frees anything."""
+        if old is None or not old.node_name:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE if host_ports_conflict(old.host_ports, pod.host_ports) else QueueingHint.QUEUE_SKIP
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Any) -> tuple[PreFilterResult | None, Status | None]:
         if not pod.host_ports:

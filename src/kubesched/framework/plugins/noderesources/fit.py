@@ -27,9 +27,10 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    QueueingHint,
     ScorePlugin,
 )
-from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import POD_COUNT, NodeTable
 from kubesched.framework.plugins import names
 from kubesched.framework.plugins.helper.normalize_score import trunc_div_array
@@ -109,12 +110,36 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            events.event(events.ASSIGNED_POD, events.DELETE | events.UPDATE_POD_SCALE_DOWN),
+            events.event(events.POD, events.DELETE | events.UPDATE_POD_SCALE_DOWN, self._after_pod_event),
             events.event(
                 events.NODE,
                 events.ADD | events.UPDATE_NODE_ALLOCATABLE | events.UPDATE_NODE_TAINT | events.UPDATE_NODE_LABEL,
+                self._after_node_change,
             ),
         ]
+
+    def _after_pod_event(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
+        """A scheduled pod's deletion may free room; an update only if it shrank something the pod requests."""
+        if new is None:
+            assert old is not None
+            return QueueingHint.QUEUE if old.node_name or old.nominated_node_name else QueueingHint.QUEUE_SKIP
+        if old is None:
+            return QueueingHint.QUEUE_SKIP
+        if new.uid == pod.uid:
+            return QueueingHint.QUEUE
+        if not new.node_name:
+            return QueueingHint.QUEUE_SKIP
+        shrunk = any(new.requests.get(k, 0) < old.requests.get(k, 0) for k, v in pod.requests.items() if v)
+        return QueueingHint.QUEUE if shrunk else QueueingHint.QUEUE_SKIP
+
+    def _after_node_change(self, pod: PodInfo, old: ParsedNode | None, new: ParsedNode) -> QueueingHint:
+        """Queue if the pod fits the (empty) node and the change added capacity it asks for."""
+        if fits_request(pod.requests, NodeInfo(new), self.ignored_resources, self.ignored_resource_groups):
+            return QueueingHint.QUEUE_SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        grew = any(new.allocatable.get(k, 0) > old.allocatable.get(k, 0) for k in (*pod.requests, PODS))
+        return QueueingHint.QUEUE if grew else QueueingHint.QUEUE_SKIP
 
     def __init__(self, args: NodeResourcesFitArgs) -> None:
         self.ignored_resources = frozenset(args.ignoredResources)

@@ -9,10 +9,18 @@ import numpy as np
 from kubesched.api.taints import NO_SCHEDULE, Taint, tolerations_tolerate_taint
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import BoolArray, ClusterEventWithHint, EnqueueExtensions, FilterPlugin, Handle
-from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.interface import (
+    BoolArray,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    QueueingHint,
+)
+from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.plugins import names
+from kubesched.framework.plugins.helper.hints import node_now_passes, same_pod
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 
@@ -28,9 +36,18 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            events.event(events.NODE, events.ADD | events.UPDATE_NODE_TAINT),
-            events.event(events.UNSCHEDULED_POD, events.UPDATE_POD_TOLERATION),
+            events.event(events.NODE, events.ADD | events.UPDATE_NODE_TAINT, self._after_node_change),
+            events.event(events.UNSCHEDULED_POD, events.UPDATE_POD_TOLERATION, self._after_toleration_change),
         ]
+
+    def _after_node_change(self, pod: PodInfo, old: ParsedNode | None, new: ParsedNode | None) -> QueueingHint:
+        tolerates = tolerations_tolerate_taint(pod.tolerations, _UNSCHEDULABLE_TAINT)
+        return node_now_passes(lambda n: tolerates or not n.unschedulable, old, new)
+
+    def _after_toleration_change(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
+        if same_pod(pod, new) and new is not None and tolerations_tolerate_taint(new.tolerations, _UNSCHEDULABLE_TAINT):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         node = node_info.node

@@ -32,11 +32,13 @@ from kubesched.framework.interface import (
     IntArray,
     NodeScoreList,
     PreScorePlugin,
+    QueueingHint,
     ScorePlugin,
 )
-from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.plugins import names
+from kubesched.framework.plugins.helper.hints import node_now_passes, same_pod
 from kubesched.framework.plugins.helper.normalize_score import default_normalize_score
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
@@ -64,9 +66,18 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            events.event(events.NODE, events.ADD | events.UPDATE_NODE_TAINT),
-            events.event(events.UNSCHEDULED_POD, events.UPDATE_POD_TOLERATION),
+            events.event(events.NODE, events.ADD | events.UPDATE_NODE_TAINT, self._after_node_change),
+            events.event(events.UNSCHEDULED_POD, events.UPDATE_POD_TOLERATION, self._after_toleration_change),
         ]
+
+    def _after_node_change(self, pod: PodInfo, old: ParsedNode | None, new: ParsedNode | None) -> QueueingHint:
+        def tolerated(node: ParsedNode) -> bool:
+            return find_matching_untolerated_taint(node.taints, pod.tolerations, _DO_NOT_SCHEDULE) is None
+
+        return node_now_passes(tolerated, old, new)
+
+    def _after_toleration_change(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
+        return QueueingHint.QUEUE if same_pod(pod, new) else QueueingHint.QUEUE_SKIP
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         taints = node_info.node.taints if node_info.node is not None else ()
