@@ -71,7 +71,8 @@ def test_default_framework_points_and_weights():
         "NodeResourcesBalancedAllocation": 1,
         "ImageLocality": 1,
     }
-    assert names(fwk.pre_enqueue_plugins) == ["SchedulingGates"]
+    assert names(fwk.pre_enqueue_plugins) == ["SchedulingGates", "DefaultPreemption"]
+    assert names(fwk.post_filter_plugins) == ["DefaultPreemption"]
     assert fwk.queue_sort.name == "PrioritySort"
     assert sorted(fwk.missing) == sorted(NOT_BUILT)
 

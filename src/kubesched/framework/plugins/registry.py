@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kubesched.framework.plugins import names
 from kubesched.framework.plugins.defaultbinder import default_binder
+from kubesched.framework.plugins.defaultpreemption import default_preemption
 from kubesched.framework.plugins.imagelocality import image_locality
 from kubesched.framework.plugins.interpodaffinity import plugin as interpodaffinity
 from kubesched.framework.plugins.nodeaffinity import node_affinity
@@ -26,7 +27,6 @@ NOT_BUILT: frozenset[str] = frozenset(
         names.VOLUME_BINDING,
         names.VOLUME_ZONE,
         names.DYNAMIC_RESOURCES,
-        names.DEFAULT_PREEMPTION,
     }
 )
 
@@ -46,4 +46,5 @@ def new_in_tree_registry() -> Registry:
     r.register(names.NODE_RESOURCES_BALANCED_ALLOCATION, balanced_allocation.new)
     r.register(names.IMAGE_LOCALITY, image_locality.new)
     r.register(names.DEFAULT_BINDER, default_binder.new)
+    r.register(names.DEFAULT_PREEMPTION, default_preemption.new)
     return r

@@ -1,0 +1,68 @@
+"""DefaultPreemption (plugins/defaultpreemption/default_preemption.go): PostFilter preemption, async as in 1.34.
+
+As a PreEnqueue plugin it holds a preemptor back until its victims are evicted, so
+the pod is not retried against a node that is still full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from kubesched.config.types import DefaultPreemptionArgs
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import (
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    Handle,
+    NodeToStatus,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreEnqueuePlugin,
+)
+from kubesched.framework.plugins import names
+from kubesched.framework.preemption.evaluator import Evaluator
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
+
+NAME: Final = names.DEFAULT_PREEMPTION
+MSG_WAITING: Final = "waiting for the preemption for this pod to be finished"
+
+
+class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
+    NAME = NAME
+
+    def __init__(self, args: DefaultPreemptionArgs, handle: Handle, *, run_async: bool = True) -> None:
+        self.evaluator = Evaluator(
+            NAME,
+            handle,
+            args.minCandidateNodesPercentage if args.minCandidateNodesPercentage is not None else 10,
+            args.minCandidateNodesAbsolute if args.minCandidateNodesAbsolute is not None else 100,
+            run_async=run_async,
+        )
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """None: the plugin itself activates the preemptor once the evictions are done."""
+        return []
+
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        if pod.uid in self.evaluator.preempting:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_WAITING)
+        return None
+
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, filtered_node_status_map: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        m = (
+            filtered_node_status_map
+            if isinstance(filtered_node_status_map, NodeToStatus)
+            else NodeToStatus(filtered_node_status_map)
+        )
+        result, status = self.evaluator.preempt(state, pod, m)
+        if status is not None and status.message():
+            return result, Status(status.code, "preemption: " + status.message())
+        return result, status
+
+
+def new(args: Any, handle: Handle) -> DefaultPreemption:
+    return DefaultPreemption(args if args is not None else DefaultPreemptionArgs(), handle)

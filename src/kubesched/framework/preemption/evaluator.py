@@ -1,0 +1,319 @@
+"""Preemption (framework/preemption/preemption.go): find nodes where evicting lower-priority pods makes room.
+
+The steps, in upstream's order: check the preemptor may preempt; keep the nodes whose
+rejection was Unschedulable (not UnschedulableAndUnresolvable); dry-run victim
+selection on copies of those nodes from a random offset until enough candidates are
+found; pick one node by upstream's criteria; evict its victims (asynchronously, as
+1.34 does, with the preemptor held at PreEnqueue until the evictions are done); and
+nominate the node.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cmp_to_key
+from typing import Any
+
+from kubesched.api.selectors import LabelSelector, SelectorError, parse_label_selector
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import Handle, NodeToStatus, NominatingInfo, PostFilterResult
+from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
+from kubesched.schedule_one import Diagnosis, FitError
+
+MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
+MSG_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+MSG_POLICY_NEVER = "not eligible due to preemptionPolicy=Never."
+MSG_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+
+@dataclass(slots=True)
+class Candidate:
+    name: str
+    victims: list[PodInfo]
+    num_pdb_violations: int
+
+
+@dataclass(slots=True)
+class PDB:
+    namespace: str
+    selector: LabelSelector | None  # None: selects nothing
+    disruptions_allowed: int
+    disrupted_pods: frozenset[str]
+
+
+def more_important_pod(a: PodInfo, b: PodInfo) -> bool:
+    """Higher priority first; equal priority: the one that started earlier."""
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    return a.start_time < b.start_time
+
+
+_IMPORTANCE = cmp_to_key(lambda a, b: -1 if more_important_pod(a, b) else (1 if more_important_pod(b, a) else 0))
+
+
+def _int_or_percent(value: Any, total: int, *, round_up: bool) -> int:
+    if isinstance(value, str) and value.endswith("%"):
+        pct = int(value[:-1])
+        return math.ceil(total * pct / 100) if round_up else total * pct // 100
+    return int(value)
+
+
+def list_pdbs(lister: Any) -> list[PDB]:
+    """PodDisruptionBudgets with their allowed disruptions.
+
+    Nothing runs the disruption controller in the embedded cluster, so when a PDB carries
+    no status, disruptionsAllowed is worked out from its spec and the bound pods it selects.
+    """
+    if lister is None or not hasattr(lister, "list"):
+        return []
+    out: list[PDB] = []
+    pods = None
+    for obj in lister.list("PodDisruptionBudget"):
+        meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
+        ns = str(meta.get("namespace") or "default")
+        raw_sel = spec.get("selector")
+        try:
+            selector = parse_label_selector(raw_sel) if raw_sel else None
+        except SelectorError:
+            selector = None
+        if selector is not None and selector.is_everything:
+            selector = None  # an empty selector matches no pods for a PDB
+        if "disruptionsAllowed" in status:
+            allowed = int(status.get("disruptionsAllowed") or 0)
+        else:
+            if pods is None:
+                pods = list(lister.list("Pod"))
+            matching = [
+                p
+                for p in pods
+                if selector is not None
+                and str((p.get("metadata") or {}).get("namespace") or "default") == ns
+                and selector.matches((p.get("metadata") or {}).get("labels") or {})
+            ]
+            expected = len(matching)
+            healthy = sum(1 for p in matching if (p.get("spec") or {}).get("nodeName"))
+            if spec.get("maxUnavailable") is not None:
+                desired = expected - _int_or_percent(spec["maxUnavailable"], expected, round_up=True)
+            else:
+                desired = _int_or_percent(spec.get("minAvailable", 0), expected, round_up=True)
+            allowed = max(0, healthy - desired)
+        out.append(PDB(ns, selector, allowed, frozenset(status.get("disruptedPods") or {})))
+    return out
+
+
+def filter_pods_with_pdb_violation(pods: Sequence[PodInfo], pdbs: list[PDB]) -> tuple[list[PodInfo], list[PodInfo]]:
+    """Split pods (in order) into those whose eviction would break a PDB and the rest."""
+    allowed = [p.disruptions_allowed for p in pdbs]
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
+    for pod in pods:
+        violated = False
+        if pod.labels:
+            for i, pdb in enumerate(pdbs):
+                if pdb.namespace != pod.namespace or pdb.selector is None or not pdb.selector.matches(pod.labels):
+                    continue
+                if pod.name in pdb.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(pod)
+    return violating, non_violating
+
+
+def pick_one_node_for_preemption(candidates: list[Candidate]) -> Candidate:
+    """Fewest PDB violations, lowest top victim priority, smallest priority sum, fewest victims, latest start."""
+    remaining = candidates
+
+    def keep_min(score: Callable[[Candidate], Any]) -> None:
+        nonlocal remaining
+        best = min(score(c) for c in remaining)
+        remaining = [c for c in remaining if score(c) == best]
+
+    keep_min(lambda c: c.num_pdb_violations)
+    if len(remaining) > 1:
+        keep_min(lambda c: c.victims[0].priority)
+    if len(remaining) > 1:
+        keep_min(lambda c: sum(v.priority + 2**31 for v in c.victims))
+    if len(remaining) > 1:
+        keep_min(lambda c: len(c.victims))
+    if len(remaining) > 1:
+        latest = max(_earliest_start_of_most_important(c.victims) for c in remaining)
+        remaining = [c for c in remaining if _earliest_start_of_most_important(c.victims) == latest]
+    return remaining[0]
+
+
+def _earliest_start_of_most_important(victims: list[PodInfo]) -> str:
+    top = max(v.priority for v in victims)
+    return min(v.start_time for v in victims if v.priority == top)
+
+
+class Evaluator:
+    def __init__(self, plugin_name: str, handle: Handle, min_pct: int, min_abs: int, *, run_async: bool) -> None:
+        self.plugin_name = plugin_name
+        self.handle = handle
+        self.min_pct = min_pct
+        self.min_abs = min_abs
+        self.run_async = run_async
+        self.preempting: set[str] = set()
+
+    def preempt(
+        self, state: CycleState, pod: PodInfo, m: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        ok, reason = self.pod_eligible_to_preempt_others(pod, m)
+        if not ok:
+            return None, Status(Code.UNSCHEDULABLE, reason)
+        all_nodes = self.handle.snapshot.node_info_list
+        candidates, statuses = self.find_candidates(state, pod, all_nodes, m)
+        if not candidates:
+            diag = Diagnosis(
+                node_to_status=statuses,
+                absent_nodes_status=Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NOT_HELPFUL),
+            )
+            fit = FitError(pod, len(all_nodes), diag)
+            return PostFilterResult(NominatingInfo("", "Override")), Status(Code.UNSCHEDULABLE, str(fit))
+        best = pick_one_node_for_preemption(candidates)
+        self.prepare_candidate(best, pod)
+        return PostFilterResult(NominatingInfo(best.name, "Override")), None
+
+    def pod_eligible_to_preempt_others(self, pod: PodInfo, m: NodeToStatus) -> tuple[bool, str]:
+        if pod.preemption_policy == "Never":
+            return False, MSG_POLICY_NEVER
+        nominated = pod.nominated_node_name
+        if nominated and m.get_status(nominated).code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            snapshot = self.handle.snapshot
+            pos = snapshot.position.get(nominated)
+            if pos is not None:
+                for p in snapshot.node_info_list[pos].pods:
+                    if p.deleting and p.priority < pod.priority and _preempted_by_scheduler(p):
+                        return False, MSG_TERMINATING
+        return True, ""
+
+    def find_candidates(
+        self, state: CycleState, pod: PodInfo, all_nodes: Sequence[NodeInfo], m: NodeToStatus
+    ) -> tuple[list[Candidate], dict[str, Status]]:
+        potential = [ni for ni in all_nodes if m.get_status(ni.name).code == Code.UNSCHEDULABLE]
+        if not potential:
+            return [], {}
+        n = len(potential)
+        num_candidates = max(n * self.min_pct // 100, self.min_abs)
+        num_candidates = min(num_candidates, n)
+        offset = self.handle.rng.randrange(n) if self.handle.rng is not None else 0
+        pdbs = list_pdbs(self.handle.lister)
+        fwk = self.handle.framework
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        statuses: dict[str, Status] = {}
+        for i in range(n):
+            ni = potential[(offset + i) % n].clone()
+            victims, num_violating, status = self.select_victims_on_node(fwk, state.clone(), pod, ni, pdbs)
+            if status is None and not victims:
+                status = Status(Code.ERROR, f'expected at least one victim pod on node "{ni.name}"')
+            if status is None:
+                (violating if num_violating else non_violating).append(Candidate(ni.name, victims, num_violating))
+            else:
+                statuses[ni.name] = status
+            if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                break
+        return non_violating + violating, statuses
+
+    def select_victims_on_node(
+        self, fwk: Any, state: CycleState, pod: PodInfo, ni: NodeInfo, pdbs: list[PDB]
+    ) -> tuple[list[PodInfo], int, Status | None]:
+        potential = [p for p in ni.pods if p.priority < pod.priority]
+        for p in potential:
+            ni.remove_pod(p)
+            s = fwk.run_pre_filter_extension_remove_pod(state, pod, p, ni)
+            if s is not None and not s.is_success():
+                return [], 0, s
+        if not potential:
+            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS)
+        s = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+        if s is not None and not s.is_success():
+            return [], 0, s
+        potential.sort(key=_IMPORTANCE)
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+        num_violating = 0
+
+        def reprieve(p: PodInfo) -> bool:
+            """Put the pod back; True if the preemptor then no longer fits (so the pod stays a victim)."""
+            ni.add_pod(p)
+            fwk.run_pre_filter_extension_add_pod(state, pod, p, ni)
+            st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+            if st is not None and not st.is_success():
+                ni.remove_pod(p)
+                fwk.run_pre_filter_extension_remove_pod(state, pod, p, ni)
+                victims.append(p)
+                return True
+            return False
+
+        for p in violating:
+            if reprieve(p):
+                num_violating += 1
+        for p in non_violating:
+            reprieve(p)
+        victims.sort(key=_IMPORTANCE)
+        return victims, num_violating, None
+
+    def prepare_candidate(self, candidate: Candidate, pod: PodInfo) -> None:
+        """Evict the victims and clear lower-priority nominations to the node; async as in 1.34."""
+
+        def run() -> None:
+            try:
+                self._evict(candidate, pod)
+            finally:
+                self.preempting.discard(pod.uid)
+                if self.handle.activate is not None:
+                    self.handle.activate([pod])
+
+        if self.run_async:
+            self.preempting.add(pod.uid)
+            self.handle.clock.call_later(0, run)
+        else:
+            self._evict(candidate, pod)
+
+    def _evict(self, candidate: Candidate, pod: PodInfo) -> None:
+        fwk, client = self.handle.framework, self.handle.client
+        for victim in candidate.victims:
+            waiting = fwk.get_waiting_pod(victim.uid) if fwk is not None else None
+            if waiting is not None:
+                waiting.reject(self.plugin_name, "preempted")
+            else:
+                condition = {
+                    "type": "DisruptionTarget",
+                    "status": "True",
+                    "reason": REASON_PREEMPTION_BY_SCHEDULER,
+                    "message": f"{self.handle.profile_name}: preempting to accommodate a higher priority pod",
+                }
+                try:
+                    client.delete_pod(victim, condition)
+                except Exception:  # already gone: nothing left to evict
+                    continue
+            if hasattr(client, "record_event"):
+                note = f"Preempted by pod {pod.uid} on node {candidate.name}"
+                client.record_event(victim, "Normal", "Preempted", "Preempting", note)
+            if self.handle.report is not None:
+                self.handle.report(
+                    "Preempted", victim.key, candidate.name, f"Preempted by {pod.key} on node {candidate.name}", pod.key
+                )
+        nominator = self.handle.nominator
+        if nominator is not None and hasattr(client, "patch_pod_status"):
+            for p in nominator.nominated_pods_for_node(candidate.name):
+                if p.priority < pod.priority and p.uid != pod.uid:
+                    try:
+                        client.patch_pod_status(p, None, "")
+                    except Exception:  # the pod went away meanwhile
+                        continue
+
+
+def _preempted_by_scheduler(pod: PodInfo) -> bool:
+    for c in (pod.obj.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "DisruptionTarget" and c.get("status") == "True":
+            return c.get("reason") == REASON_PREEMPTION_BY_SCHEDULER
+    return False
