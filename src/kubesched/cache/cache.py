@@ -157,14 +157,7 @@ class Cache:
     def _replace_pod(self, old: PodInfo, new: PodInfo) -> None:
         ni = self.nodes.get(old.node_name)
         if ni is not None:
-            for i, p in enumerate(ni.pods):
-                if p.uid == old.uid:
-                    ni.pods[i] = new
-                    break
-            for lst in (ni.pods_with_affinity, ni.pods_with_required_anti_affinity):
-                for i, p in enumerate(lst):
-                    if p.uid == old.uid:
-                        lst[i] = new
+            ni.replace_pod(new)
 
     def update_pod(self, old: PodInfo, new: PodInfo) -> None:
         ps = self.pod_states.get(old.uid)

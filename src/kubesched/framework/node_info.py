@@ -88,6 +88,7 @@ class NodeInfo:
     __slots__ = (
         "node",
         "pods",
+        "_index",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
         "requested",
@@ -102,6 +103,7 @@ class NodeInfo:
     def __init__(self, node: ParsedNode | None = None) -> None:
         self.node = node
         self.pods: list[PodInfo] = []
+        self._index: dict[str, int] = {}  # uid -> position in pods, so nodes with many pods stay O(1)
         self.pods_with_affinity: list[PodInfo] = []
         self.pods_with_required_anti_affinity: list[PodInfo] = []
         self.requested: Resources = {}
@@ -129,6 +131,7 @@ class NodeInfo:
         self.generation = next_generation()
 
     def add_pod(self, pod: PodInfo) -> None:
+        self._index[pod.uid] = len(self.pods)
         self.pods.append(pod)
         if pod.has_affinity:
             self.pods_with_affinity.append(pod)
@@ -143,13 +146,28 @@ class NodeInfo:
                     lst[i] = lst[-1]
                     lst.pop()
                     break
-        for i, p in enumerate(self.pods):
-            if p.uid == pod.uid:
-                self.pods[i] = self.pods[-1]
-                self.pods.pop()
-                self._update(p, -1)
-                return True
-        return False
+        i = self._index.pop(pod.uid, None)
+        if i is None:
+            return False
+        p = self.pods[i]
+        last = self.pods.pop()
+        if i < len(self.pods):
+            self.pods[i] = last
+            self._index[last.uid] = i
+        self._update(p, -1)
+        return True
+
+    def replace_pod(self, new: PodInfo) -> bool:
+        """Swap in a new version of a pod whose requests did not change (a confirmed binding)."""
+        i = self._index.get(new.uid)
+        if i is None:
+            return False
+        self.pods[i] = new
+        for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            for j, p in enumerate(lst):
+                if p.uid == new.uid:
+                    lst[j] = new
+        return True
 
     def _update(self, pod: PodInfo, sign: int) -> None:
         req = self.requested
@@ -175,6 +193,7 @@ class NodeInfo:
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node
         c.pods = list(self.pods)
+        c._index = dict(self._index)
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
         c.requested = dict(self.requested)

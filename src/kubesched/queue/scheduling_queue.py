@@ -157,6 +157,8 @@ class PriorityQueue:
         self._key = sort_key
         self.hint_map: QueueingHintMap = hint_map or {}
         self._interesting = self._events_of_interest()
+        self._interest_cache: dict[tuple[str, int], frozenset[str]] = {}
+        self._gating_seen: set[str] = set()  # PreEnqueue plugins that have gated some pod
         self.pod_initial_backoff = pod_initial_backoff
         self.pod_max_backoff = pod_max_backoff
         self.pod_max_in_unschedulable_pods_duration = pod_max_in_unschedulable_pods_duration
@@ -187,6 +189,19 @@ class PriorityQueue:
                 seen.setdefault(e.event, None)
         return list(seen)
 
+    def _plugins_interested_in(self, event: ClusterEvent) -> frozenset[str]:
+        key = (event.resource, event.action_type)
+        hit = self._interest_cache.get(key)
+        if hit is None:
+            hit = frozenset(
+                e.plugin
+                for entries in self.hint_map.values()
+                for e in entries
+                if events.matches(e.event, event.resource, event.action_type)
+            )
+            self._interest_cache[key] = hit
+        return hit
+
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
         if event.resource == events.WILDCARD:
             return True
@@ -205,6 +220,7 @@ class PriorityQueue:
         if s is not None and not s.is_success():
             qpi.gated = True
             qpi.gating_plugin = s.plugin
+            self._gating_seen.add(s.plugin)
             self.gated_pods[uid] = qpi
             return False
         self.gated_pods.pop(uid, None)
@@ -438,7 +454,22 @@ class PriorityQueue:
             return
         if self._in_flight:
             self._in_flight_events.append((next(self._event_seq), event, old, new))
-        candidates = list(pods) if pods is not None else [*self.unschedulable_pods.values(), *self.gated_pods.values()]
+        if pods is not None:
+            candidates = list(pods)
+        elif event.resource == events.WILDCARD:
+            candidates = [*self.unschedulable_pods.values(), *self.gated_pods.values()]
+        else:
+            # Only pods that a plugin registered for this event rejected (or gates) can move.
+            interested = self._plugins_interested_in(event)
+            candidates = [
+                q
+                for q in self.unschedulable_pods.values()
+                if not (q.unschedulable_plugins or q.pending_plugins)
+                or not interested.isdisjoint(q.unschedulable_plugins)
+                or not interested.isdisjoint(q.pending_plugins)
+            ]
+            if not interested.isdisjoint(self._gating_seen):
+                candidates.extend(q for q in self.gated_pods.values() if q.gating_plugin in interested)
         for qpi in candidates:
             strategy = self._worth_requeuing(qpi, event, old, new)
             if strategy == QueueingStrategy.SKIP:
