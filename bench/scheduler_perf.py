@@ -31,9 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 from kubesched.backend.embedded import EmbeddedCluster  # noqa: E402
 from kubesched.clock import VirtualClock  # noqa: E402
 from kubesched.config.load import load_config  # noqa: E402
-from kubesched.event_handlers import EventHandlers  # noqa: E402
-from kubesched.scheduler import Outcome, Scheduler, SchedulerEvent  # noqa: E402
-from kubesched.simulator.run import _Bridge  # noqa: E402
+from kubesched.scheduler import Outcome, SchedulerEvent  # noqa: E402
+from kubesched.simulator.run import embedded_scheduler  # noqa: E402
 
 Obj = dict[str, Any]
 
@@ -164,19 +163,7 @@ def run_workload(w: Workload, seed: int = 1) -> dict[str, Any]:
     cluster = EmbeddedCluster(clock)
     measure_ns = w.measure_pods[0]["metadata"]["namespace"]
     counter = _Counter(measure_ns)
-    bridge: _Bridge
-    sched = Scheduler(
-        load_config(None),
-        lister=cluster,
-        client=cluster,
-        seed=seed,
-        record=False,
-        observer=counter,
-        clock=clock,
-        pod_lookup=lambda ns, name: bridge.pods.get((ns, name)),
-    )
-    bridge = _Bridge(EventHandlers(sched))
-    cluster.subscribe(bridge)
+    sched = embedded_scheduler(load_config(None), cluster, clock, seed=seed, record=False, observer=counter)
     for n in w.nodes():
         cluster.create(n)
     for p in w.init_pods:

@@ -130,6 +130,22 @@ def build_config(loaded: LoadedInput, config_doc: dict[str, Any] | None, config_
     return load_config(doc, source=source)
 
 
+def embedded_scheduler(config: SchedulerConfig, cluster: EmbeddedCluster, clock: VirtualClock, **kw: Any) -> Scheduler:
+    """A scheduler fed by the embedded cluster's events, reading pods as its informer would."""
+    bridge: _Bridge
+    sched = Scheduler(
+        config,
+        lister=cluster,
+        client=cluster,
+        clock=clock,
+        pod_lookup=lambda ns, name: bridge.pods.get((ns, name)),
+        **kw,
+    )
+    bridge = _Bridge(EventHandlers(sched))
+    cluster.subscribe(bridge)
+    return sched
+
+
 def simulate(
     loaded: LoadedInput,
     config: SchedulerConfig,
@@ -144,22 +160,10 @@ def simulate(
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
     result = SimulationResult()
-    bridge: _Bridge
-    sched = Scheduler(
-        config,
-        lister=cluster,
-        client=cluster,
-        registry=registry,
-        seed=seed,
-        clock=clock,
-        record=record,
-        observer=result,
-        bind_latency=bind_latency,
-        pod_lookup=lambda ns, name: bridge.pods.get((ns, name)),
+    sched = embedded_scheduler(
+        config, cluster, clock, registry=registry, seed=seed, record=record, observer=result, bind_latency=bind_latency
     )
     result.scheduler = sched
-    bridge = _Bridge(EventHandlers(sched))
-    cluster.subscribe(bridge)
     rank = {k: i for i, k in enumerate(_FIRST)}
     first = sorted((so for so in objects if so.obj["kind"] in rank), key=lambda so: rank[so.obj["kind"]])
     nodes = [so for so in objects if so.obj["kind"] == "Node"]

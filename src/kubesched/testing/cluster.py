@@ -8,9 +8,8 @@ from typing import Any
 from kubesched.backend.embedded import EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import load_config
-from kubesched.event_handlers import EventHandlers
 from kubesched.scheduler import Outcome, Scheduler, SchedulerEvent
-from kubesched.simulator.run import _Bridge
+from kubesched.simulator.run import embedded_scheduler
 
 
 @dataclass
@@ -54,19 +53,7 @@ def new_test_cluster(
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
     recorder = Recorder()
-    bridge: _Bridge
-    sched = Scheduler(
-        load_config(config),
-        lister=cluster,
-        client=cluster,
-        seed=kw.pop("seed", 1),
-        clock=clock,
-        observer=recorder,
-        pod_lookup=lambda ns, name: bridge.pods.get((ns, name)),
-        **kw,
-    )
-    bridge = _Bridge(EventHandlers(sched))
-    cluster.subscribe(bridge)
+    sched = embedded_scheduler(load_config(config), cluster, clock, seed=kw.pop("seed", 1), observer=recorder, **kw)
     tc = Harness(clock, cluster, sched, recorder)
     tc.create(*nodes, *pods)
     return tc
