@@ -34,19 +34,6 @@ def node_update_action(old: ParsedNode, new: ParsedNode) -> int:
     return action
 
 
-def pod_update_action(old: PodInfo, new: PodInfo) -> int:
-    action = 0
-    if old.labels != new.labels:
-        action |= events.UPDATE_POD_LABEL
-    if old.tolerations != new.tolerations:
-        action |= events.UPDATE_POD_TOLERATION
-    if old.scheduling_gates and not new.scheduling_gates:
-        action |= events.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
-    if any(new.requests.get(k, 0) < v for k, v in old.requests.items()):
-        action |= events.UPDATE_POD_SCALE_DOWN
-    return action
-
-
 class EventHandlers:
     def __init__(self, sched: Scheduler) -> None:
         self.sched = sched
@@ -93,7 +80,7 @@ class EventHandlers:
                 self.sched.cache.update_pod(old, new)
             except CacheError as err:
                 log.error("Scheduler cache UpdatePod failed err=%s", err)
-            action = pod_update_action(old, new)
+            action = events.pod_update_action(old, new)
             if action:
                 self.sched.queue.assigned_pod_updated(old, new, action)
         elif self.sched.responsible_for(new):

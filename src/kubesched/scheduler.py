@@ -29,7 +29,7 @@ from kubesched.framework.runtime.framework import Framework
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.runtime.waiting_pods import WaitingPod
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo, new_pod_info
+from kubesched.framework.types import PodInfo
 from kubesched.queue.scheduling_queue import HintEntry, PriorityQueue, QueuedPodInfo, QueueingHintMap
 from kubesched.schedule_one import AttemptRecord, FitError, NoNodesAvailable, schedule_pod
 
@@ -67,6 +67,18 @@ class SchedulerEvent:
     preemptor: str | None = None  # for Preempted: the pod the victim made room for
 
 
+@dataclass(slots=True)
+class _Binding:
+    """What the binding cycle carries over from the scheduling cycle that chose the node."""
+
+    fwk: Framework
+    state: CycleState
+    qpi: QueuedPodInfo
+    assumed: PodInfo
+    host: str
+    record: AttemptRecord | None
+
+
 class SchedulerObserver(Protocol):
     def on_outcome(self, outcome: Outcome) -> None: ...
     def on_event(self, event: SchedulerEvent) -> None: ...
@@ -91,7 +103,7 @@ class Scheduler:
         record: bool = True,
         observer: SchedulerObserver | None = None,
         bind_latency: float = 0.0,
-        pod_lookup: Callable[[str, str], PodInfo | None] | None = None,
+        pod_lookup: Callable[[str, str], PodInfo | None],
     ) -> None:
         reg = new_in_tree_registry()
         if registry is not None:
@@ -194,10 +206,7 @@ class Scheduler:
 
     def _current_pod(self, pod: PodInfo) -> PodInfo | None:
         """The informer's copy of the pod, or None if it is gone."""
-        if self._pod_lookup is not None:
-            return self._pod_lookup(pod.namespace, pod.name)
-        obj = self.lister.get("Pod", pod.namespace, pod.name) if self.lister is not None else None
-        return new_pod_info(obj) if obj is not None else None
+        return self._pod_lookup(pod.namespace, pod.name)
 
     # The scheduling cycle
 
@@ -235,7 +244,6 @@ class Scheduler:
             return
         except Exception as err:  # a plugin's bug must not take other pods down
             log.exception("Error scheduling pod pod=%s", pod.key)
-            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
             self._handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
             return
         host = result.suggested_host
@@ -256,77 +264,57 @@ class Scheduler:
             self._unwind(fwk, state, assumed, host)
             self._handle_failure(fwk, qpi, s, record, single_node_fit=True)
             return
-        if state.pods_to_activate:
-            self.queue.activate(list(state.pods_to_activate.values()))
-            state.pods_to_activate.clear()
+        self._activate_pods(state)
         self._report("Scheduled", pod.key, host)
+        b = _Binding(fwk, state, qpi, assumed, host, record)
 
         def after_permit(status: Status | None) -> None:
             fwk.waiting_pods.pop(pod.uid, None)
-            self._after_permit(fwk, state, qpi, assumed, host, record, status)
+            self._after_permit(b, status)
 
         if s is not None and s.is_wait():
             fwk.waiting_pods[pod.uid] = WaitingPod(assumed, waits, self.clock, after_permit)
         else:
             self.clock.call_later(0, lambda: after_permit(None))
 
+    def _activate_pods(self, state: CycleState) -> None:
+        """PodsToActivate that plugins wrote during the cycle go to activeQ."""
+        if state.pods_to_activate:
+            self.queue.activate(list(state.pods_to_activate.values()))
+            state.pods_to_activate.clear()
+
     # The binding cycle
 
-    def _after_permit(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        qpi: QueuedPodInfo,
-        assumed: PodInfo,
-        host: str,
-        record: AttemptRecord | None,
-        status: Status | None,
-    ) -> None:
+    def _after_permit(self, b: _Binding, status: Status | None) -> None:
         """WaitOnPermit returned: fail, or go on to PreBind and Bind (after the bind latency)."""
         if status is not None and not status.is_success():
-            self._binding_failed(fwk, state, qpi, assumed, host, record, status)
+            self._binding_failed(b, status)
             return
-        self.queue.done(assumed.uid)
+        self.queue.done(b.assumed.uid)
         if self.bind_latency > 0:
-            self.clock.call_later(self.bind_latency, lambda: self._bind(fwk, state, qpi, assumed, host, record))
+            self.clock.call_later(self.bind_latency, lambda: self._bind(b))
         else:
-            self._bind(fwk, state, qpi, assumed, host, record)
+            self._bind(b)
 
-    def _bind(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        qpi: QueuedPodInfo,
-        assumed: PodInfo,
-        host: str,
-        record: AttemptRecord | None,
-    ) -> None:
+    def _bind(self, b: _Binding) -> None:
+        fwk, state, assumed, host = b.fwk, b.state, b.assumed, b.host
         s = fwk.run_pre_bind_plugins(state, assumed, host)
         if s is None or s.is_success():
             s = fwk.run_bind_plugins(state, assumed, host)
         self.cache.finish_binding(assumed)
         if s is not None and not s.is_success():
-            self._binding_failed(fwk, state, qpi, assumed, host, record, s)
+            self._binding_failed(b, s)
             return
         self._record_k8s_event(assumed, "Normal", "Scheduled", f"Successfully assigned {assumed.key} to {host}")
         self._report("Bound", assumed.key, host)
         fwk.run_post_bind_plugins(state, assumed, host)
-        if state.pods_to_activate:
-            self.queue.activate(list(state.pods_to_activate.values()))
-        self._notify(Outcome(qpi.pod_info, "Scheduled", host, "", qpi.attempts, record))
+        self._activate_pods(state)
+        self._notify(Outcome(b.qpi.pod_info, "Scheduled", host, "", b.qpi.attempts, b.record))
 
-    def _binding_failed(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        qpi: QueuedPodInfo,
-        assumed: PodInfo,
-        host: str,
-        record: AttemptRecord | None,
-        status: Status,
-    ) -> None:
+    def _binding_failed(self, b: _Binding, status: Status) -> None:
         """handleBindingCycleError: undo the reservation; the freed room is an AssignedPod delete for others."""
-        fwk.run_reserve_plugins_unreserve(state, assumed, host)
+        assumed = b.assumed
+        b.fwk.run_reserve_plugins_unreserve(b.state, assumed, b.host)
         forgot = False
         if self.cache.is_assumed_pod(assumed):
             try:
@@ -337,7 +325,7 @@ class Scheduler:
         delete_event = ClusterEvent(events.ASSIGNED_POD, events.DELETE)
         if forgot and not status.is_rejected():
             self.queue.move_all_to_active_or_backoff_queue(delete_event, assumed, None)
-        self._handle_failure(fwk, qpi, status, record, single_node_fit=True, clear_nomination=True)
+        self._handle_failure(b.fwk, b.qpi, status, b.record, single_node_fit=True, clear_nomination=True)
         if forgot and status.is_rejected():
             others = [
                 q

@@ -145,7 +145,9 @@ class Cache:
                 self._remove_pod_from_node(ps.pod)
                 self._add_pod_to_node(pod)
             else:
-                self._replace_pod(ps.pod, pod)
+                ni = self.nodes.get(pod.node_name)
+                if ni is not None:
+                    ni.replace_pod(pod)
             ps.pod = pod
             self.assumed_pods.discard(pod.uid)
             return
@@ -153,11 +155,6 @@ class Cache:
             raise CacheError(f"pod {pod.key}({pod.uid}) was already in added state")
         self._add_pod_to_node(pod)
         self.pod_states[pod.uid] = _PodState(pod)
-
-    def _replace_pod(self, old: PodInfo, new: PodInfo) -> None:
-        ni = self.nodes.get(old.node_name)
-        if ni is not None:
-            ni.replace_pod(new)
 
     def update_pod(self, old: PodInfo, new: PodInfo) -> None:
         ps = self.pod_states.get(old.uid)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from kubesched.framework.interface import ClusterEvent, ClusterEventWithHint, QueueingHintFn
+from kubesched.framework.types import PodInfo
 
 ADD: Final = 1
 DELETE: Final = 1 << 1
@@ -27,10 +28,6 @@ ASSIGNED_POD: Final = "AssignedPod"
 UNSCHEDULED_POD: Final = "UnscheduledPod"
 WILDCARD: Final = "*"
 
-# Events the queue raises itself; both match every registration.
-UNSCHEDULABLE_TIMEOUT: Final = ClusterEvent(WILDCARD, ALL, "UnschedulableTimeout")
-FORCE_ACTIVATE: Final = ClusterEvent(WILDCARD, ALL, "ForceActivate")
-
 
 def event(resource: str, action: int, hint: QueueingHintFn | None = None) -> ClusterEventWithHint:
     """A registration; without a hint function every matching event queues the pod."""
@@ -44,3 +41,30 @@ def matches(registered: ClusterEvent, resource: str, action: int) -> bool:
         registered.resource == POD and resource in (ASSIGNED_POD, UNSCHEDULED_POD)
     )
     return res_ok and bool(registered.action_type & action)
+
+
+_POD_UPDATE_BITS: Final = (
+    UPDATE_POD_LABEL,
+    UPDATE_POD_SCALE_DOWN,
+    UPDATE_POD_TOLERATION,
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+)
+
+
+def pod_update_action(old: PodInfo, new: PodInfo) -> int:
+    """PodSchedulingPropertiesChange: the update bits a pod change amounts to (0: nothing the scheduler reads)."""
+    action = 0
+    if old.labels != new.labels:
+        action |= UPDATE_POD_LABEL
+    if any(new.requests.get(k, 0) < v for k, v in old.requests.items()):
+        action |= UPDATE_POD_SCALE_DOWN
+    if old.tolerations != new.tolerations:
+        action |= UPDATE_POD_TOLERATION
+    if old.scheduling_gates and not new.scheduling_gates:
+        action |= UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+    return action
+
+
+def split_pod_update(action: int) -> list[int]:
+    """One event per bit, as upstream delivers pod updates to the queue."""
+    return [bit for bit in _POD_UPDATE_BITS if action & bit]

@@ -143,7 +143,7 @@ class FilterPlugin(Plugin):
 
 class PostFilterPlugin(Plugin):
     def post_filter(
-        self, state: CycleState, pod: PodInfo, filtered_node_status_map: Mapping[str, Status]
+        self, state: CycleState, pod: PodInfo, filtered_node_status_map: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
         raise NotImplementedError
 

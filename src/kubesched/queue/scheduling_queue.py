@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from kubesched.framework import events
 from kubesched.framework.interface import ClusterEvent, NominatingInfo, QueueingHint, QueueingHintFn
+from kubesched.framework.plugins import names
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
 
@@ -129,9 +130,6 @@ class Nominator:
     def nominated_pods_for_node(self, node: str) -> list[PodInfo]:
         return list(self.nominated_pods.get(node, ()))
 
-    def nominated_node(self, uid: str) -> str:
-        return self.pod_to_node.get(uid, "")
-
 
 Lesser = Callable[[Any, Any], bool]
 
@@ -156,7 +154,6 @@ class PriorityQueue:
             sort_key = cmp_to_key(lambda a, b: -1 if less(a, b) else (1 if less(b, a) else 0))  # type: ignore[assignment]
         self._key = sort_key
         self.hint_map: QueueingHintMap = hint_map or {}
-        self._interesting = self._events_of_interest()
         self._interest_cache: dict[tuple[str, int], frozenset[str]] = {}
         self._gating_seen: set[str] = set()  # PreEnqueue plugins that have gated some pod
         self.pod_initial_backoff = pod_initial_backoff
@@ -182,13 +179,6 @@ class PriorityQueue:
         self.scheduling_cycle = 0
         self.nominator = Nominator()
 
-    def _events_of_interest(self) -> list[ClusterEvent]:
-        seen: dict[ClusterEvent, None] = {}
-        for entries in self.hint_map.values():
-            for e in entries:
-                seen.setdefault(e.event, None)
-        return list(seen)
-
     def _plugins_interested_in(self, event: ClusterEvent) -> frozenset[str]:
         key = (event.resource, event.action_type)
         hit = self._interest_cache.get(key)
@@ -203,9 +193,7 @@ class PriorityQueue:
         return hit
 
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
-        if event.resource == events.WILDCARD:
-            return True
-        return any(events.matches(reg, event.resource, event.action_type) for reg in self._interesting)
+        return event.resource == events.WILDCARD or bool(self._plugins_interested_in(event))
 
     # Adding and popping
 
@@ -500,7 +488,7 @@ class PriorityQueue:
         out = []
         for qpi in self.unschedulable_pods.values():
             pi = qpi.pod_info
-            if "PodTopologySpread" in qpi.unschedulable_plugins and pi.namespace == pod.namespace:
+            if names.POD_TOPOLOGY_SPREAD in qpi.unschedulable_plugins and pi.namespace == pod.namespace:
                 out.append(qpi)
             elif any(t.matches(pod, None) for t in pi.required_affinity_terms):
                 out.append(qpi)
@@ -510,7 +498,7 @@ class PriorityQueue:
 
     def update(self, old: PodInfo, new: PodInfo) -> None:
         uid = new.uid
-        changes = pod_scheduling_property_changes(old, new)
+        changes = events.split_pod_update(events.pod_update_action(old, new))
         if uid in self._in_flight:
             for action in changes:
                 self._in_flight_events.append(
@@ -564,14 +552,6 @@ class PriorityQueue:
 
     # Introspection
 
-    def get(self, uid: str) -> QueuedPodInfo | None:
-        return (
-            self._in_active.get(uid)
-            or self._in_backoff.get(uid)
-            or self.unschedulable_pods.get(uid)
-            or self.gated_pods.get(uid)
-        )
-
     def pending_pods(self) -> dict[str, list[QueuedPodInfo]]:
         backoff = list(self._in_backoff.values())
         return {
@@ -583,23 +563,3 @@ class PriorityQueue:
 
     def has_active_or_backoff(self) -> bool:
         return bool(self._in_active or self._in_backoff)
-
-    def in_flight(self) -> int:
-        return len(self._in_flight)
-
-    def __len__(self) -> int:
-        return len(self._in_active)
-
-
-def pod_scheduling_property_changes(old: PodInfo, new: PodInfo) -> list[int]:
-    """PodSchedulingPropertiesChange: the update actions a pod change amounts to."""
-    out = []
-    if old.labels != new.labels:
-        out.append(events.UPDATE_POD_LABEL)
-    if any(new.requests.get(k, 0) < v for k, v in old.requests.items()):
-        out.append(events.UPDATE_POD_SCALE_DOWN)
-    if old.tolerations != new.tolerations:
-        out.append(events.UPDATE_POD_TOLERATION)
-    if old.scheduling_gates and not new.scheduling_gates:
-        out.append(events.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
-    return out

@@ -127,22 +127,19 @@ def _add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: 
         for step, created in parsed:
             loaded.steps.append(step)
             for obj, path in created:
-                so = SourcedObject(obj, source, index, path)
-                before = len(loaded.objects)
-                _add_object(loaded, so, "")
-                loaded.step_objects.extend(loaded.objects[before:])
-                del loaded.objects[before:]
+                loaded.step_objects.append(_checked(SourcedObject(obj, source, index, path), ""))
         return
     if kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc):
         for j, item in enumerate(doc.get("items") or []):
             if not isinstance(item, dict):
                 raise LoadError(f"{source}, document {index}: items[{j}]: expected an object")
-            _add_object(loaded, SourcedObject(item, source, index), f"items[{j}].")
+            loaded.objects.append(_checked(SourcedObject(item, source, index), f"items[{j}]."))
         return
-    _add_object(loaded, SourcedObject(doc, source, index), "")
+    loaded.objects.append(_checked(SourcedObject(doc, source, index), ""))
 
 
-def _add_object(loaded: LoadedInput, so: SourcedObject, prefix: str) -> None:
+def _checked(so: SourcedObject, prefix: str) -> SourcedObject:
+    """A supported kind with a name (or generateName); anything else names the spot."""
     kind = so.obj.get("kind")
     if not kind:
         raise LoadError(f"{so.source}, document {so.document}: {prefix}kind: Required value")
@@ -152,7 +149,7 @@ def _add_object(loaded: LoadedInput, so: SourcedObject, prefix: str) -> None:
     meta = so.obj.get("metadata")
     if not isinstance(meta, dict) or not (meta.get("name") or meta.get("generateName")):
         raise LoadError(f"{so.describe()}: {prefix}metadata.name: Required value")
-    loaded.objects.append(so)
+    return so
 
 
 def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:

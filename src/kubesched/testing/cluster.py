@@ -23,10 +23,6 @@ class Recorder:
     def on_event(self, event: SchedulerEvent) -> None:
         self.events.append(event)
 
-    def of(self, pod: str) -> list[tuple[float, str, str | None]]:
-        """(time, type, node) of one pod's events, e.g. of("default/p1")."""
-        return [(e.time, e.type, e.node) for e in self.events if e.pod == pod]
-
 
 @dataclass
 class Harness:
@@ -38,9 +34,6 @@ class Harness:
     def create(self, *objs: dict[str, Any]) -> None:
         for o in objs:
             self.cluster.create(o)
-
-    def run(self, until: float | None = None) -> None:
-        self.sched.run(until=until)
 
 
 def new_test_cluster(

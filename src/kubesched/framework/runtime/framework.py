@@ -24,6 +24,7 @@ from kubesched.framework.interface import (
     MIN_NODE_SCORE,
     Handle,
     NodeScoreList,
+    NodeToStatus,
     Plugin,
     PostFilterResult,
     PreFilterResult,
@@ -245,11 +246,11 @@ class Framework:
         on them either (they may go elsewhere): inter-pod affinity to a nominated pod is not enough.
         """
         added, state_with, info_with = self.add_ge_nominated_pods(pod, state, node_info)
-        status = self.run_filter_plugins(state_with, pod, info_with, record if not added else None)
-        if added and (status is None or status.is_success()):
+        status = self.run_filter_plugins(state_with, pod, info_with, record)
+        if added and status is None:
+            if record is not None:
+                record.clear()  # the record shows the pass that decides
             status = self.run_filter_plugins(state, pod, node_info, record)
-        elif added and record is not None:
-            self.run_filter_plugins(state_with, pod, info_with, record)
         return status
 
     def add_ge_nominated_pods(
@@ -287,9 +288,6 @@ class Framework:
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         return self.waiting_pods.get(uid)
-
-    def iterate_over_waiting_pods(self) -> list[WaitingPod]:
-        return list(self.waiting_pods.values())
 
     def reject_waiting_pod(self, uid: str) -> bool:
         wp = self.waiting_pods.get(uid)
@@ -332,7 +330,7 @@ class Framework:
     # PostFilter
 
     def run_post_filter_plugins(
-        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
         result: PostFilterResult | None = None
         reasons: list[str] = []

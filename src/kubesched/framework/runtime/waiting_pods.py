@@ -53,9 +53,6 @@ class WaitingPod:
             for plugin, t in timeouts.items()
         ]
 
-    def get_pending_plugins(self) -> list[str]:
-        return sorted(self.pending)
-
     def allow(self, plugin: str) -> None:
         self.pending.discard(plugin)
         if not self.pending:

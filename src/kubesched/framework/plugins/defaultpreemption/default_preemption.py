@@ -6,7 +6,6 @@ the pod is not retried against a node that is still full.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Final
 
 from kubesched.config.types import DefaultPreemptionArgs
@@ -51,14 +50,9 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         return None
 
     def post_filter(
-        self, state: CycleState, pod: PodInfo, filtered_node_status_map: Mapping[str, Status]
+        self, state: CycleState, pod: PodInfo, filtered_node_status_map: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
-        m = (
-            filtered_node_status_map
-            if isinstance(filtered_node_status_map, NodeToStatus)
-            else NodeToStatus(filtered_node_status_map)
-        )
-        result, status = self.evaluator.preempt(state, pod, m)
+        result, status = self.evaluator.preempt(state, pod, filtered_node_status_map)
         if status is not None and status.message():
             return result, Status(status.code, "preemption: " + status.message())
         return result, status
