@@ -89,4 +89,8 @@ def pod_requests(spec: Mapping[str, Any], *, non_zero: bool = False) -> Resource
             if name in (CPU, MEMORY):
                 reqs[name] = amount
     _add(reqs, parse_resource_list(spec.get("overhead")))
-    return reqs
+    # framework.Resource keeps only the names it knows; anything else in a request is not accounted.
+    return {k: v for k, v in reqs.items() if k in _TRACKED or is_scalar_resource_name(k)}
+
+
+_TRACKED = frozenset((CPU, MEMORY, EPHEMERAL_STORAGE, PODS))

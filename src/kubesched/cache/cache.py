@@ -141,13 +141,13 @@ class Cache:
         """An assigned pod from the informer: confirms an assumed pod, or adds one bound elsewhere."""
         ps = self.pod_states.get(pod.uid)
         if ps is not None and pod.uid in self.assumed_pods:
-            if ps.pod.node_name != pod.node_name:
+            ni = self.nodes.get(pod.node_name)
+            if ps.pod.node_name == pod.node_name and ni is not None and _same_footprint(ps.pod, pod):
+                ni.replace_pod(pod)  # the usual confirmation: no need to re-aggregate the node
+                self._touch(pod.node_name, ni)
+            else:
                 self._remove_pod_from_node(ps.pod)
                 self._add_pod_to_node(pod)
-            else:
-                ni = self.nodes.get(pod.node_name)
-                if ni is not None:
-                    ni.replace_pod(pod)
             ps.pod = pod
             self.assumed_pods.discard(pod.uid)
             return
@@ -247,3 +247,16 @@ class Cache:
         for ni in snapshot.node_info_map.values():
             if ni.node is not None:
                 ni.image_states = self._image_summaries(ni.node.images)
+
+
+def _same_footprint(a: PodInfo, b: PodInfo) -> bool:
+    """Whether two versions of a pod add the same amounts to a NodeInfo."""
+    return (
+        a.requests == b.requests
+        and a.non_zero_cpu == b.non_zero_cpu
+        and a.non_zero_mem == b.non_zero_mem
+        and a.host_ports == b.host_ports
+        and a.has_affinity == b.has_affinity
+        and bool(a.required_anti_affinity_terms) == bool(b.required_anti_affinity_terms)
+        and (a.obj.get("spec") or {}).get("volumes") == (b.obj.get("spec") or {}).get("volumes")
+    )

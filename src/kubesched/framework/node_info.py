@@ -89,6 +89,7 @@ class NodeInfo:
         "node",
         "pods",
         "_index",
+        "_shared",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
         "requested",
@@ -103,7 +104,9 @@ class NodeInfo:
     def __init__(self, node: ParsedNode | None = None) -> None:
         self.node = node
         self.pods: list[PodInfo] = []
-        self._index: dict[str, int] = {}  # uid -> position in pods, so nodes with many pods stay O(1)
+        # uid -> position in pods, so nodes with many pods stay O(1); None until a clone needs it.
+        self._index: dict[str, int] | None = {}
+        self._shared = False  # pods is shared with a clone: copy it before the first change
         self.pods_with_affinity: list[PodInfo] = []
         self.pods_with_required_anti_affinity: list[PodInfo] = []
         self.requested: Resources = {}
@@ -130,8 +133,17 @@ class NodeInfo:
         self.node = node
         self.generation = next_generation()
 
+    def _own_pods(self) -> dict[str, int]:
+        """Take a private pod list before changing it; returns the uid index, built if missing."""
+        if self._shared:
+            self.pods = list(self.pods)
+            self._shared = False
+        if self._index is None:
+            self._index = {p.uid: i for i, p in enumerate(self.pods)}
+        return self._index
+
     def add_pod(self, pod: PodInfo) -> None:
-        self._index[pod.uid] = len(self.pods)
+        self._own_pods()[pod.uid] = len(self.pods)
         self.pods.append(pod)
         if pod.has_affinity:
             self.pods_with_affinity.append(pod)
@@ -146,20 +158,21 @@ class NodeInfo:
                     lst[i] = lst[-1]
                     lst.pop()
                     break
-        i = self._index.pop(pod.uid, None)
+        index = self._own_pods()
+        i = index.pop(pod.uid, None)
         if i is None:
             return False
         p = self.pods[i]
         last = self.pods.pop()
         if i < len(self.pods):
             self.pods[i] = last
-            self._index[last.uid] = i
+            index[last.uid] = i
         self._update(p, -1)
         return True
 
     def replace_pod(self, new: PodInfo) -> bool:
         """Swap in a new version of a pod whose requests did not change (a confirmed binding)."""
-        i = self._index.get(new.uid)
+        i = self._own_pods().get(new.uid)
         if i is None:
             return False
         self.pods[i] = new
@@ -167,6 +180,7 @@ class NodeInfo:
             for j, p in enumerate(lst):
                 if p.uid == new.uid:
                     lst[j] = new
+        self.generation = next_generation()
         return True
 
     def _update(self, pod: PodInfo, sign: int) -> None:
@@ -192,8 +206,10 @@ class NodeInfo:
     def clone(self) -> NodeInfo:
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node
-        c.pods = list(self.pods)
-        c._index = dict(self._index)
+        # Copy-on-write: a node with thousands of pods is cloned into every snapshot it changes in.
+        c.pods = self.pods
+        c._index = None
+        c._shared = self._shared = True
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
         c.requested = dict(self.requested)

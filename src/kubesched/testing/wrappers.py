@@ -89,6 +89,11 @@ class PodWrapper:
         self._spec["containers"].append({"name": f"c{len(self._spec['containers'])}", "image": "pause", "ports": [p]})
         return self
 
+    def pvc(self, claim: str) -> PodWrapper:
+        vols = self._spec.setdefault("volumes", [])
+        vols.append({"name": f"v{len(vols)}", "persistentVolumeClaim": {"claimName": claim}})
+        return self
+
     def toleration(self, key: str = "", value: str = "", effect: str = "", operator: str = "Equal") -> PodWrapper:
         t = {"key": key, "operator": operator, "value": value, "effect": effect}
         self._spec.setdefault("tolerations", []).append(t)
