@@ -260,7 +260,7 @@ def test_node_operators(npods: int) -> None:
         cache.add_pod(p)
     ni = cache.nodes["test-node-1"]
     assert cache.node_tree.num_nodes == len(nodes) == len(cache.node_tree.list())
-    assert ni.allocatable == {"cpu": 1000, "memory": 1, "example.com/foo": 1}  # "100m" bytes rounds up to 1
+    assert ni.allocatable == {"cpu": 1000, "memory": 1, "example.com/foo": 1, "pods": 32}  # "100m" bytes: 1
     assert requested(ni) == {"cpu": 500 * npods, "memory": npods}
 
     snapshot = Snapshot()

@@ -220,9 +220,10 @@ class NodeWrapper:
         return self
 
     def capacity(self, resources: dict[str, str]) -> NodeWrapper:
-        """Capacity and allocatable both, as upstream's wrapper does."""
-        self._node["status"]["capacity"] = dict(resources)
-        self._node["status"]["allocatable"] = dict(resources)
+        """Capacity and allocatable both, 32 pods unless given, as upstream's wrapper does."""
+        res = {"pods": "32", **resources}
+        self._node["status"]["capacity"] = dict(res)
+        self._node["status"]["allocatable"] = dict(res)
         return self
 
     def taint(self, key: str, value: str, effect: str) -> NodeWrapper:

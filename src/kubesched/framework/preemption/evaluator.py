@@ -169,7 +169,9 @@ class Evaluator:
         if not ok:
             return None, Status(Code.UNSCHEDULABLE, reason)
         all_nodes = self.handle.snapshot.node_info_list
-        candidates, statuses = self.find_candidates(state, pod, all_nodes, m)
+        candidates, statuses, errors = self.find_candidates(state, pod, all_nodes, m)
+        if errors and not candidates:
+            return None, Status(Code.ERROR, _aggregate(errors))
         if not candidates:
             diag = Diagnosis(
                 node_to_status=statuses,
@@ -196,31 +198,53 @@ class Evaluator:
 
     def find_candidates(
         self, state: CycleState, pod: PodInfo, all_nodes: Sequence[NodeInfo], m: NodeToStatus
-    ) -> tuple[list[Candidate], dict[str, Status]]:
-        potential = [ni for ni in all_nodes if m.get_status(ni.name).code == Code.UNSCHEDULABLE]
+    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """Dry-run preemption on the nodes where it might help, from a random offset."""
+        potential = [ni for ni in all_nodes if m.get_status(ni.name).code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
         if not potential:
-            return [], {}
-        n = len(potential)
-        num_candidates = max(n * self.min_pct // 100, self.min_abs)
-        num_candidates = min(num_candidates, n)
-        offset = self.handle.rng.randrange(n) if self.handle.rng is not None else 0
+            return [], {}, []
+        offset, num_candidates = self.get_offset_and_num_candidates(len(potential))
         pdbs = list_pdbs(self.handle.lister)
+        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
+
+    def get_offset_and_num_candidates(self, n: int) -> tuple[int, int]:
+        """Where the dry run starts, and how many candidates are enough (min of pct/absolute, at most n)."""
+        num_candidates = min(max(n * self.min_pct // 100, self.min_abs), n)
+        offset = self.handle.rng.randrange(n) if self.handle.rng is not None else 0
+        return offset, num_candidates
+
+    def dry_run_preemption(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        potential: Sequence[NodeInfo],
+        pdbs: list[PDB],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """Select victims on copies of the nodes until enough candidates, one not violating a PDB among them."""
         fwk = self.handle.framework
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         statuses: dict[str, Status] = {}
+        errors: list[str] = []
+        n = len(potential)
         for i in range(n):
             ni = potential[(offset + i) % n].clone()
             victims, num_violating, status = self.select_victims_on_node(fwk, state.clone(), pod, ni, pdbs)
             if status is None and not victims:
                 status = Status(Code.ERROR, f'expected at least one victim pod on node "{ni.name}"')
             if status is None:
-                (violating if num_violating else non_violating).append(Candidate(ni.name, victims, num_violating))
+                bucket = violating if num_violating else non_violating
+                if len(bucket) < num_candidates:  # upstream's candidate lists hold numCandidates each
+                    bucket.append(Candidate(ni.name, victims, num_violating))
             else:
+                if status.code == Code.ERROR:
+                    errors.append(status.message())
                 statuses[ni.name] = status
             if non_violating and len(non_violating) + len(violating) >= num_candidates:
                 break
-        return non_violating + violating, statuses
+        return non_violating + violating, statuses, errors
 
     def select_victims_on_node(
         self, fwk: Any, state: CycleState, pod: PodInfo, ni: NodeInfo, pdbs: list[PDB]
@@ -310,6 +334,11 @@ class Evaluator:
                         client.patch_pod_status(p, None, "")
                     except Exception:  # the pod went away meanwhile
                         continue
+
+
+def _aggregate(errors: list[str]) -> str:
+    """utilerrors.NewAggregate's text: one error as is, several in brackets."""
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
 
 
 def _preempted_by_scheduler(pod: PodInfo) -> bool:
