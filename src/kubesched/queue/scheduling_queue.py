@@ -292,12 +292,21 @@ class PriorityQueue:
                 duration = self.pod_max_backoff
             else:
                 duration = self.pod_initial_backoff * (1 << shift)
-            qpi.backoff_expiration = math.floor((qpi.timestamp + duration) / BACKOFF_WINDOW) * BACKOFF_WINDOW
+            qpi.backoff_expiration = self._align(qpi.timestamp + duration)
         return qpi.backoff_expiration
 
+    def _align(self, t: float) -> float:
+        """Start of t's ordering window (PopFromBackoffQ); without it, t itself."""
+        return math.floor(t / BACKOFF_WINDOW) * BACKOFF_WINDOW if self.pop_from_backoff_q else t
+
     def is_pod_backing_off(self, qpi: QueuedPodInfo) -> bool:
+        """Backing off until the window after the expiry's window begins, as upstream compares windows."""
         t = self.backoff_time(qpi)
-        return t is not None and t > self._clock()
+        return t is not None and t >= self._align(self._clock())
+
+    def _ready_at(self, expiry: float) -> float:
+        """The first moment a pod with this backoff expiry is no longer backing off."""
+        return expiry + BACKOFF_WINDOW if self.pop_from_backoff_q else math.nextafter(expiry, math.inf)
 
     def _add_to_backoff(self, qpi: QueuedPodInfo) -> None:
         expiry = self.backoff_time(qpi)
@@ -308,9 +317,9 @@ class PriorityQueue:
         heapq.heappush(heap, (expiry or 0.0, self._key(qpi), entry, qpi))
 
     def flush_backoff_q_completed(self) -> None:
-        now = self._clock()
+        now = self._align(self._clock())
         for heap in (self._backoff, self._error_backoff):
-            while heap and heap[0][0] <= now:
+            while heap and heap[0][0] < now:
                 _, _, entry, qpi = heapq.heappop(heap)
                 uid = qpi.pod_info.uid
                 if self._backoff_entry.get(uid) == entry:
@@ -334,12 +343,13 @@ class PriorityQueue:
             self._requeue(qpi, QueueingStrategy.AFTER_BACKOFF)
 
     def next_error_backoff(self) -> float | None:
+        """When the first pod in error backoff can be retried."""
         while (
             self._error_backoff
             and self._backoff_entry.get(self._error_backoff[0][3].pod_info.uid) != (self._error_backoff[0][2])
         ):
             heapq.heappop(self._error_backoff)
-        return self._error_backoff[0][0] if self._error_backoff else None
+        return self._ready_at(self._error_backoff[0][0]) if self._error_backoff else None
 
     def next_wakeup(self) -> float | None:
         """When the queue changes by itself: an error backoff ending, or the leftover flush."""
@@ -348,7 +358,7 @@ class PriorityQueue:
         if retry is not None:
             times.append(retry)
         if not self.pop_from_backoff_q and self._backoff:
-            times.append(self._backoff[0][0])
+            times.append(self._ready_at(self._backoff[0][0]))
         first = next(iter(self.unschedulable_pods.values()), None)
         if first is not None:
             due = first.timestamp + self.pod_max_in_unschedulable_pods_duration

@@ -129,8 +129,11 @@ def test_error_goes_to_error_backoff_and_is_not_popped_early():
     qpi = q.pop()
     q.add_unschedulable_if_not_present(qpi)  # no rejecting plugin: an error
     assert q.pop() is None
-    assert q.next_error_backoff() == 1.0
-    clock.advance_to(1.0)
+    # Expiry 1.0 lies in window [1, 2): upstream keeps the pod backing off until that window is over.
+    assert q.next_error_backoff() == 2.0
+    clock.advance_to(1.5)
+    assert q.pop() is None
+    clock.advance_to(2.0)
     assert q.pop() is qpi
 
 
