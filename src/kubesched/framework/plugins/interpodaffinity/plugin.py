@@ -130,13 +130,16 @@ class InterPodAffinity(
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             events.event(events.POD, events.ADD | events.UPDATE_POD_LABEL | events.DELETE, self._after_pod_change),
-            events.event(
-                events.NODE, events.ADD | events.UPDATE_NODE_LABEL | events.UPDATE_NODE_TAINT, self._after_node
-            ),
+            # No preCheck with queueing hints on, so taint updates are not needed (1.34).
+            events.event(events.NODE, events.ADD | events.UPDATE_NODE_LABEL, self._after_node),
         ]
 
     def _after_pod_change(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
-        """A scheduled pod now satisfies the pod's affinity, or one that its anti-affinity (or vice versa) hit left."""
+        """Upstream's rule: a scheduled pod now matches all the affinity terms, or no longer all the anti-affinity ones.
+
+        A deleted pod counts only through the target pod's own anti-affinity, as upstream: the
+        deletion of an existing pod whose anti-affinity kept this pod out does not requeue it.
+        """
         if (new is not None and not new.node_name) or (old is not None and not old.node_name):
             return QueueingHint.QUEUE_SKIP
         affinity, anti = pod.required_affinity_terms, pod.required_anti_affinity_terms
@@ -145,36 +148,33 @@ class InterPodAffinity(
             ns = self._namespace_labels(p.namespace)
             return bool(terms) and all(t.matches(p, ns) for t in terms)
 
-        def any_match(terms: tuple[AffinityTerm, ...], p: PodInfo) -> bool:
-            ns = self._namespace_labels(p.namespace)
-            return any(t.matches(p, ns) for t in terms)
-
         if old is not None and new is not None:
             if not all_match(affinity, old) and all_match(affinity, new):
                 return QueueingHint.QUEUE
-            if any_match(anti, old) and not any_match(anti, new):
+            if all_match(anti, old) and not all_match(anti, new):
                 return QueueingHint.QUEUE
             return QueueingHint.QUEUE_SKIP
         if new is not None:
             return QueueingHint.QUEUE if all_match(affinity, new) else QueueingHint.QUEUE_SKIP
         assert old is not None
-        if any_match(anti, old) or any_match(old.required_anti_affinity_terms, pod):
-            return QueueingHint.QUEUE
-        return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE if all_match(anti, old) else QueueingHint.QUEUE_SKIP
 
     def _after_node(self, pod: PodInfo, old: ParsedNode | None, new: ParsedNode | None) -> QueueingHint:
-        """A node gained a topology value the affinity needs, or lost one the anti-affinity counted."""
+        """A node brings a topology value the affinity needs, or changes one the anti-affinity counted."""
         if new is None:
             return QueueingHint.QUEUE_SKIP
         for t in pod.required_affinity_terms:
             value = new.labels.get(t.topology_key)
             if value is not None and (old is None or old.labels.get(t.topology_key) != value):
                 return QueueingHint.QUEUE
-        if old is not None:
-            for t in pod.required_anti_affinity_terms:
-                value = old.labels.get(t.topology_key)
-                if value is not None and new.labels.get(t.topology_key) != value:
+        for t in pod.required_anti_affinity_terms:
+            if old is None:
+                if t.topology_key in new.labels:
                     return QueueingHint.QUEUE
+                continue
+            value = old.labels.get(t.topology_key)
+            if value is not None and new.labels.get(t.topology_key) != value:
+                return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
     def __init__(self, args: InterPodAffinityArgs, handle: Handle) -> None:

@@ -37,7 +37,6 @@ from kubesched.framework.interface import (
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.plugins import names
-from kubesched.framework.plugins.helper.hints import node_now_passes
 from kubesched.framework.plugins.helper.node_selector import labels_mask, selector_mask, term_mask
 from kubesched.framework.plugins.helper.normalize_score import default_normalize_score
 from kubesched.framework.status import Code, Status
@@ -78,19 +77,24 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            events.event(
-                events.NODE, events.ADD | events.UPDATE_NODE_LABEL | events.UPDATE_NODE_TAINT, self._after_node
-            )
+            # No preCheck with queueing hints on, so taint updates are not needed (1.34).
+            events.event(events.NODE, events.ADD | events.UPDATE_NODE_LABEL, self._after_node)
         ]
 
     def _after_node(self, pod: PodInfo, old: ParsedNode | None, new: ParsedNode | None) -> QueueingHint:
-        def matches(node: ParsedNode) -> bool:
-            ni = NodeInfo(node)
-            if self.added_node_selector is not None and not self.added_node_selector.matches(node.labels, node.name):
-                return False
-            return required_node_affinity_matches(pod, ni)
+        """Queue when the node now matches; for an update, only if the pod's own terms did not match before.
 
-        return node_now_passes(matches, old, new)
+        As upstream, the old node is not checked against addedAffinity.
+        """
+        if new is None:
+            return QueueingHint.QUEUE
+        if self.added_node_selector is not None and not self.added_node_selector.matches(new.labels, new.name):
+            return QueueingHint.QUEUE_SKIP
+        if not required_node_affinity_matches(pod, NodeInfo(new)):
+            return QueueingHint.QUEUE_SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP if required_node_affinity_matches(pod, NodeInfo(old)) else QueueingHint.QUEUE
 
     def __init__(self, args: NodeAffinityArgs | None) -> None:
         self.added_node_selector: NodeSelector | None = None

@@ -41,12 +41,12 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             events.event(events.POD, events.DELETE, self._after_pod_deleted),
-            events.event(events.NODE, events.ADD | events.UPDATE_NODE_TAINT | events.UPDATE_NODE_LABEL),
+            events.event(events.NODE, events.ADD),  # no hint: always worth a retry (1.34, queueing hints on)
         ]
 
     def _after_pod_deleted(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
         """Only a scheduled pod that held one of the ports this pod wants frees anything."""
-        if old is None or not old.node_name:
+        if old is None or not (old.node_name or old.nominated_node_name):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE if host_ports_conflict(old.host_ports, pod.host_ports) else QueueingHint.QUEUE_SKIP
 

@@ -111,11 +111,8 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             events.event(events.POD, events.DELETE | events.UPDATE_POD_SCALE_DOWN, self._after_pod_event),
-            events.event(
-                events.NODE,
-                events.ADD | events.UPDATE_NODE_ALLOCATABLE | events.UPDATE_NODE_TAINT | events.UPDATE_NODE_LABEL,
-                self._after_node_change,
-            ),
+            # With queueing hints on there is no preCheck, so taint and label updates are not needed (1.34).
+            events.event(events.NODE, events.ADD | events.UPDATE_NODE_ALLOCATABLE, self._after_node_change),
         ]
 
     def _after_pod_event(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
@@ -134,11 +131,13 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
 
     def _after_node_change(self, pod: PodInfo, old: ParsedNode | None, new: ParsedNode) -> QueueingHint:
         """Queue if the pod fits the (empty) node and the change added capacity it asks for."""
-        if fits_request(pod.requests, NodeInfo(new), self.ignored_resources, self.ignored_resource_groups):
+        # isFit checks the empty node without the ignored resources, as upstream's hint does.
+        if fits_request(pod.requests, NodeInfo(new), frozenset(), frozenset()):
             return QueueingHint.QUEUE_SKIP
         if old is None:
             return QueueingHint.QUEUE
-        grew = any(new.allocatable.get(k, 0) > old.allocatable.get(k, 0) for k in (*pod.requests, PODS))
+        requested = [k for k, v in pod.requests.items() if v > 0]
+        grew = any(new.allocatable.get(k, 0) > old.allocatable.get(k, 0) for k in (*requested, PODS))
         return QueueingHint.QUEUE if grew else QueueingHint.QUEUE_SKIP
 
     def __init__(self, args: NodeResourcesFitArgs) -> None:

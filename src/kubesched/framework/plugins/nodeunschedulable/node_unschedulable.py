@@ -37,7 +37,7 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             events.event(events.NODE, events.ADD | events.UPDATE_NODE_TAINT, self._after_node_change),
-            events.event(events.UNSCHEDULED_POD, events.UPDATE_POD_TOLERATION, self._after_toleration_change),
+            events.event(events.POD, events.UPDATE_POD_TOLERATION, self._after_toleration_change),
         ]
 
     def _after_node_change(self, pod: PodInfo, old: ParsedNode | None, new: ParsedNode | None) -> QueueingHint:

@@ -142,8 +142,9 @@ class PodTopologySpread(
     NAME = NAME
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        pod_actions = events.ADD | events.UPDATE_POD_LABEL | events.UPDATE_POD_TOLERATION | events.DELETE
         return [
-            events.event(events.POD, events.ADD | events.UPDATE_POD_LABEL | events.DELETE, self._after_pod_change),
+            events.event(events.POD, pod_actions, self._after_pod_change),
             events.event(
                 events.NODE,
                 events.ADD | events.DELETE | events.UPDATE_NODE_LABEL | events.UPDATE_NODE_TAINT,
@@ -152,40 +153,42 @@ class PodTopologySpread(
         ]
 
     def _after_pod_change(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
-        """A scheduled pod in the namespace whose labels the constraints select appeared, left or changed."""
-        if (new is not None and not new.node_name) or (old is not None and not old.node_name):
+        """A pod that counts in the spreading appeared, left, or changed whether the selectors match it.
+
+        The pod itself counts too: a new toleration matters under nodeTaintsPolicy Honor.
+        """
+
+        def involved(p: PodInfo | None) -> bool:
+            return p is None or p.uid == pod.uid or (bool(p.node_name) and p.namespace == pod.namespace)
+
+        if not (involved(old) and involved(new)):
             return QueueingHint.QUEUE_SKIP
         constraints = self._constraints(pod, "DoNotSchedule")
-        changed = new if new is not None else old
-        assert changed is not None
-        if changed.namespace != pod.namespace:
-            return QueueingHint.QUEUE_SKIP
         if old is not None and new is not None:
+            if (
+                new.uid == pod.uid
+                and old.tolerations != new.tolerations
+                and any(c.node_taints_policy == "Honor" for c in constraints)
+            ):
+                return QueueingHint.QUEUE
             if old.labels == new.labels:
                 return QueueingHint.QUEUE_SKIP
             if any(c.selector.matches(old.labels) != c.selector.matches(new.labels) for c in constraints):
                 return QueueingHint.QUEUE
             return QueueingHint.QUEUE_SKIP
+        changed = new if new is not None else old
+        assert changed is not None
         if any(c.selector.matches(changed.labels) for c in constraints):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
     def _after_node_change(self, pod: PodInfo, old: ParsedNode | None, new: ParsedNode | None) -> QueueingHint:
-        """A node carrying the topology keys came, went, or changed a key's value (or taints, under Honor)."""
+        """Any node carrying all the topology keys that came, changed or went may change the skew."""
         constraints = self._constraints(pod, "DoNotSchedule")
-        if new is None:
-            assert old is not None
-            ok = node_labels_match_spread_constraints(old.labels, constraints)
-            return QueueingHint.QUEUE if ok else QueueingHint.QUEUE_SKIP
-        if not node_labels_match_spread_constraints(new.labels, constraints):
-            return QueueingHint.QUEUE_SKIP
-        if old is None or not node_labels_match_spread_constraints(old.labels, constraints):
-            return QueueingHint.QUEUE
-        if any(old.labels.get(c.topology_key) != new.labels.get(c.topology_key) for c in constraints):
-            return QueueingHint.QUEUE
-        if old.taints != new.taints and any(c.node_taints_policy == "Honor" for c in constraints):
-            return QueueingHint.QUEUE
-        return QueueingHint.QUEUE_SKIP
+        node = new if new is not None else old
+        assert node is not None
+        ok = node_labels_match_spread_constraints(node.labels, constraints)
+        return QueueingHint.QUEUE if ok else QueueingHint.QUEUE_SKIP
 
     def __init__(self, args: PodTopologySpreadArgs, handle: Handle) -> None:
         self._handle = handle

@@ -67,7 +67,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             events.event(events.NODE, events.ADD | events.UPDATE_NODE_TAINT, self._after_node_change),
-            events.event(events.UNSCHEDULED_POD, events.UPDATE_POD_TOLERATION, self._after_toleration_change),
+            events.event(events.POD, events.UPDATE_POD_TOLERATION, self._after_toleration_change),
         ]
 
     def _after_node_change(self, pod: PodInfo, old: ParsedNode | None, new: ParsedNode | None) -> QueueingHint:
@@ -77,7 +77,10 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         return node_now_passes(tolerated, old, new)
 
     def _after_toleration_change(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
-        return QueueingHint.QUEUE if same_pod(pod, new) else QueueingHint.QUEUE_SKIP
+        """Only the pod's own update, and only when its number of tolerations changed."""
+        if same_pod(pod, new) and old is not None and new is not None and len(old.tolerations) != len(new.tolerations):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         taints = node_info.node.taints if node_info.node is not None else ()
