@@ -2,6 +2,8 @@
 
 import pytest
 
+from kubesched.framework.interface import BindPlugin, PermitPlugin, PreBindPlugin, ReservePlugin
+from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Code, Status
 from kubesched.schedule_one import Diagnosis, FitError, num_feasible_nodes_to_find
 from kubesched.testing.cluster import new_test_cluster
@@ -92,3 +94,108 @@ def test_cache_confirms_bound_pods_and_snapshot_rows_follow():
     sched.run()
     assert obs.outcomes[-1].pod.name == "p3" and obs.outcomes[-1].result == "Scheduled"
     assert obs.outcomes[-1].attempts == 2
+
+
+# TestSchedulerScheduleOne: one pod, one node, a plugin failing at each point of the cycle.
+
+
+class _Failing(ReservePlugin, PermitPlugin, PreBindPlugin, BindPlugin):
+    """Fails at the point named by `at` with an error; records Unreserve calls."""
+
+    NAME = "FakePlugin"
+
+    def __init__(self, at: str) -> None:
+        self.at = at
+        self.unreserved: list[str] = []
+
+    def _result(self, point: str) -> Status | None:
+        return Status(Code.ERROR, f"{point} error") if point == self.at else None
+
+    def reserve(self, state, pod, node_name):
+        return self._result("reserve")
+
+    def unreserve(self, state, pod, node_name):
+        self.unreserved.append(pod.name)
+
+    def permit(self, state, pod, node_name):
+        return self._result("permit"), 0.0
+
+    def pre_bind(self, state, pod, node_name):
+        return self._result("prebind")
+
+    def bind(self, state, pod, node_name):
+        s = self._result("bind")
+        return s if s is not None else Status(Code.SKIP)  # let DefaultBinder bind
+
+
+def _one_pod_cluster(at: str, pod=None):
+    plugin = _Failing(at)
+    reg = Registry()
+    reg.register("FakePlugin", lambda args, handle: plugin)
+    points = {p: {"enabled": [{"name": "FakePlugin"}]} for p in ("reserve", "permit", "preBind")}
+    points["bind"] = {"enabled": [{"name": "FakePlugin"}, {"name": "DefaultBinder"}], "disabled": [{"name": "*"}]}
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", "plugins": points}],
+    }
+    node = make_node("node1").capacity({"cpu": "4"}).obj()
+    tc = new_test_cluster([node], [pod or make_pod("foo").uid("foo").obj()], config=config, registry=reg)
+    tc.sched.run()
+    return tc, plugin
+
+
+@pytest.mark.parametrize(
+    ("at", "want_event", "want_note", "unreserved"),
+    [
+        pytest.param(
+            "", "Scheduled", "Successfully assigned default/foo to node1", [], id="bind assumed pod scheduled"
+        ),
+        pytest.param(
+            "reserve",
+            "FailedScheduling",
+            'running Reserve plugin "FakePlugin": reserve error',
+            ["foo"],
+            id="error reserve pod",
+        ),
+        pytest.param(
+            "permit",
+            "FailedScheduling",
+            'running Permit plugin "FakePlugin": permit error',
+            ["foo"],
+            id="error permit pod",
+        ),
+        pytest.param(
+            "prebind",
+            "FailedScheduling",
+            'running PreBind plugin "FakePlugin": prebind error',
+            ["foo"],
+            id="error prebind pod",
+        ),
+        pytest.param(
+            "bind", "FailedScheduling", 'running Bind plugin "FakePlugin": bind error', ["foo"], id="error bind pod"
+        ),
+    ],
+)
+def test_schedule_one_failure_points(at, want_event, want_note, unreserved):
+    tc, plugin = _one_pod_cluster(at)
+    first = tc.cluster.events[0]
+    assert (first["reason"], first["note"]) == (want_event, want_note)
+    assert plugin.unreserved[:1] == unreserved
+    pod = tc.cluster.get("Pod", "default", "foo")
+    if at:
+        # Forgotten by the cache, not bound, and marked with the SchedulerError condition.
+        assert tc.sched.cache.get_pod("foo") is None
+        assert not pod["spec"].get("nodeName")
+        cond = pod["status"]["conditions"][0]
+        assert (cond["type"], cond["status"], cond["reason"]) == ("PodScheduled", "False", "SchedulerError")
+    else:
+        assert pod["spec"]["nodeName"] == "node1"
+
+
+def test_schedule_one_skips_a_deleting_pod():
+    tc, _ = _one_pod_cluster("", make_pod("foo").uid("foo").terminating().obj())
+    assert [(e["reason"], e["note"]) for e in tc.cluster.events] == [
+        ("FailedScheduling", "skip schedule deleting pod: default/foo")
+    ]
+    assert not tc.cluster.get("Pod", "default", "foo")["spec"].get("nodeName")
