@@ -667,134 +667,140 @@ def test_dry_run_offset_across_cycles_wraps_around() -> None:
 
 E = 0  # epochTime
 
+
+def victim(name: str, prio: int, req: dict[str, str], start: int) -> dict[str, Any]:
+    """A running pod named pN.M (or pN) on nodeN, as upstream's SelectBestCandidate tables name them."""
+    return pod(name, "node" + name[1:].split(".")[0], prio, req, start)
+
+
 SELECT_CASES = [
     (
         "a pod that fits on both nodes when lower priority pods are preempted",
-        2,
+        HIGH,
         LARGE,
-        [pod("p1", "node1", MID, LARGE, E), pod("p2", "node2", MID, LARGE, E)],
+        [victim("p1", MID, LARGE, E), victim("p2", MID, LARGE, E)],
         {"node1", "node2"},
     ),
     (
         "node with min highest priority pod is picked",
-        3,
+        HIGH,
         VERY_LARGE,
         [
-            pod("p1.1", "node1", MID, MEDIUM, E),
-            pod("p1.2", "node1", MID, LARGE, E),
-            pod("p2.1", "node2", MID, MEDIUM, E),
-            pod("p2.2", "node2", LOW, MEDIUM, E),
-            pod("p3.1", "node3", LOW, MEDIUM, E),
-            pod("p3.2", "node3", LOW, MEDIUM, E),
+            victim("p1.1", MID, MEDIUM, E),
+            victim("p1.2", MID, LARGE, E),
+            victim("p2.1", MID, MEDIUM, E),
+            victim("p2.2", LOW, MEDIUM, E),
+            victim("p3.1", LOW, MEDIUM, E),
+            victim("p3.2", LOW, MEDIUM, E),
         ],
         {"node3"},
     ),
     (
         "when highest priorities are the same, minimum sum of priorities is picked",
-        3,
+        HIGH,
         VERY_LARGE,
         [
-            pod("p1.1", "node1", MID, MEDIUM, E),
-            pod("p1.2", "node1", MID, LARGE, E),
-            pod("p2.1", "node2", MID, LARGE, E),
-            pod("p2.2", "node2", LOW, MEDIUM, E),
-            pod("p3.1", "node3", MID, MEDIUM, E),
-            pod("p3.2", "node3", MID, MEDIUM, E),
+            victim("p1.1", MID, MEDIUM, E),
+            victim("p1.2", MID, LARGE, E),
+            victim("p2.1", MID, LARGE, E),
+            victim("p2.2", LOW, MEDIUM, E),
+            victim("p3.1", MID, MEDIUM, E),
+            victim("p3.2", MID, MEDIUM, E),
         ],
         {"node2"},
     ),
     (
         "when highest priority and sum are the same, minimum number of pods is picked",
-        3,
+        HIGH,
         VERY_LARGE,
         [
-            pod("p1.1", "node1", MID, SMALL, E),
-            pod("p1.2", "node1", NEG, SMALL, E),
-            pod("p1.3", "node1", MID, SMALL, E),
-            pod("p1.4", "node1", NEG, SMALL, E),
-            pod("p2.1", "node2", MID, LARGE, E),
-            pod("p2.2", "node2", NEG, MEDIUM, E),
-            pod("p3.1", "node3", MID, MEDIUM, E),
-            pod("p3.2", "node3", NEG, SMALL, E),
-            pod("p3.3", "node3", LOW, SMALL, E),
+            victim("p1.1", MID, SMALL, E),
+            victim("p1.2", NEG, SMALL, E),
+            victim("p1.3", MID, SMALL, E),
+            victim("p1.4", NEG, SMALL, E),
+            victim("p2.1", MID, LARGE, E),
+            victim("p2.2", NEG, MEDIUM, E),
+            victim("p3.1", MID, MEDIUM, E),
+            victim("p3.2", NEG, SMALL, E),
+            victim("p3.3", LOW, SMALL, E),
         ],
         {"node2"},
     ),
     (
         "sum of adjusted priorities is considered",
-        3,
+        HIGH,
         VERY_LARGE,
         [
-            pod("p1.1", "node1", MID, SMALL, E),
-            pod("p1.2", "node1", NEG, SMALL, E),
-            pod("p1.3", "node1", NEG, SMALL, E),
-            pod("p2.1", "node2", MID, LARGE, E),
-            pod("p2.2", "node2", NEG, MEDIUM, E),
-            pod("p3.1", "node3", MID, MEDIUM, E),
-            pod("p3.2", "node3", NEG, SMALL, E),
-            pod("p3.3", "node3", LOW, SMALL, E),
+            victim("p1.1", MID, SMALL, E),
+            victim("p1.2", NEG, SMALL, E),
+            victim("p1.3", NEG, SMALL, E),
+            victim("p2.1", MID, LARGE, E),
+            victim("p2.2", NEG, MEDIUM, E),
+            victim("p3.1", MID, MEDIUM, E),
+            victim("p3.2", NEG, SMALL, E),
+            victim("p3.3", LOW, SMALL, E),
         ],
         {"node2"},
     ),
     (
         "non-overlapping lowest high priority, sum priorities, and number of pods",
-        4,
+        VERY_HIGH,
         VERY_LARGE,
         [
-            pod("p1.1", "node1", MID, SMALL, E),
-            pod("p1.2", "node1", LOW, SMALL, E),
-            pod("p1.3", "node1", LOW, SMALL, E),
-            pod("p2.1", "node2", HIGH, LARGE, E),
-            pod("p3.1", "node3", MID, MEDIUM, E),
-            pod("p3.2", "node3", LOW, SMALL, E),
-            pod("p3.3", "node3", LOW, SMALL, E),
-            pod("p3.4", "node3", LOW, MEDIUM, E),
-            pod("p4.1", "node4", MID, MEDIUM, E),
-            pod("p4.2", "node4", MID, SMALL, E),
-            pod("p4.3", "node4", MID, SMALL, E),
-            pod("p4.4", "node4", NEG, SMALL, E),
+            victim("p1.1", MID, SMALL, E),
+            victim("p1.2", LOW, SMALL, E),
+            victim("p1.3", LOW, SMALL, E),
+            victim("p2.1", HIGH, LARGE, E),
+            victim("p3.1", MID, MEDIUM, E),
+            victim("p3.2", LOW, SMALL, E),
+            victim("p3.3", LOW, SMALL, E),
+            victim("p3.4", LOW, MEDIUM, E),
+            victim("p4.1", MID, MEDIUM, E),
+            victim("p4.2", MID, SMALL, E),
+            victim("p4.3", MID, SMALL, E),
+            victim("p4.4", NEG, SMALL, E),
         ],
         {"node1"},
     ),
     (
         "same priority, same number of victims, different start time for each node's pod",
-        3,
+        HIGH,
         VERY_LARGE,
         [
-            pod("p1.1", "node1", MID, MEDIUM, 2),
-            pod("p1.2", "node1", MID, MEDIUM, 2),
-            pod("p2.1", "node2", MID, MEDIUM, 3),
-            pod("p2.2", "node2", MID, MEDIUM, 3),
-            pod("p3.1", "node3", MID, MEDIUM, 1),
-            pod("p3.2", "node3", MID, MEDIUM, 1),
+            victim("p1.1", MID, MEDIUM, 2),
+            victim("p1.2", MID, MEDIUM, 2),
+            victim("p2.1", MID, MEDIUM, 3),
+            victim("p2.2", MID, MEDIUM, 3),
+            victim("p3.1", MID, MEDIUM, 1),
+            victim("p3.2", MID, MEDIUM, 1),
         ],
         {"node2"},
     ),
     (
         "same priority, same number of victims, different start time for all pods",
-        3,
+        HIGH,
         VERY_LARGE,
         [
-            pod("p1.1", "node1", MID, MEDIUM, 4),
-            pod("p1.2", "node1", MID, MEDIUM, 2),
-            pod("p2.1", "node2", MID, MEDIUM, 5),
-            pod("p2.2", "node2", MID, MEDIUM, 1),
-            pod("p3.1", "node3", MID, MEDIUM, 3),
-            pod("p3.2", "node3", MID, MEDIUM, 6),
+            victim("p1.1", MID, MEDIUM, 4),
+            victim("p1.2", MID, MEDIUM, 2),
+            victim("p2.1", MID, MEDIUM, 5),
+            victim("p2.2", MID, MEDIUM, 1),
+            victim("p3.1", MID, MEDIUM, 3),
+            victim("p3.2", MID, MEDIUM, 6),
         ],
         {"node3"},
     ),
     (
         "different priority, same number of victims, different start time for all pods",
-        3,
+        HIGH,
         VERY_LARGE,
         [
-            pod("p1.1", "node1", LOW, MEDIUM, 4),
-            pod("p1.2", "node1", MID, MEDIUM, 2),
-            pod("p2.1", "node2", MID, MEDIUM, 6),
-            pod("p2.2", "node2", LOW, MEDIUM, 1),
-            pod("p3.1", "node3", LOW, MEDIUM, 3),
-            pod("p3.2", "node3", MID, MEDIUM, 5),
+            victim("p1.1", LOW, MEDIUM, 4),
+            victim("p1.2", MID, MEDIUM, 2),
+            victim("p2.1", MID, MEDIUM, 6),
+            victim("p2.2", LOW, MEDIUM, 1),
+            victim("p3.1", LOW, MEDIUM, 3),
+            victim("p3.2", MID, MEDIUM, 5),
         ],
         {"node2"},
     ),
@@ -802,14 +808,12 @@ SELECT_CASES = [
 
 
 @pytest.mark.parametrize(
-    ("num_nodes", "req", "pods", "expected"), [c[1:] for c in SELECT_CASES], ids=[c[0] for c in SELECT_CASES]
+    ("prio", "req", "pods", "expected"), [c[1:] for c in SELECT_CASES], ids=[c[0] for c in SELECT_CASES]
 )
-def test_select_best_candidate(
-    num_nodes: int, req: dict[str, str], pods: list[dict[str, Any]], expected: set[str]
-) -> None:
-    nodes = [make_node(f"node{i}").capacity(VERY_LARGE).obj() for i in range(1, num_nodes + 1)]
-    s = setup(nodes, pods)
-    state, pi = s.pre_filter(pod("p", prio=VERY_HIGH if num_nodes == 4 else HIGH, req=req))
+def test_select_best_candidate(prio: int, req: dict[str, str], pods: list[dict[str, Any]], expected: set[str]) -> None:
+    names = sorted({p["spec"]["nodeName"] for p in pods})
+    s = setup([make_node(n).capacity(VERY_LARGE).obj() for n in names], pods)
+    state, pi = s.pre_filter(pod("p", prio=prio, req=req))
     infos = s.tc.sched.snapshot.node_info_list
     offset, num = s.plugin.evaluator.get_offset_and_num_candidates(len(infos))
     cands, _, _ = s.plugin.evaluator.dry_run_preemption(state, pi, infos, [], offset, num)
