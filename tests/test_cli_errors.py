@@ -83,5 +83,5 @@ def test_config_flag_errors_name_the_file(tmp_path, capsys):
 def test_missing_plugins_warn_once(tmp_path, capsys):
     code, out, err = run(tmp_path, capsys, NODE)
     assert code == 0
-    assert err.count("warning") == 1 and "VolumeBinding" in err and "DefaultPreemption" not in err
+    assert err.count("warning") == 1 and "DynamicResources" in err and "VolumeBinding" not in err
     assert json.loads(out)["nodes"][0]["name"] == "n1"

@@ -58,6 +58,11 @@ class EventHandlers:
             log.error("Scheduler cache RemoveNode failed err=%s", err)
         self._event(events.NODE, events.DELETE, node, None)
 
+    def on_object(self, kind: str, event: str, old: object, new: object) -> None:
+        """A storage object changed: pods rejected by plugins watching that kind may be retried."""
+        action = {"ADDED": events.ADD, "MODIFIED": events.UPDATE, "DELETED": events.DELETE}[event]
+        self._event(kind, action, old, new)
+
     def add_pod(self, pod: PodInfo) -> None:
         if pod.node_name:
             self._add_assigned(pod)

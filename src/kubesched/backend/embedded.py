@@ -14,6 +14,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubesched.api.selectors import LabelSelector
+from kubesched.backend.errors import ConflictError
+from kubesched.backend.pv_controller import PVController
 from kubesched.framework.types import PodInfo
 
 Obj = dict[str, Any]
@@ -39,22 +41,25 @@ def object_key(obj: Obj) -> tuple[str, str]:
     return ns, str(meta.get("name") or "")
 
 
-class ConflictError(RuntimeError):
-    """The object changed or vanished (HTTP 409/404 in a real cluster)."""
-
-
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # virtual time 0, for timestamps written on objects
 
 
+__all__ = ["ConflictError", "EmbeddedCluster"]
+
+
 class EmbeddedCluster:
-    def __init__(self, clock: Callable[[], float] = lambda: 0.0) -> None:
+    def __init__(self, clock: Callable[[], float] = lambda: 0.0, *, pv_controller: bool = True) -> None:
         self.objects: dict[str, dict[tuple[str, str], Obj]] = {k: {} for k in KINDS}
         self._listeners: list[Listener] = []
+        self._controllers: list[Listener] = []  # run after the listeners, like controllers watching the API
         self._rv = 0
+        self.versions: dict[str, int] = dict.fromkeys(KINDS, 0)  # per kind: bumped on every change
         self.clock = clock
         self.events: list[Obj] = []
         self._stamp_time = -1.0
         self._stamp = ""  # core/v1 Events the scheduler recorded, oldest first
+        if pv_controller:
+            PVController(self)
 
     def timestamp(self) -> str:
         now = self.clock()
@@ -66,9 +71,19 @@ class EmbeddedCluster:
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
 
+    def add_controller(self, controller: Listener) -> None:
+        self._controllers.append(controller)
+
+    def kind_version(self, kind: str) -> int:
+        """Changes so far to objects of a kind: lets readers rebuild an index only when it moved."""
+        return self.versions[kind]
+
     def _emit(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
+        self.versions[kind] += 1
         for listener in self._listeners:
             listener(kind, event, old, new)
+        for controller in self._controllers:
+            controller(kind, event, old, new)
 
     def _bump(self, obj: Obj) -> None:
         self._rv += 1

@@ -15,6 +15,7 @@ class Snapshot:
         self.position: dict[str, int] = {}
         self.generation = 0
         self.table = NodeTable([])
+        self._used_pvcs: tuple[int, int, frozenset[str]] = (-1, -1, frozenset())
         if nodes is not None:
             self.node_info_map = {ni.name: ni for ni in nodes}
             self.rebuild_lists([ni.name for ni in nodes])
@@ -30,6 +31,14 @@ class Snapshot:
         self.have_pods_with_required_anti_affinity_list = [
             ni for ni in self.node_info_list if ni.pods_with_required_anti_affinity
         ]
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        """StorageInfos().IsPVCUsedByPods: a pod on some node (assumed ones included) uses the claim "ns/name"."""
+        gen, n, used = self._used_pvcs
+        if gen != self.generation or n != len(self.node_info_list):
+            used = frozenset(k for ni in self.node_info_list for k in ni.pvc_ref_counts)
+            self._used_pvcs = (self.generation, len(self.node_info_list), used)
+        return key in used
 
     def get(self, name: str) -> NodeInfo | None:
         return self.node_info_map.get(name)

@@ -27,6 +27,23 @@ POD: Final = "Pod"
 ASSIGNED_POD: Final = "AssignedPod"
 UNSCHEDULED_POD: Final = "UnscheduledPod"
 WILDCARD: Final = "*"
+PERSISTENT_VOLUME: Final = "PersistentVolume"
+PERSISTENT_VOLUME_CLAIM: Final = "PersistentVolumeClaim"
+STORAGE_CLASS: Final = "StorageClass"
+CSI_NODE: Final = "CSINode"
+CSI_DRIVER: Final = "CSIDriver"
+CSI_STORAGE_CAPACITY: Final = "CSIStorageCapacity"
+# Kinds besides pods and nodes whose changes reach the queue as cluster events.
+OTHER_RESOURCES: Final = frozenset(
+    {
+        PERSISTENT_VOLUME,
+        PERSISTENT_VOLUME_CLAIM,
+        STORAGE_CLASS,
+        CSI_NODE,
+        CSI_DRIVER,
+        CSI_STORAGE_CAPACITY,
+    }
+)
 
 
 def event(resource: str, action: int, hint: QueueingHintFn | None = None) -> ClusterEventWithHint:

@@ -15,6 +15,7 @@ from kubesched.api.errors import FieldError
 from kubesched.api.quantity import QuantityError
 from kubesched.api.resources import CPU, MEMORY, PODS, Resources, is_scalar_resource_name, parse_resource_list
 from kubesched.api.taints import HostPort, Taint, parse_taints
+from kubesched.api.volumes import pod_claim_names
 from kubesched.framework.types import PodInfo
 
 _generation = itertools.count(1)
@@ -226,9 +227,5 @@ class NodeInfo:
 
 
 def _pvc_keys(pod: PodInfo) -> list[str]:
-    vols = (pod.obj.get("spec") or {}).get("volumes") or ()
-    return [
-        f"{pod.namespace}/{v['persistentVolumeClaim'].get('claimName', '')}"
-        for v in vols
-        if v.get("persistentVolumeClaim")
-    ]
+    """Claims the pod uses, generic ephemeral ones included (named <pod>-<volume>), as "ns/name"."""
+    return [f"{pod.namespace}/{name}" for name, _ in pod_claim_names(pod.obj)]

@@ -12,6 +12,7 @@ from kubesched.backend.embedded import ConflictError, EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
 from kubesched.event_handlers import EventHandlers
+from kubesched.framework import events
 from kubesched.framework.node_info import ParsedNode, parse_node
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.scheduler import Outcome, Scheduler, SchedulerEvent
@@ -75,6 +76,8 @@ class _Bridge:
             self._pod(event, old, new)
         elif kind == "Node":
             self._node(event, old, new)
+        elif kind in events.OTHER_RESOURCES:
+            self.handlers.on_object(kind, event, old, new)
 
     def _pod(self, event: str, old: Any, new: Any) -> None:
         if event == "DELETED":

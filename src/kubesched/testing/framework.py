@@ -30,7 +30,8 @@ def build_snapshot(nodes: Sequence[dict[str, Any]], pods: Sequence[dict[str, Any
 
 
 def lister_with(objects: Sequence[dict[str, Any]] = ()) -> EmbeddedCluster:
-    cluster = EmbeddedCluster()
+    """A store holding `objects` as given: no PV controller binds or provisions behind the test's back."""
+    cluster = EmbeddedCluster(pv_controller=False)
     for o in objects:
         cluster.create(o)
     return cluster

@@ -89,6 +89,10 @@ class PodWrapper:
         self._spec["containers"].append({"name": f"c{len(self._spec['containers'])}", "image": "pause", "ports": [p]})
         return self
 
+    def volume(self, volume: dict[str, Any]) -> PodWrapper:
+        self._spec().setdefault("volumes", []).append(volume)
+        return self
+
     def pvc(self, claim: str) -> PodWrapper:
         vols = self._spec.setdefault("volumes", [])
         vols.append({"name": f"v{len(vols)}", "persistentVolumeClaim": {"claimName": claim}})

@@ -12,23 +12,19 @@ from kubesched.framework.plugins.nodename import node_name
 from kubesched.framework.plugins.nodeports import node_ports
 from kubesched.framework.plugins.noderesources import balanced_allocation, fit
 from kubesched.framework.plugins.nodeunschedulable import node_unschedulable
+from kubesched.framework.plugins.nodevolumelimits import csi
 from kubesched.framework.plugins.podtopologyspread import plugin as podtopologyspread
 from kubesched.framework.plugins.queuesort import priority_sort
 from kubesched.framework.plugins.schedulinggates import scheduling_gates
 from kubesched.framework.plugins.tainttoleration import taint_toleration
+from kubesched.framework.plugins.volumebinding import volume_binding
+from kubesched.framework.plugins.volumerestrictions import volume_restrictions
+from kubesched.framework.plugins.volumezone import volume_zone
 from kubesched.framework.runtime.registry import Registry
 
 # Upstream default plugins kubesched does not implement yet. A profile that enables them
 # still loads; the scheduler runs without them and `simulate` says so on stderr.
-NOT_BUILT: frozenset[str] = frozenset(
-    {
-        names.VOLUME_RESTRICTIONS,
-        names.NODE_VOLUME_LIMITS,
-        names.VOLUME_BINDING,
-        names.VOLUME_ZONE,
-        names.DYNAMIC_RESOURCES,
-    }
-)
+NOT_BUILT: frozenset[str] = frozenset({names.DYNAMIC_RESOURCES})
 
 
 def new_in_tree_registry() -> Registry:
@@ -45,6 +41,10 @@ def new_in_tree_registry() -> Registry:
     r.register(names.INTER_POD_AFFINITY, interpodaffinity.new)
     r.register(names.NODE_RESOURCES_BALANCED_ALLOCATION, balanced_allocation.new)
     r.register(names.IMAGE_LOCALITY, image_locality.new)
+    r.register(names.VOLUME_RESTRICTIONS, volume_restrictions.new)
+    r.register(names.NODE_VOLUME_LIMITS, csi.new)
+    r.register(names.VOLUME_BINDING, volume_binding.new)
+    r.register(names.VOLUME_ZONE, volume_zone.new)
     r.register(names.DEFAULT_BINDER, default_binder.new)
     r.register(names.DEFAULT_PREEMPTION, default_preemption.new)
     return r

@@ -1,0 +1,182 @@
+"""NodeVolumeLimits: CSI volumes attached to a node must stay within the driver's limit (nodevolumelimits/csi.go).
+
+Limits come from the CSINode's drivers[].allocatable.count and from node allocatable
+`attachable-volumes-*` entries. A volume counts once per node however many pods use
+it. In-tree volumes count against their CSI driver once the node's CSINode lists the
+plugin as migrated; claims not bound yet count by their StorageClass's provisioner.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any, Final
+
+from kubesched.api import volumes as vol
+from kubesched.framework import events
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import (
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    PreFilterPlugin,
+    PreFilterResult,
+    QueueingHint,
+)
+from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.plugins import names
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
+
+NAME: Final = names.NODE_VOLUME_LIMITS
+ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: Final = "node(s) exceed max volume count"
+ATTACHABLE_PREFIX: Final = "attachable-volumes-"
+
+Obj = Mapping[str, Any]
+
+
+class ClaimNotFound(LookupError):
+    pass
+
+
+class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+    NAME = NAME
+
+    def __init__(self, handle: Handle) -> None:
+        self.lister = handle.lister
+        # Unbound claims get a handle no real volume has, as upstream's random prefix ensures
+        # (not drawn from the scheduler's seeded source: that would shift its tie-breaks).
+        self.random_prefix = uuid.uuid4().hex
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            events.event(events.CSI_NODE, events.ADD),
+            events.event(events.POD, events.DELETE, self._after_pod_deleted),
+            events.event(events.PERSISTENT_VOLUME_CLAIM, events.ADD, self._after_claim_added),
+        ]
+
+    def _after_pod_deleted(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
+        if old is None or not old.node_name:
+            return QueueingHint.QUEUE_SKIP
+        for v in vol.pod_volumes(old.obj):
+            if v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None:
+                return QueueingHint.QUEUE
+            if vol.in_tree_plugin_of(v) is not None:
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def _after_claim_added(self, pod: PodInfo, old: Obj | None, new: Obj | None) -> QueueingHint:
+        if new is None or (vol.meta(new).get("namespace") or "default") != pod.namespace:
+            return QueueingHint.QUEUE_SKIP
+        wanted = {name for name, _ in vol.pod_claim_names(pod.obj)}
+        return QueueingHint.QUEUE if vol.meta(new).get("name") in wanted else QueueingHint.QUEUE_SKIP
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Any) -> tuple[PreFilterResult | None, Status | None]:
+        for v in vol.pod_volumes(pod.obj):
+            if v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None:
+                return None, None
+            if vol.in_tree_plugin_of(v) is not None:
+                return None, None
+        return None, Status(Code.SKIP)
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        if not vol.pod_volumes(pod.obj):
+            return None
+        csi_node = self.lister.get("CSINode", "", node_info.name)
+        new_volumes: dict[str, str] = {}
+        try:
+            self._attachable_volumes(pod, csi_node, True, new_volumes)
+        except ClaimNotFound as err:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
+        if not new_volumes:
+            return None
+        limits = volume_limits(node_info, csi_node)
+        if not limits:
+            return None
+        attached: dict[str, str] = {}
+        for existing in node_info.pods:
+            self._attachable_volumes(existing, csi_node, False, attached)
+        attached_count: dict[str, int] = {}
+        for unique, key in attached.items():
+            new_volumes.pop(unique, None)  # a volume already attached costs nothing more
+            attached_count[key] = attached_count.get(key, 0) + 1
+        new_count: dict[str, int] = {}
+        for key in new_volumes.values():
+            new_count[key] = new_count.get(key, 0) + 1
+        for key, count in new_count.items():
+            limit = limits.get(key)
+            if limit is not None and attached_count.get(key, 0) + count > limit:
+                return Status(Code.UNSCHEDULABLE, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+        return None
+
+    def _attachable_volumes(self, pod: PodInfo, csi_node: Obj | None, new_pod: bool, result: dict[str, str]) -> None:
+        """Unique volume name ("driver/handle") -> the limit key it counts against."""
+        for v in vol.pod_volumes(pod.obj):
+            claim = vol.claim_name(pod.obj, v)
+            if claim is None:
+                self._inline_volume(v, csi_node, result)
+                continue
+            name, ephemeral = claim
+            pvc = self.lister.get("PersistentVolumeClaim", pod.namespace, name)
+            if pvc is None:
+                if new_pod:
+                    raise ClaimNotFound(
+                        f'looking up PVC {pod.namespace}/{name}: persistentvolumeclaim "{name}" not found'
+                    )
+                continue
+            if ephemeral and vol.ephemeral_owner_error(pod.obj, pvc):
+                continue
+            driver, handle = self._csi_driver_info(csi_node, pvc)
+            if driver and handle:
+                result[f"{driver}/{handle}"] = vol.csi_attach_limit_key(driver)
+
+    def _inline_volume(self, v: Obj, csi_node: Obj | None, result: dict[str, str]) -> None:
+        plugin = vol.in_tree_plugin_of(v)
+        if plugin is None or not vol.is_migration_on(csi_node, plugin.plugin):
+            return
+        handle = vol.translated_volume_handle(plugin, v, {})
+        result[f"{plugin.driver}/{handle}"] = vol.csi_attach_limit_key(plugin.driver)
+
+    def _csi_driver_info(self, csi_node: Obj | None, pvc: Obj) -> tuple[str, str]:
+        pv_name = vol.spec(pvc).get("volumeName")
+        pv = self.lister.get("PersistentVolume", "", pv_name) if pv_name else None
+        if pv is None:
+            return self._csi_driver_info_from_class(csi_node, pvc)
+        csi = vol.spec(pv).get("csi")
+        if csi is None:
+            plugin = vol.in_tree_plugin_of(vol.spec(pv))
+            if plugin is None or not vol.is_migration_on(csi_node, plugin.plugin):
+                return "", ""
+            csi = vol.spec(vol.translate_pv_to_csi(dict(pv), csi_node)).get("csi") or {}
+        return str(csi.get("driver") or ""), str(csi.get("volumeHandle") or "")
+
+    def _csi_driver_info_from_class(self, csi_node: Obj | None, pvc: Obj) -> tuple[str, str]:
+        cls = vol.claim_class(pvc)
+        if not cls:
+            return "", ""  # no class: an Immediate claim, bound before scheduling
+        sc = self.lister.get("StorageClass", "", cls)
+        if sc is None:
+            return "", ""
+        handle = f"{self.random_prefix}-{vol.key_of(pvc)}"
+        provisioner = str(sc.get("provisioner") or "")
+        plugin = vol.in_tree_plugin_named(provisioner)
+        if plugin is not None:
+            if not vol.is_migration_on(csi_node, provisioner):
+                return "", ""
+            return plugin.driver, handle
+        return provisioner, handle
+
+
+def volume_limits(node_info: NodeInfo, csi_node: Obj | None) -> dict[str, int]:
+    """getVolumeLimits: node allocatable attachable-volumes-* entries, overridden by the CSINode's counts."""
+    limits = {k: v for k, v in node_info.allocatable.items() if k.startswith(ATTACHABLE_PREFIX)}
+    for d in vol.spec(csi_node).get("drivers") or () if csi_node is not None else ():
+        count = (d.get("allocatable") or {}).get("count")
+        if count is not None:
+            limits[vol.csi_attach_limit_key(str(d.get("name") or ""))] = int(count)
+    return limits
+
+
+def new(args: Any, handle: Handle) -> CSILimits:
+    return CSILimits(handle)

@@ -1,0 +1,294 @@
+"""VolumeBinding: upstream's TestVolumeBinding table (PreFilter and Filter columns) and whole cycles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubesched.api import volumes as vol
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.plugins.volumebinding import volume_binding
+from kubesched.framework.plugins.volumebinding.binder import (
+    ERR_REASON_BIND_CONFLICT,
+    ERR_REASON_NODE_CONFLICT,
+    ERR_REASON_NOT_ENOUGH_SPACE,
+    ERR_REASON_PV_NOT_EXIST,
+)
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import new_pod_info
+from kubesched.testing.cluster import new_test_cluster
+from kubesched.testing.framework import build_snapshot, lister_with, new_plugin
+from kubesched.testing.volumes import (
+    make_capacity,
+    make_csi_driver,
+    make_pv,
+    make_pvc,
+    make_storage_class,
+)
+from kubesched.testing.wrappers import make_node, make_pod
+
+WAIT = make_storage_class("wait-sc")
+WAIT_HDD = make_storage_class("wait-hdd-sc")
+IMMEDIATE = make_storage_class("immediate-sc", wait_for_first_consumer=False)
+HOST = "kubernetes.io/hostname"
+ZONE, REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"
+UU = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+
+def bound_pvc(name: str, pv: str, cls: str = "wait-sc", **kw: Any) -> dict[str, Any]:
+    return make_pvc(name, storage_class=cls, volume_name=pv, bound=True, **kw)
+
+
+def node(name: str) -> dict[str, Any]:
+    return make_node(name).capacity({"cpu": "4", "memory": "8Gi"}).label(HOST, name).obj()
+
+
+def zonal_node(name: str, zone: str) -> dict[str, Any]:
+    return make_node(name).capacity({"cpu": "4"}).label(REGION, "region-" + zone[-1]).label(ZONE, zone).obj()
+
+
+CASES = [
+    ("pod has not pvcs", make_pod("pod-a"), [node("node-a")], [], [], Status(Code.SKIP), [None]),
+    (
+        "all bound",
+        make_pod("pod-a").pvc("pvc-a"),
+        [node("node-a")],
+        [bound_pvc("pvc-a", "pv-a")],
+        [make_pv("pv-a", storage_class="wait-sc")],
+        None,
+        [None],
+    ),
+    (
+        "PVC does not exist",
+        make_pod("pod-a").pvc("pvc-a"),
+        [node("node-a")],
+        [],
+        [],
+        Status(UU, 'persistentvolumeclaim "pvc-a" not found'),
+        None,
+    ),
+    (
+        "Part of PVCs do not exist",
+        make_pod("pod-a").pvc("pvc-a").pvc("pvc-b"),
+        [node("node-a")],
+        [bound_pvc("pvc-a", "pv-a")],
+        [],
+        Status(UU, 'persistentvolumeclaim "pvc-b" not found'),
+        None,
+    ),
+    (
+        "immediate claims not bound",
+        make_pod("pod-a").pvc("pvc-a"),
+        [node("node-a")],
+        [make_pvc("pvc-a", storage_class="immediate-sc")],
+        [],
+        Status(UU, "pod has unbound immediate PersistentVolumeClaims"),
+        None,
+    ),
+    (
+        "unbound claims no matches",
+        make_pod("pod-a").pvc("pvc-a"),
+        [node("node-a")],
+        [make_pvc("pvc-a", storage_class="wait-sc")],
+        [],
+        None,
+        [Status(UU, ERR_REASON_BIND_CONFLICT)],
+    ),
+    (
+        "bound and unbound unsatisfied",
+        make_pod("pod-a").pvc("pvc-a").pvc("pvc-b"),
+        [make_node("node-a").label("foo", "barbar").obj()],
+        [bound_pvc("pvc-a", "pv-a"), make_pvc("pvc-b", storage_class="wait-sc")],
+        [make_pv("pv-a", storage_class="wait-sc", node_affinity={"foo": ["bar"]})],
+        None,
+        [Status(UU, ERR_REASON_NODE_CONFLICT, ERR_REASON_BIND_CONFLICT)],
+    ),
+    (
+        "pvc not found",
+        make_pod("pod-a").pvc("pvc-a"),
+        [node("node-a")],
+        [],
+        [],
+        Status(UU, 'persistentvolumeclaim "pvc-a" not found'),
+        None,
+    ),
+    (
+        "pv not found",
+        make_pod("pod-a").pvc("pvc-a"),
+        [node("node-a")],
+        [bound_pvc("pvc-a", "pv-a")],
+        [],
+        None,
+        [Status(UU, ERR_REASON_PV_NOT_EXIST)],
+    ),
+    (
+        "pv not found claim lost",
+        make_pod("pod-a").pvc("pvc-a"),
+        [node("node-a")],
+        [bound_pvc("pvc-a", "pv-a", phase="Lost")],
+        [],
+        Status(UU, 'persistentvolumeclaim "pvc-a" bound to non-existent persistentvolume "pv-a"'),
+        None,
+    ),
+    (
+        "local volumes with close capacity are preferred",
+        make_pod("pod-a").pvc("pvc-a"),
+        [node(n) for n in ("node-a", "node-b", "node-c")],
+        [make_pvc("pvc-a", storage_class="wait-sc", request="50Gi")],
+        [
+            make_pv(f"pv-{n}-{i}", storage_class="wait-sc", capacity=cap, node_affinity={HOST: [f"node-{n}"]})
+            for n, cap in (("a", "200Gi"), ("b", "100Gi"))
+            for i in (0, 1)
+        ],
+        None,
+        [None, None, Status(UU, ERR_REASON_BIND_CONFLICT)],
+    ),
+    (
+        "local volumes with close capacity are preferred (multiple pvcs)",
+        make_pod("pod-a").pvc("pvc-0").pvc("pvc-1"),
+        [node(n) for n in ("node-a", "node-b", "node-c")],
+        [
+            make_pvc("pvc-0", storage_class="wait-sc", request="50Gi"),
+            make_pvc("pvc-1", storage_class="wait-hdd-sc", request="100Gi"),
+        ],
+        [
+            make_pv(f"pv-{n}-{i}", storage_class=cls, capacity=cap, node_affinity={HOST: [f"node-{n}"]})
+            for n, cap in (("a", "200Gi"), ("b", "100Gi"))
+            for i, cls in ((0, "wait-sc"), (1, "wait-sc"), (2, "wait-hdd-sc"), (3, "wait-hdd-sc"))
+        ],
+        None,
+        [None, None, Status(UU, ERR_REASON_BIND_CONFLICT)],
+    ),
+    (
+        "zonal volumes with close capacity are preferred",
+        make_pod("pod-a").pvc("pvc-a"),
+        [zonal_node(f"zone-{z}-node-{n}", f"zone-{z}") for z in "abc" for n in "ab"],
+        [make_pvc("pvc-a", storage_class="wait-sc", request="50Gi")],
+        [
+            make_pv(
+                f"pv-{z}-{i}",
+                storage_class="wait-sc",
+                capacity=cap,
+                node_affinity={REGION: [f"region-{z}"], ZONE: [f"zone-{z}"]},
+            )
+            for z, cap in (("a", "200Gi"), ("b", "100Gi"))
+            for i in (0, 1)
+        ],
+        None,
+        [None, None, None, None, Status(UU, ERR_REASON_BIND_CONFLICT), Status(UU, ERR_REASON_BIND_CONFLICT)],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("pod", "nodes", "pvcs", "pvs", "want_pre_filter", "want_filter"),
+    [c[1:] for c in CASES],
+    ids=[c[0] for c in CASES],
+)
+def test_volume_binding(pod, nodes, pvcs, pvs, want_pre_filter, want_filter):
+    lister = lister_with([WAIT, WAIT_HDD, IMMEDIATE, *pvs, *pvcs, *nodes])
+    snapshot = build_snapshot(nodes)
+    pl = new_plugin(volume_binding.new, None, snapshot, lister)
+    state = CycleState()
+    info = new_pod_info(pod.obj())
+    _, s = pl.pre_filter(state, info, snapshot.node_info_list)
+    assert s == want_pre_filter
+    if want_filter is not None and (s is None or s.is_success()):
+        # The snapshot interleaves zones; the table lists nodes as given.
+        got = {ni.name: pl.filter(state, info, ni) for ni in snapshot.node_info_list}
+        assert [got[n["metadata"]["name"]] for n in nodes] == want_filter
+
+
+def test_static_binding_prefers_the_smallest_fitting_volume_and_binds_it():
+    pvs = [
+        make_pv("big", storage_class="wait-sc", capacity="200Gi", node_affinity={HOST: ["node-a"]}),
+        make_pv("small", storage_class="wait-sc", capacity="60Gi", node_affinity={HOST: ["node-a"]}),
+        make_pv("too-small", storage_class="wait-sc", capacity="10Gi", node_affinity={HOST: ["node-a"]}),
+    ]
+    tc = new_test_cluster([node("node-a")], [WAIT, *pvs])
+    tc.create(make_pvc("data", storage_class="wait-sc", request="50Gi"), make_pod("p").pvc("data").obj())
+    tc.sched.run()
+    assert tc.cluster.get("Pod", "default", "p")["spec"]["nodeName"] == "node-a"
+    pvc = tc.cluster.get("PersistentVolumeClaim", "default", "data")
+    assert pvc["spec"]["volumeName"] == "small" and vol.is_claim_fully_bound(pvc)
+    assert tc.cluster.get("PersistentVolume", "", "small")["spec"]["claimRef"]["name"] == "data"
+    assert "claimRef" not in tc.cluster.get("PersistentVolume", "", "big")["spec"]
+
+
+def test_two_pods_do_not_take_the_same_volume():
+    """The first pod's PV is assumed in Reserve; the second must find another one or none."""
+    pvs = [make_pv(f"pv-{n}", storage_class="wait-sc", node_affinity={HOST: [n]}) for n in ("node-a", "node-b")]
+    nodes = [node(n) for n in ("node-a", "node-b")]
+    tc = new_test_cluster(nodes, [WAIT, *pvs])
+    for i in range(3):
+        tc.create(make_pvc(f"c{i}", storage_class="wait-sc"), make_pod(f"p{i}").pvc(f"c{i}").obj())
+    tc.sched.run()
+    placed = sorted(tc.cluster.get("Pod", "default", f"p{i}")["spec"].get("nodeName", "") for i in range(3))
+    assert placed == ["", "node-a", "node-b"]
+    failed = [o for o in tc.recorder.outcomes if o.result == "Unschedulable"]
+    assert failed and failed[-1].message.startswith(f"0/2 nodes are available: 2 {ERR_REASON_BIND_CONFLICT}.")
+
+
+def test_dynamic_provisioning_follows_allowed_topologies():
+    sc = make_storage_class("fast", provisioner="csi.example.com", allowed_topologies={ZONE: ["zone-b"]})
+    nodes = [zonal_node("a", "zone-a"), zonal_node("b", "zone-b")]
+    tc = new_test_cluster(nodes, [sc])
+    tc.create(make_pvc("data", storage_class="fast"), make_pod("p").pvc("data").obj())
+    tc.sched.run()
+    assert tc.cluster.get("Pod", "default", "p")["spec"]["nodeName"] == "b"
+    pvc = tc.cluster.get("PersistentVolumeClaim", "default", "data")
+    assert pvc["metadata"]["annotations"][vol.ANN_SELECTED_NODE] == "b" and vol.is_claim_fully_bound(pvc)
+    pv = tc.cluster.get("PersistentVolume", "", pvc["spec"]["volumeName"])
+    assert pv["spec"]["csi"]["driver"] == "csi.example.com"
+    assert vol.check_node_affinity(pv, {ZONE: "zone-b"}) and not vol.check_node_affinity(pv, {ZONE: "zone-a"})
+
+
+def test_storage_capacity_is_checked_when_the_driver_asks():
+    sc = make_storage_class("fast", provisioner="csi.example.com")
+    caps = [
+        make_capacity("cap-a", "fast", "10Gi", {ZONE: "zone-a"}),
+        make_capacity("cap-b", "fast", "100Gi", {ZONE: "zone-b"}, max_size="20Gi"),
+    ]
+    nodes = [zonal_node("a", "zone-a"), zonal_node("b", "zone-b")]
+    tc = new_test_cluster(nodes, [sc, make_csi_driver("csi.example.com", storage_capacity=True), *caps])
+    tc.create(make_pvc("big", storage_class="fast", request="50Gi"), make_pod("big").pvc("big").obj())
+    tc.create(make_pvc("mid", storage_class="fast", request="15Gi"), make_pod("mid").pvc("mid").obj())
+    tc.sched.run()
+    assert "nodeName" not in tc.cluster.get("Pod", "default", "big")["spec"]
+    assert tc.cluster.get("Pod", "default", "mid")["spec"]["nodeName"] == "b"
+    msg = next(o.message for o in tc.recorder.outcomes if o.pod.name == "big")
+    assert msg.startswith(f"0/2 nodes are available: 2 {ERR_REASON_NOT_ENOUGH_SPACE}.")
+
+
+def test_immediate_claims_are_bound_by_the_pv_controller_before_scheduling():
+    tc = new_test_cluster([node("n")], [IMMEDIATE, make_pv("pv", storage_class="immediate-sc")])
+    tc.create(make_pvc("ok", storage_class="immediate-sc"), make_pod("ok").pvc("ok").obj())
+    tc.create(make_pvc("none", storage_class="immediate-sc"), make_pod("none").pvc("none").obj())
+    tc.sched.run()
+    assert tc.cluster.get("Pod", "default", "ok")["spec"]["nodeName"] == "n"
+    msg = next(o.message for o in tc.recorder.outcomes if o.pod.name == "none")
+    assert msg.startswith("0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption:")
+    # A matching PV appearing later binds the claim and brings the pod back.
+    tc.create(make_pv("late", storage_class="immediate-sc"))
+    tc.sched.run()
+    assert tc.cluster.get("Pod", "default", "none")["spec"]["nodeName"] == "n"
+
+
+def test_unreserve_releases_the_assumed_volume():
+    pv = make_pv("only", storage_class="wait-sc")
+    tc = new_test_cluster([node("n")], [WAIT, pv])
+    tc.create(make_pvc("c", storage_class="wait-sc"), make_pod("p").pvc("c").obj())
+    fwk = tc.sched.profiles["default-scheduler"]
+    pl = fwk.plugins_map["VolumeBinding"]
+    qpi = tc.sched.queue.pop()
+    state = CycleState()
+    info = qpi.pod_info
+    tc.sched.cache.update_snapshot(tc.sched.snapshot)
+    pl.pre_filter(state, info, tc.sched.snapshot.node_info_list)
+    assert pl.filter(state, info, tc.sched.snapshot.node_info_list[0]) is None
+    assert pl.reserve(state, info, "n") is None
+    assert pl.binder.pv_cache.get("only")["spec"]["claimRef"]["name"] == "c"
+    assert "claimRef" not in tc.cluster.get("PersistentVolume", "", "only")["spec"]
+    pl.unreserve(state, info, "n")
+    assert "claimRef" not in pl.binder.pv_cache.get("only")["spec"]
