@@ -90,7 +90,7 @@ class PodWrapper:
         return self
 
     def volume(self, volume: dict[str, Any]) -> PodWrapper:
-        self._spec().setdefault("volumes", []).append(volume)
+        self._spec.setdefault("volumes", []).append(volume)
         return self
 
     def pvc(self, claim: str) -> PodWrapper:

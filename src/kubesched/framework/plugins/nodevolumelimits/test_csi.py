@@ -1,0 +1,171 @@
+"""NodeVolumeLimits: cases after upstream's TestCSILimits (limits from CSINode, unique volumes, migration)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubesched.api.volumes import csi_attach_limit_key
+from kubesched.framework.plugins.nodevolumelimits import csi
+from kubesched.framework.plugins.nodevolumelimits.csi import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED
+from kubesched.framework.status import Code, Status
+from kubesched.testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin
+from kubesched.testing.volumes import make_csi_node, make_pv, make_pvc, make_storage_class
+from kubesched.testing.wrappers import make_node, make_pod
+
+EBS = "ebs.csi.aws.com"
+GCE = "pd.csi.storage.gke.io"
+EXCEEDED = Status(Code.UNSCHEDULABLE, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+
+
+def csi_pv(name: str, driver: str = EBS) -> dict[str, Any]:
+    return make_pv(name, source={"csi": {"driver": driver, "volumeHandle": name}})
+
+
+def ebs_pv(name: str) -> dict[str, Any]:
+    return make_pv(name, source={"awsElasticBlockStore": {"volumeID": name}})
+
+
+OBJECTS = [
+    *(csi_pv(f"csi-ebs.csi.aws.com-{i}") for i in range(4)),
+    csi_pv("csi-gce-0", GCE),
+    *(make_pvc(f"csi-ebs.csi.aws.com-{i}", volume_name=f"csi-ebs.csi.aws.com-{i}", bound=True) for i in range(4)),
+    make_pvc("csi-gce-0", volume_name="csi-gce-0", bound=True),
+    ebs_pv("intree-0"),
+    ebs_pv("intree-1"),
+    make_pvc("intree-0", volume_name="intree-0", bound=True),
+    make_pvc("intree-1", volume_name="intree-1", bound=True),
+    make_storage_class("csi-sc", provisioner=EBS),
+    make_storage_class("intree-sc", provisioner="kubernetes.io/aws-ebs"),
+    make_pvc("unbound-0", storage_class="csi-sc"),
+    make_pvc("unbound-intree", storage_class="intree-sc"),
+]
+
+
+def pod(name: str, *claims: str, node: str = "", inline: list[dict[str, Any]] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+    w = make_pod(name)
+    for c in claims:
+        w.pvc(c)
+    for i, v in enumerate(inline):
+        w.volume({"name": f"inline-{i}", **v})
+    if node:
+        w.node(node)
+    return w.obj()
+
+
+CASES = [
+    (
+        "fits when the node has room",
+        pod("new", "csi-ebs.csi.aws.com-0"),
+        [pod("e", "csi-ebs.csi.aws.com-1", node="n")],
+        {EBS: 2},
+        (),
+        None,
+    ),
+    (
+        "doesn't fit over the limit",
+        pod("new", "csi-ebs.csi.aws.com-0"),
+        [pod("e", "csi-ebs.csi.aws.com-1", "csi-ebs.csi.aws.com-2", node="n")],
+        {EBS: 2},
+        (),
+        EXCEEDED,
+    ),
+    (
+        "a volume already attached costs nothing",
+        pod("new", "csi-ebs.csi.aws.com-1"),
+        [pod("e", "csi-ebs.csi.aws.com-1", "csi-ebs.csi.aws.com-2", node="n")],
+        {EBS: 2},
+        (),
+        None,
+    ),
+    (
+        "limits are per driver",
+        pod("new", "csi-gce-0"),
+        [pod("e", "csi-ebs.csi.aws.com-1", "csi-ebs.csi.aws.com-2", node="n")],
+        {EBS: 2, GCE: 1},
+        (),
+        None,
+    ),
+    (
+        "no limit reported",
+        pod("new", "csi-ebs.csi.aws.com-0"),
+        [pod("e", "csi-ebs.csi.aws.com-1", node="n")],
+        {EBS: None},
+        (),
+        None,
+    ),
+    (
+        "unbound claim counts by its class's driver",
+        pod("new", "unbound-0"),
+        [pod("e", "csi-ebs.csi.aws.com-1", node="n")],
+        {EBS: 1},
+        (),
+        EXCEEDED,
+    ),
+    (
+        "in-tree volumes count once migrated",
+        pod("new", "intree-0"),
+        [pod("e", "intree-1", node="n")],
+        {EBS: 1},
+        ("kubernetes.io/aws-ebs",),
+        EXCEEDED,
+    ),
+    (
+        "in-tree volumes not migrated are not counted",
+        pod("new", "intree-0"),
+        [pod("e", "intree-1", node="n")],
+        {EBS: 1},
+        (),
+        None,
+    ),
+    (
+        "migrated inline volumes count",
+        pod("new", inline=[{"awsElasticBlockStore": {"volumeID": "vol-1"}}]),
+        [pod("e", "csi-ebs.csi.aws.com-1", node="n")],
+        {EBS: 1},
+        ("kubernetes.io/aws-ebs",),
+        EXCEEDED,
+    ),
+    (
+        "unbound claim of a migrated in-tree class counts",
+        pod("new", "unbound-intree"),
+        [pod("e", "csi-ebs.csi.aws.com-1", node="n")],
+        {EBS: 1},
+        ("kubernetes.io/aws-ebs",),
+        EXCEEDED,
+    ),
+    (
+        "missing claim",
+        pod("new", "nope"),
+        [],
+        {EBS: 1},
+        (),
+        Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 'looking up PVC default/nope: persistentvolumeclaim "nope" not found'
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("new_pod", "existing", "limits", "migrated", "want"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_csi_limits(new_pod, existing, limits, migrated, want):
+    snapshot = build_snapshot([make_node("n").obj()], existing)
+    lister = lister_with([*OBJECTS, make_csi_node("n", limits, migrated)])
+    pl = new_plugin(csi.new, None, snapshot, lister)
+    assert filter_statuses(pl, new_pod, snapshot, batch=False) == [want]
+
+
+def test_node_allocatable_limits_apply_without_csinode():
+    node = make_node("n").capacity({"cpu": "1", csi_attach_limit_key(EBS): "1"}).obj()
+    snapshot = build_snapshot([node], [pod("e", "csi-ebs.csi.aws.com-1", node="n")])
+    pl = new_plugin(csi.new, None, snapshot, lister_with(OBJECTS))
+    assert filter_statuses(pl, pod("new", "csi-ebs.csi.aws.com-0"), snapshot, batch=False) == [EXCEEDED]
+
+
+def test_long_driver_names_are_hashed_into_the_limit_key():
+    key = csi_attach_limit_key("a" * 60)
+    assert len(key) == len("attachable-volumes-csi-") + 23 + 16 and key.startswith("attachable-volumes-csi-" + "a" * 23)
+    assert csi_attach_limit_key(EBS) == "attachable-volumes-csi-ebs.csi.aws.com"
