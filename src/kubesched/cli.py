@@ -9,12 +9,12 @@ import sys
 
 import yaml
 
+from kubesched.api.duration import parse_duration
 from kubesched.config.load import ConfigError
 from kubesched.framework.runtime.framework import FrameworkError
 from kubesched.simulator.load import LoadError, load_manifests
 from kubesched.simulator.report import print_table, to_json
 from kubesched.simulator.run import build_config, simulate
-from kubesched.simulator.scenario import parse_duration
 
 EXIT_BAD_INPUT = 2
 

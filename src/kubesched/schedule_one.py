@@ -10,12 +10,14 @@ only when someone needs them: a FitError, or the simulator's full record.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kubesched.extender import EXTENDER_NAME, ExtenderError, extender_score
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import NodeToStatus
 from kubesched.framework.node_info import NodeInfo
@@ -25,6 +27,8 @@ from kubesched.framework.types import PodInfo
 
 if TYPE_CHECKING:
     from kubesched.scheduler import Scheduler
+
+log = logging.getLogger(__name__)
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -120,7 +124,7 @@ def schedule_pod(
     if len(positions) == 1:
         return ScheduleResult(all_nodes[int(positions[0])].name, examined, 1)
     feasible = [all_nodes[p] for p in positions.tolist()]
-    totals = prioritize_nodes(fwk, state, pod, feasible, positions, snapshot.table, record)
+    totals = prioritize_nodes(sched, fwk, state, pod, feasible, positions, snapshot.table, record)
     host = select_host(sched, feasible, totals)
     return ScheduleResult(host, examined, len(positions))
 
@@ -171,9 +175,59 @@ def find_nodes_that_fit_pod(
         ):
             if record is not None:
                 record.filter[ni.name] = dict.fromkeys((p.name for p in fwk.filter_plugins), "passed")
-            return np.array([snapshot.position[nominated]], dtype=np.int64), diagnosis
+            passed = find_nodes_that_pass_extenders(sched, pod, [ni], diagnosis, record)
+            if passed:
+                return np.array([snapshot.position[nominated]], dtype=np.int64), diagnosis
     feasible = find_nodes_that_pass_filters(sched, fwk, state, pod, diagnosis, candidates, record)
+    if sched.extenders and len(feasible):
+        infos = [all_nodes[p] for p in feasible.tolist()]
+        kept = find_nodes_that_pass_extenders(sched, pod, infos, diagnosis, record)
+        if len(kept) != len(infos):
+            feasible = np.array([snapshot.position[ni.name] for ni in kept], dtype=np.int64)
     return feasible, diagnosis
+
+
+def has_extender_filters(sched: Scheduler) -> bool:
+    return any(e.is_filter() for e in sched.extenders)
+
+
+def has_scoring(sched: Scheduler, fwk: Framework) -> bool:
+    return fwk.has_score_plugins() or any(e.is_prioritizer() for e in sched.extenders)
+
+
+def find_nodes_that_pass_extenders(
+    sched: Scheduler, pod: PodInfo, nodes: list[NodeInfo], diagnosis: Diagnosis, record: AttemptRecord | None
+) -> list[NodeInfo]:
+    """Extenders filter in turn; an ignorable one that fails is skipped, any other failure is the cycle's error."""
+    for ext in sched.extenders:
+        if not nodes:
+            break
+        if not ext.is_interested(pod):
+            continue
+        try:
+            kept, failed, unresolvable = ext.filter(pod, nodes)
+        except ExtenderError:
+            if ext.ignorable:
+                log.info("Skipping extender %s as it returned error and has ignorable flag set", ext.name)
+                continue
+            raise
+        for name, msg in unresolvable.items():
+            diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
+        for name, msg in failed.items():
+            if name not in unresolvable:
+                diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE, msg)
+        if record is not None and ext.is_filter():
+            key = f"{EXTENDER_NAME}({ext.name})"
+            kept_names = {ni.name for ni in kept}
+            for ni in nodes:
+                record.filter.setdefault(ni.name, {})[key] = (
+                    "passed" if ni.name in kept_names else unresolvable.get(ni.name) or failed.get(ni.name, "rejected")
+                )
+        if len(kept) != len(nodes):
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+            diagnosis.evaluated_rejected += len(nodes) - len(kept)
+        nodes = kept
+    return nodes
 
 
 def find_nodes_that_pass_filters(
@@ -191,7 +245,7 @@ def find_nodes_that_pass_filters(
     if num_nodes == 0:
         return _NONE
     k = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, sched.percentage_of_nodes_to_score, num_nodes)
-    if not fwk.has_score_plugins():
+    if not has_extender_filters(sched) and not has_scoring(sched, fwk):
         k = 1
     start = sched.next_start_node_index % num_nodes
     rotated = (np.arange(num_nodes, dtype=np.int64) + start) % num_nodes
@@ -292,6 +346,52 @@ def _rejection(status: Status | None, node_info: NodeInfo) -> Status:
 
 
 def prioritize_nodes(
+    sched: Scheduler,
+    fwk: Framework,
+    state: CycleState,
+    pod: PodInfo,
+    nodes: Sequence[NodeInfo],
+    positions: np.ndarray,
+    table: object,
+    record: AttemptRecord | None,
+) -> np.ndarray:
+    if not has_scoring(sched, fwk):
+        return np.ones(len(nodes), dtype=np.int64)
+    totals = _plugin_scores(fwk, state, pod, nodes, positions, table, record)
+    if sched.extenders:
+        totals = totals + _extender_scores(sched, pod, nodes, record)
+    return totals
+
+
+def _extender_scores(
+    sched: Scheduler, pod: PodInfo, nodes: Sequence[NodeInfo], record: AttemptRecord | None
+) -> np.ndarray:
+    """Each interested extender's 0-10 priorities, scaled to 0-100 and weighted; an erroring one adds nothing."""
+    index = {ni.name: i for i, ni in enumerate(nodes)}
+    out = np.zeros(len(nodes), dtype=np.int64)
+    for ext in sched.extenders:
+        if not ext.is_interested(pod):
+            continue
+        try:
+            priorities, weight = ext.prioritize(pod, nodes)
+        except ExtenderError as err:
+            log.info("Extender %s prioritize failed, ignored: %s", ext.name, err)
+            continue
+        key = f"{EXTENDER_NAME}({ext.name})"
+        for host, score in priorities:
+            i = index.get(host)
+            if i is None:
+                continue
+            final = extender_score(score, weight)
+            out[i] += final
+            if record is not None:
+                record.score.setdefault(host, {})[key] = score
+                record.normalized_score.setdefault(host, {})[key] = score
+                record.final_score.setdefault(host, {})[key] = final
+    return out
+
+
+def _plugin_scores(
     fwk: Framework,
     state: CycleState,
     pod: PodInfo,
@@ -301,7 +401,7 @@ def prioritize_nodes(
     record: AttemptRecord | None,
 ) -> np.ndarray:
     if not fwk.has_score_plugins():
-        return np.ones(len(nodes), dtype=np.int64)
+        return np.zeros(len(nodes), dtype=np.int64)
     s = fwk.run_pre_score_plugins(state, pod, nodes)
     if s is not None and not s.is_success():
         raise RuntimeError(s.message())

@@ -21,6 +21,7 @@ from kubesched.cache.cache import Cache, CacheError
 from kubesched.cache.snapshot import Snapshot
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig
+from kubesched.extender import ExtenderError, new_extenders
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import ClusterEvent, EnqueueExtensions, Handle, NominatingInfo
@@ -117,6 +118,7 @@ class Scheduler:
         self.record = record
         self.observer = observer
         self.bind_latency = bind_latency
+        self.extenders = new_extenders(raw.extenders)
         self.profiles: dict[str, Framework] = {}
         handles: list[Handle] = []
         for prof, args in zip(raw.profiles, config.profile_args, strict=True):
@@ -128,6 +130,7 @@ class Scheduler:
                 rng=self.rng,
                 activate=self._activate,
                 report=self._report,
+                extenders=self.extenders,
             )
             handles.append(handle)
             self.profiles[prof.schedulerName or ""] = Framework(
@@ -300,7 +303,9 @@ class Scheduler:
         fwk, state, assumed, host = b.fwk, b.state, b.assumed, b.host
         s = fwk.run_pre_bind_plugins(state, assumed, host)
         if s is None or s.is_success():
-            s = fwk.run_bind_plugins(state, assumed, host)
+            bound, s = self._extenders_binding(assumed, host)
+            if not bound:
+                s = fwk.run_bind_plugins(state, assumed, host)
         self.cache.finish_binding(assumed)
         if s is not None and not s.is_success():
             self._binding_failed(b, s)
@@ -310,6 +315,26 @@ class Scheduler:
         fwk.run_post_bind_plugins(state, assumed, host)
         self._activate_pods(state)
         self._notify(Outcome(b.qpi.pod_info, "Scheduled", host, "", b.qpi.attempts, b.record))
+
+    def _extenders_binding(self, pod: PodInfo, host: str) -> tuple[bool, Status | None]:
+        """An interested binder extender takes precedence over bind plugins (extendersBinding)."""
+        for ext in self.extenders:
+            if not ext.is_binder() or not ext.is_interested(pod):
+                continue
+            try:
+                ext.bind(pod, host)
+            except ExtenderError as err:
+                return True, Status(Code.ERROR, err=err)
+            # The extender writes the binding to the API server; the embedded cluster has no
+            # server for it to reach, so the binding it reported is applied here.
+            apply = getattr(self.client, "apply_extender_binding", None)
+            if apply is not None:
+                try:
+                    apply(pod, host)
+                except Exception as err:
+                    return True, Status(Code.ERROR, err=err)
+            return True, None
+        return False, None
 
     def _binding_failed(self, b: _Binding, status: Status) -> None:
         """handleBindingCycleError: undo the reservation; the freed room is an AssignedPod delete for others."""

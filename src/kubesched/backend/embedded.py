@@ -136,6 +136,10 @@ class EmbeddedCluster:
         bound["status"] = dict(current.get("status") or {}, startTime=self.timestamp(), phase="Running")
         self.update(bound)
 
+    def apply_extender_binding(self, pod: PodInfo, node_name: str) -> None:
+        """A binder extender answered success: do the pods/binding write it would have done."""
+        self.bind(pod, node_name)
+
     def patch_pod_status(self, pod: PodInfo, condition: Obj | None, nominated_node_name: str | None) -> None:
         """Set a pod condition (and status.nominatedNodeName); an unchanged status is not written."""
         current = self.objects["Pod"].get((pod.namespace, pod.name))

@@ -10,7 +10,7 @@ with the per-node methods on every input (property tests check this).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, ClassVar
 
@@ -250,3 +250,4 @@ class Handle:
     activate: Any = None  # callable(pods): move pods to activeQ, as Handle.Activate
     rng: Any = None  # the scheduler's seeded random source
     report: Any = None  # callable(type, pod key, node, message): a step of a pod's life for observers
+    extenders: list[Any] = field(default_factory=list)  # HTTP extenders, for preemption to consult

@@ -25,6 +25,7 @@ from enum import IntEnum
 from functools import cmp_to_key
 from typing import Any, Protocol
 
+from kubesched.extender import EXTENDER_NAME
 from kubesched.framework import events
 from kubesched.framework.interface import ClusterEvent, NominatingInfo, QueueingHint, QueueingHintFn
 from kubesched.framework.plugins import names
@@ -422,8 +423,8 @@ class PriorityQueue:
             rejectors = {qpi.gating_plugin} if qpi.gating_plugin else set()
         else:
             rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
-        if not rejectors or event.resource == events.WILDCARD:
-            return QueueingStrategy.AFTER_BACKOFF
+        if not rejectors or event.resource == events.WILDCARD or EXTENDER_NAME in rejectors:
+            return QueueingStrategy.AFTER_BACKOFF  # nothing says what an extender waits for: any event may help
         strategy = QueueingStrategy.SKIP
         for entry in self.hint_map.get(qpi.pod_info.scheduler_name, ()):
             if entry.plugin not in rejectors or not events.matches(entry.event, event.resource, event.action_type):

@@ -17,6 +17,7 @@ from functools import cmp_to_key
 from typing import Any
 
 from kubesched.api.selectors import LabelSelector, SelectorError, parse_label_selector
+from kubesched.extender import ExtenderError, Victims
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import Handle, NodeToStatus, NominatingInfo, PostFilterResult
 from kubesched.framework.node_info import NodeInfo
@@ -179,9 +180,37 @@ class Evaluator:
             )
             fit = FitError(pod, len(all_nodes), diag)
             return PostFilterResult(NominatingInfo("", "Override")), Status(Code.UNSCHEDULABLE, str(fit))
+        candidates, s = self.call_extenders(pod, candidates)
+        if s is not None:
+            return None, s
+        if not candidates:
+            return None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")
         best = pick_one_node_for_preemption(candidates)
         self.prepare_candidate(best, pod)
         return PostFilterResult(NominatingInfo(best.name, "Override")), None
+
+    def call_extenders(self, pod: PodInfo, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
+        """Preempting extenders may drop candidate nodes or change their victims, each seeing the last one's answer."""
+        extenders = [e for e in self.handle.extenders if e.supports_preemption() and e.is_interested(pod)]
+        if not extenders:
+            return candidates, None
+        victims = {c.name: Victims(list(c.victims), c.num_pdb_violations) for c in candidates}
+        node_infos = self.handle.snapshot.node_info_map
+        for ext in extenders:
+            try:
+                result = ext.process_preemption(pod, victims, node_infos)
+            except ExtenderError as err:
+                if ext.ignorable:
+                    continue
+                return [], Status(Code.ERROR, err=err)
+            for name in [n for n, v in result.items() if not v.pods]:
+                if not ext.ignorable:
+                    return [], Status(Code.ERROR, f'expected at least one victim pod on node "{name}"')
+                del result[name]
+            victims = result
+            if not victims:
+                break
+        return [Candidate(n, v.pods, v.num_pdb_violations) for n, v in victims.items()], None
 
     def pod_eligible_to_preempt_others(self, pod: PodInfo, m: NodeToStatus) -> tuple[bool, str]:
         if pod.preemption_policy == "Never":
