@@ -27,6 +27,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import ClusterEvent, EnqueueExtensions, Handle, NominatingInfo
 from kubesched.framework.plugins.registry import NOT_BUILT, new_in_tree_registry
 from kubesched.framework.runtime.framework import Framework
+from kubesched.framework.runtime.out_of_tree import entry_point_registry
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.runtime.waiting_pods import WaitingPod
 from kubesched.framework.status import Code, Status
@@ -109,6 +110,9 @@ class Scheduler:
         reg = new_in_tree_registry()
         if registry is not None:
             reg.merge(registry)
+        for name, factory in entry_point_registry().items():
+            if name not in reg:  # an installed package cannot replace an in-tree or explicitly given plugin
+                reg.register(name, factory)
         raw = config.raw
         self.clock = clock if clock is not None else VirtualClock()
         self.rng = random.Random(seed)

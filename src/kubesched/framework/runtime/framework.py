@@ -30,6 +30,7 @@ from kubesched.framework.interface import (
     PreFilterResult,
 )
 from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.runtime.out_of_tree import PluginLoadError, import_path_factory, is_import_path
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.runtime.waiting_pods import WaitingPod
 from kubesched.framework.status import Code, Status, as_status
@@ -88,15 +89,26 @@ class Framework:
         self.plugins_map: dict[str, Plugin] = {}
         for name in wanted:
             factory = registry.get(name)
+            if factory is None and is_import_path(name):
+                factory = import_path_factory(name)
             if factory is None:
                 if name in not_built:
                     self.missing.append(name)
                     continue
                 raise FrameworkError(f'plugin "{name}" does not exist')
             try:
-                self.plugins_map[name] = factory(args.get(name), handle)
+                plugin = factory(args.get(name), handle)
+            except PluginLoadError as err:
+                raise FrameworkError(str(err)) from err
             except Exception as err:  # a plugin's constructor is user code too
                 raise FrameworkError(f'initializing plugin "{name}": {err}') from err
+            if not isinstance(plugin, Plugin):
+                raise FrameworkError(f'plugin "{name}": the factory returned {type(plugin).__name__}, not a Plugin')
+            if plugin.name != name:
+                if not is_import_path(name):
+                    raise FrameworkError(f'plugin "{name}": the plugin calls itself "{plugin.name}"')
+                plugin.NAME = name  # type: ignore[misc]  # known by the name its profile gives it
+            self.plugins_map[name] = plugin
         self.score_weights: dict[str, int] = {}
         self.points: dict[str, list[Plugin]] = {}
         for point in EXTENSION_POINTS:

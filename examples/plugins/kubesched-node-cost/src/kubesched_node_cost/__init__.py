@@ -1,0 +1,1 @@
+"""An example out-of-tree kubesched plugin package (see docs/plugins.md)."""
