@@ -104,6 +104,86 @@ def light_pod(namespace: str, i: int, gated: bool = False) -> Obj:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"light-{i}", "namespace": namespace}, "spec": spec}
 
 
+def pod_with_secret(namespace: str, i: int) -> Obj:
+    """templates/pod-with-secret-volume.yaml: pod-default plus a secret volume (no plugin reads it)."""
+    pod = pod_default(namespace, i)
+    pod["spec"]["volumes"] = [{"name": "secret", "secret": {"secretName": "secret"}}]
+    return pod
+
+
+def pods_with_pvs(namespace: str, n: int, csi: bool) -> list[Obj]:
+    """createPods with PV/PVC templates: per pod a PV (pv-aws.yaml or pv-csi.yaml) and a claim pre-bound to it."""
+    out: list[Obj] = []
+    for i in range(n):
+        pv_name = f"{namespace}-vol-{i}"
+        source = (
+            {"csi": {"driver": "ebs.csi.aws.com", "volumeHandle": pv_name}}
+            if csi
+            else {"awsElasticBlockStore": {"volumeID": pv_name}}
+        )
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {"name": pv_name},
+                "spec": {
+                    "accessModes": ["ReadOnlyMany"],
+                    "capacity": {"storage": "1Gi"},
+                    "persistentVolumeReclaimPolicy": "Retain",
+                    "claimRef": {"namespace": namespace, "name": f"pvc-{i}"},
+                    **source,
+                },
+                "status": {"phase": "Bound"},
+            }
+        )
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {
+                    "name": f"pvc-{i}",
+                    "namespace": namespace,
+                    "annotations": {"pv.kubernetes.io/bind-completed": "true"},
+                },
+                "spec": {
+                    "accessModes": ["ReadOnlyMany"],
+                    "resources": {"requests": {"storage": "1Gi"}},
+                    "volumeName": pv_name,
+                },
+                "status": {"phase": "Bound"},
+            }
+        )
+        pod = pod_default(namespace, i)
+        pod["spec"]["volumes"] = [{"name": "vol", "persistentVolumeClaim": {"claimName": f"pvc-{i}"}}]
+        out.append(pod)
+    return out
+
+
+def _csi_nodes(n: int, migrated: bool = False) -> Callable[[], list[Obj]]:
+    """nodeAllocatableStrategy: 39 attachable EBS volumes in node allocatable and in the node's CSINode."""
+
+    def make() -> list[Obj]:
+        rng = random.Random(1)
+        out = []
+        for _ in range(n):
+            node = node_default(rng)
+            node["status"]["capacity"]["attachable-volumes-csi-ebs.csi.aws.com"] = "39"
+            name = node["metadata"]["name"]
+            meta: Obj = {"name": name}
+            if migrated:
+                meta["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/aws-ebs"}
+            csinode = {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "CSINode",
+                "metadata": meta,
+                "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": name, "allocatable": {"count": 39}}]},
+            }
+            out += [csinode, node]
+        return out
+
+    return make
+
+
 def node_with_name() -> Obj:
     """templates/node-with-name.yaml: one node, 90000 pods, 4 CPU."""
     n = node_default(random.Random(0))
@@ -161,7 +241,8 @@ class _Counter:
 def run_workload(w: Workload, seed: int = 1) -> dict[str, Any]:
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
-    measure_ns = w.measure_pods[0]["metadata"]["namespace"]
+    measured = [o for o in w.measure_pods if o["kind"] == "Pod"]
+    measure_ns = measured[0]["metadata"]["namespace"]
     counter = _Counter(measure_ns)
     sched = embedded_scheduler(load_config(None), cluster, clock, seed=seed, record=False, observer=counter)
     for n in w.nodes():
@@ -183,7 +264,7 @@ def run_workload(w: Workload, seed: int = 1) -> dict[str, Any]:
             clock.call_at(base + i / w.delete_rate, lambda ns=ns, name=name: cluster.delete("Pod", ns, name))
     for p in w.measure_pods:
         cluster.create(p)
-    want = len(w.measure_pods)
+    want = len(measured)
     start = time.perf_counter()
     while counter.bound < want:
         clock.advance_to(base + time.perf_counter() - start)
@@ -276,6 +357,34 @@ def workloads(nodes: int | None) -> dict[str, Callable[[], Workload]]:
             710,
             1.0,
             _recreate_mixed,
+        ),
+        "SchedulingSecrets": lambda: Workload(
+            "SchedulingSecrets/5000Nodes_10000Pods",
+            _nodes(5000),
+            [pod_with_secret("namespace-1", i) for i in range(1000)],
+            [pod_with_secret("namespace-2", i) for i in range(10000)],
+            790,
+        ),
+        "SchedulingInTreePVs": lambda: Workload(
+            "SchedulingInTreePVs/5000Nodes_2000Pods",
+            _nodes(5000),
+            pods_with_pvs("namespace-1", 1000, csi=False),
+            pods_with_pvs("namespace-2", 2000, csi=False),
+            290,
+        ),
+        "SchedulingMigratedInTreePVs": lambda: Workload(
+            "SchedulingMigratedInTreePVs/5000Nodes_5000Pods",
+            _csi_nodes(5000, migrated=True),
+            pods_with_pvs("namespace-1", 5000, csi=False),
+            pods_with_pvs("namespace-2", 5000, csi=False),
+            100,
+        ),
+        "SchedulingCSIPVs": lambda: Workload(
+            "SchedulingCSIPVs/5000Nodes_5000Pods",
+            _csi_nodes(5000),
+            pods_with_pvs("namespace-1", 5000, csi=True),
+            pods_with_pvs("namespace-2", 5000, csi=True),
+            100,
         ),
         "SchedulingWhileGated": lambda: Workload(
             "SchedulingWhileGated/1Node_10000GatedPods",
