@@ -26,6 +26,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.plugins import names
+from kubesched.framework.plugins.helper.claims import after_claim_of_pod
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 
@@ -53,7 +54,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return [
             events.event(events.CSI_NODE, events.ADD),
             events.event(events.POD, events.DELETE, self._after_pod_deleted),
-            events.event(events.PERSISTENT_VOLUME_CLAIM, events.ADD, self._after_claim_added),
+            events.event(events.PERSISTENT_VOLUME_CLAIM, events.ADD, after_claim_of_pod),
         ]
 
     def _after_pod_deleted(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
@@ -65,12 +66,6 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             if vol.in_tree_plugin_of(v) is not None:
                 return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
-
-    def _after_claim_added(self, pod: PodInfo, old: Obj | None, new: Obj | None) -> QueueingHint:
-        if new is None or (vol.meta(new).get("namespace") or "default") != pod.namespace:
-            return QueueingHint.QUEUE_SKIP
-        wanted = {name for name, _ in vol.pod_claim_names(pod.obj)}
-        return QueueingHint.QUEUE if vol.meta(new).get("name") in wanted else QueueingHint.QUEUE_SKIP
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Any) -> tuple[PreFilterResult | None, Status | None]:
         for v in vol.pod_volumes(pod.obj):

@@ -30,6 +30,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.plugins import names
+from kubesched.framework.plugins.helper.claims import after_claim_of_pod
 from kubesched.framework.plugins.volumebinding.binder import PodVolumeClaims, PodVolumes, VolumeBinder
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
@@ -65,7 +66,7 @@ class VolumeBinding(
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             events.event(events.STORAGE_CLASS, events.ADD | events.UPDATE, self._after_storage_class_change),
-            events.event(events.PERSISTENT_VOLUME_CLAIM, events.ADD | events.UPDATE, self._after_claim_change),
+            events.event(events.PERSISTENT_VOLUME_CLAIM, events.ADD | events.UPDATE, after_claim_of_pod),
             events.event(events.PERSISTENT_VOLUME, events.ADD | events.UPDATE),
             events.event(events.NODE, events.ADD | events.UPDATE_NODE_LABEL),
             events.event(events.CSI_NODE, events.ADD | events.UPDATE, self._after_csi_node_change),
@@ -80,12 +81,6 @@ class VolumeBinding(
             vol.ANN_MIGRATED_PLUGINS
         )
         return QueueingHint.QUEUE if changed else QueueingHint.QUEUE_SKIP
-
-    def _after_claim_change(self, pod: PodInfo, old: Obj | None, new: Obj | None) -> QueueingHint:
-        if new is None or (vol.meta(new).get("namespace") or "default") != pod.namespace:
-            return QueueingHint.QUEUE_SKIP
-        wanted = {name for name, _ in vol.pod_claim_names(pod.obj)}
-        return QueueingHint.QUEUE if vol.meta(new).get("name") in wanted else QueueingHint.QUEUE_SKIP
 
     def _after_storage_class_change(self, pod: PodInfo, old: Obj | None, new: Obj | None) -> QueueingHint:
         if old is None or new is None:

@@ -25,6 +25,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.plugins import names
+from kubesched.framework.plugins.helper.claims import after_claim_of_pod
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 
@@ -75,7 +76,7 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return [
             events.event(events.STORAGE_CLASS, events.ADD, self._after_storage_class_added),
             events.event(events.NODE, events.ADD | events.UPDATE_NODE_LABEL),
-            events.event(events.PERSISTENT_VOLUME_CLAIM, events.ADD | events.UPDATE, self._after_claim_change),
+            events.event(events.PERSISTENT_VOLUME_CLAIM, events.ADD | events.UPDATE, after_claim_of_pod),
             events.event(events.PERSISTENT_VOLUME, events.ADD | events.UPDATE, self._after_volume_change),
         ]
 
@@ -84,12 +85,6 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         if new is not None and new.get("volumeBindingMode") == vol.WAIT_FOR_FIRST_CONSUMER:
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
-
-    def _after_claim_change(self, pod: PodInfo, old: Obj | None, new: Obj | None) -> QueueingHint:
-        if new is None or (vol.meta(new).get("namespace") or "default") != pod.namespace:
-            return QueueingHint.QUEUE_SKIP
-        wanted = {name for name, _ in vol.pod_claim_names(pod.obj)}
-        return QueueingHint.QUEUE if vol.meta(new).get("name") in wanted else QueueingHint.QUEUE_SKIP
 
     def _after_volume_change(self, pod: PodInfo, old: Obj | None, new: Obj | None) -> QueueingHint:
         if old is None or new is None:
