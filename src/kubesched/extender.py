@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 import ssl
 import tempfile
 import urllib.error
@@ -71,6 +72,11 @@ class HTTPExtender:
     @property
     def name(self) -> str:
         return self.url
+
+    @property
+    def record_key(self) -> str:
+        """How the extender appears among the plugins of a per-pod record."""
+        return f"{EXTENDER_NAME}({self.url})"
 
     def is_binder(self) -> bool:
         return bool(self.bind_verb)
@@ -209,11 +215,17 @@ def _ssl_context(cfg: ExtenderConfig) -> ssl.SSLContext:
         ctx.load_verify_locations(cafile=tls.caFile)
     if tls.caData:
         ctx.load_verify_locations(cadata=_decode(tls.caData))
-    cert, key = tls.certFile, tls.keyFile
-    if tls.certData or tls.keyData:
-        cert, key = _to_file(tls.certData), _to_file(tls.keyData)
-    if cert:
-        ctx.load_cert_chain(cert, key or None)
+    if tls.certData:
+        # ssl reads a client certificate only from files: write them, load, remove.
+        with tempfile.TemporaryDirectory() as tmp:
+            cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+            with open(cert, "w", encoding="utf-8") as f:
+                f.write(_decode(tls.certData))
+            with open(key, "w", encoding="utf-8") as f:
+                f.write(_decode(tls.keyData) if tls.keyData else "")
+            ctx.load_cert_chain(cert, key if tls.keyData else None)
+    elif tls.certFile:
+        ctx.load_cert_chain(tls.certFile, tls.keyFile or None)
     if tls.serverName:
         server_name = tls.serverName
         wrap = ctx.wrap_socket
@@ -232,15 +244,6 @@ def _decode(data: str) -> str:
         return base64.b64decode(data, validate=True).decode()
     except (binascii.Error, UnicodeDecodeError):
         return data
-
-
-def _to_file(data: str) -> str:
-    if not data:
-        return ""
-    f = tempfile.NamedTemporaryFile("w", suffix=".pem", delete=False)  # noqa: SIM115 - ssl wants a path
-    f.write(_decode(data))
-    f.close()
-    return f.name
 
 
 def new_extenders(configs: Sequence[ExtenderConfig]) -> list[HTTPExtender]:

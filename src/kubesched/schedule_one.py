@@ -217,7 +217,7 @@ def find_nodes_that_pass_extenders(
             if name not in unresolvable:
                 diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE, msg)
         if record is not None and ext.is_filter():
-            key = f"{EXTENDER_NAME}({ext.name})"
+            key = ext.record_key
             kept_names = {ni.name for ni in kept}
             for ni in nodes:
                 record.filter.setdefault(ni.name, {})[key] = (
@@ -377,7 +377,7 @@ def _extender_scores(
         except ExtenderError as err:
             log.info("Extender %s prioritize failed, ignored: %s", ext.name, err)
             continue
-        key = f"{EXTENDER_NAME}({ext.name})"
+        key = ext.record_key
         for host, score in priorities:
             i = index.get(host)
             if i is None:

@@ -240,6 +240,17 @@ def match_topology_selector_terms(terms: list[Mapping[str, Any]] | None, labels:
     )
 
 
+def capacity_volume_limit(cap: Mapping[str, Any]) -> int | None:
+    """The largest volume a CSIStorageCapacity admits: maximumVolumeSize, else capacity (None if unknown)."""
+    raw = cap.get("maximumVolumeSize", cap.get("capacity"))
+    if raw is None:
+        return None
+    try:
+        return value(raw)
+    except QuantityError:
+        return None
+
+
 def csi_attach_limit_key(driver: str) -> str:
     """GetCSIAttachLimitKey: long driver names are shortened with a hash to fit a resource name."""
     if len(CSI_ATTACH_LIMIT_PREFIX) + len(driver) >= RESOURCE_NAME_LENGTH_LIMIT:

@@ -83,8 +83,7 @@ class AssumeCache:
                 index.setdefault(vol.volume_class(pv), []).append(pv)
             self._by_class = index
             self._indexed_version = version
-        out = []
-        for pv in self._by_class.get(class_name, ()):
-            a = self._assumed.get(self._key(pv))
-            out.append(self.get(self._key(pv)) if a is not None else pv)  # type: ignore[arg-type]
+        if not self._assumed:
+            return list(self._by_class.get(class_name, ()))
+        out = [self.get(self._key(pv)) for pv in self._by_class.get(class_name, ())]
         return [pv for pv in out if pv is not None]

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kubesched.api import volumes as vol
-from kubesched.api.quantity import QuantityError, value
 from kubesched.api.selectors import SelectorError, parse_label_selector
 from kubesched.framework.plugins.volumebinding.assume_cache import AssumeCache
 
@@ -48,6 +47,7 @@ class PodVolumeClaims:
     unbound_claims_delay_binding: list[Obj] = field(default_factory=list)
     unbound_claims_immediate: list[Obj] = field(default_factory=list)
     unbound_volumes_delay_binding: dict[str, list[Obj]] = field(default_factory=dict)  # class -> PVs
+    bound_volumes: list[Obj | None] = field(default_factory=list)  # PV of each bound claim (None: missing)
 
 
 class VolumeBinder:
@@ -73,6 +73,8 @@ class VolumeBinder:
                 out.unbound_claims_delay_binding.append(pvc)
             else:
                 out.unbound_claims_immediate.append(pvc)  # pre-bound claims wait for the PV controller too
+        # Read once per cycle, not once per node: nothing changes them between Filter calls.
+        out.bound_volumes = [self.pv_cache.get(str(vol.spec(pvc).get("volumeName"))) for pvc in out.bound_claims]
         for pvc in out.unbound_claims_delay_binding:
             cls = vol.claim_class(pvc)
             if cls not in out.unbound_volumes_delay_binding:
@@ -86,7 +88,7 @@ class VolumeBinder:
         pv = PodVolumes()
         bound_ok = unbound_ok = storage_ok = pvs_found = True
         if claims.bound_claims:
-            bound_ok, pvs_found = self._check_bound_claims(claims.bound_claims, node_name, labels)
+            bound_ok, pvs_found = self._check_bound_claims(claims.bound_volumes, node_name, labels)
         if claims.unbound_claims_delay_binding:
             to_match: list[Obj] = []
             to_provision: list[Obj] = []
@@ -120,13 +122,18 @@ class VolumeBinder:
             reasons.append(ERR_REASON_PV_NOT_EXIST)
         return pv, reasons
 
-    def _check_bound_claims(self, claims: list[Obj], node_name: str, labels: dict[str, str]) -> tuple[bool, bool]:
-        csi_node = self._csi_node(node_name)
-        for pvc in claims:
-            pv = self.pv_cache.get(str(vol.spec(pvc).get("volumeName")))
+    def _check_bound_claims(
+        self, volumes: list[Obj | None], node_name: str, labels: dict[str, str]
+    ) -> tuple[bool, bool]:
+        """(bound PVs' node affinity fits, every bound PV exists); the CSINode is read only for in-tree PVs."""
+        csi_node: Obj | None = None
+        for pv in volumes:
             if pv is None:
                 return True, False
-            if not vol.check_node_affinity(vol.translate_pv_to_csi(pv, csi_node), labels):
+            if vol.in_tree_plugin_of(vol.spec(pv)) is not None:
+                csi_node = csi_node or self._csi_node(node_name)
+                pv = vol.translate_pv_to_csi(pv, csi_node)
+            if not vol.check_node_affinity(pv, labels):
                 return False, True
         return True, True
 
@@ -181,11 +188,8 @@ class VolumeBinder:
         for cap in self.lister.list("CSIStorageCapacity"):
             if cap.get("storageClassName") != class_name:
                 continue
-            limit = cap.get("maximumVolumeSize", cap.get("capacity"))
-            try:
-                if limit is None or value(limit) < size:
-                    continue
-            except QuantityError:
+            limit = vol.capacity_volume_limit(cap)
+            if limit is None or limit < size:
                 continue
             topology = cap.get("nodeTopology")
             if topology is None:

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kubesched.api import volumes as vol
-from kubesched.api.quantity import QuantityError, value
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
@@ -91,7 +90,7 @@ class VolumeBinding(
     def _after_capacity_change(self, pod: PodInfo, old: Obj | None, new: Obj | None) -> QueueingHint:
         if old is None or new is None:
             return QueueingHint.QUEUE
-        before, after = _volume_limit(old), _volume_limit(new)
+        before, after = vol.capacity_volume_limit(old), vol.capacity_volume_limit(new)
         grew = after is not None and (before is None or after > before)
         return QueueingHint.QUEUE if grew else QueueingHint.QUEUE_SKIP
 
@@ -188,17 +187,6 @@ class VolumeBinding(
             self.binder.bind_pod_volumes(pod.obj, node_name, pod_volumes)
         except Exception as err:
             return Status(Code.ERROR, err=err)
-        return None
-
-
-def _volume_limit(cap: Obj) -> int | None:
-    """volumeLimit: the largest volume a CSIStorageCapacity admits (maximumVolumeSize, else capacity)."""
-    raw = cap.get("maximumVolumeSize", cap.get("capacity"))
-    if raw is None:
-        return None
-    try:
-        return value(raw)
-    except QuantityError:
         return None
 
 

@@ -50,28 +50,21 @@ class _PreFilterState:
                 self.conflicting_ref_count += sign
 
 
+def _same_unless_both_read_only(a: Obj | None, b: Obj | None, key: str) -> bool:
+    """GCE PD and ISCSI: the same disk conflicts unless every mount is read-only."""
+    return bool(a and b and a.get(key) == b.get(key) and not (a.get("readOnly") and b.get("readOnly")))
+
+
 def is_volume_conflict(volume: Obj, pod: Obj) -> bool:
     """Whether `volume` conflicts with one of the pod's volumes, by each disk type's sharing rule."""
     for existing in vol.pod_volumes(pod):
-        gce, egce = volume.get("gcePersistentDisk"), existing.get("gcePersistentDisk")
-        if (
-            gce
-            and egce
-            and gce.get("pdName") == egce.get("pdName")
-            and not (gce.get("readOnly") and egce.get("readOnly"))
-        ):
+        if _same_unless_both_read_only(volume.get("gcePersistentDisk"), existing.get("gcePersistentDisk"), "pdName"):
+            return True
+        if _same_unless_both_read_only(volume.get("iscsi"), existing.get("iscsi"), "iqn"):
             return True
         ebs, eebs = volume.get("awsElasticBlockStore"), existing.get("awsElasticBlockStore")
         if ebs and eebs and ebs.get("volumeID") == eebs.get("volumeID"):
-            return True
-        iscsi, eiscsi = volume.get("iscsi"), existing.get("iscsi")
-        if (
-            iscsi
-            and eiscsi
-            and iscsi.get("iqn") == eiscsi.get("iqn")
-            and not (iscsi.get("readOnly") and eiscsi.get("readOnly"))
-        ):
-            return True
+            return True  # EBS forbids any sharing, read-only or not
         rbd, erbd = volume.get("rbd"), existing.get("rbd")
         if (
             rbd
