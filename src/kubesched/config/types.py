@@ -205,6 +205,31 @@ class DynamicResourcesArgs(_Args):
     filterTimeout: str | None = None
 
 
+class NodeLabelArgs(_Args):
+    presentLabels: list[str] = Field(default_factory=list)
+    absentLabels: list[str] = Field(default_factory=list)
+    presentLabelsPreference: list[str] = Field(default_factory=list)
+    absentLabelsPreference: list[str] = Field(default_factory=list)
+
+
+class ServiceAffinityArgs(_Args):
+    affinityLabels: list[str] = Field(default_factory=list)
+    antiAffinityLabelsPreference: list[str] = Field(default_factory=list)
+
+
+class NodeResourcesLeastAllocatedArgs(_Args):
+    resources: list[ResourceSpec] = Field(default_factory=list)
+
+
+class NodeResourcesMostAllocatedArgs(_Args):
+    resources: list[ResourceSpec] = Field(default_factory=list)
+
+
+class RequestedToCapacityRatioArgs(_Args):
+    shape: list[UtilizationShapePoint] = Field(default_factory=list)
+    resources: list[ResourceSpec] = Field(default_factory=list)
+
+
 ARGS_TYPES: dict[str, type[_Args]] = {
     "NodeResourcesFit": NodeResourcesFitArgs,
     "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
@@ -214,4 +239,13 @@ ARGS_TYPES: dict[str, type[_Args]] = {
     "DefaultPreemption": DefaultPreemptionArgs,
     "VolumeBinding": VolumeBindingArgs,
     "DynamicResources": DynamicResourcesArgs,
+}
+
+# Args of plugins upstream removed: only a translated Policy or algorithm provider configures them.
+LEGACY_ARGS_TYPES: dict[str, type[_Args]] = {
+    "NodeLabel": NodeLabelArgs,
+    "ServiceAffinity": ServiceAffinityArgs,
+    "NodeResourcesLeastAllocated": NodeResourcesLeastAllocatedArgs,
+    "NodeResourcesMostAllocated": NodeResourcesMostAllocatedArgs,
+    "RequestedToCapacityRatio": RequestedToCapacityRatioArgs,
 }

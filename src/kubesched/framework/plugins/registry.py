@@ -8,14 +8,18 @@ from kubesched.framework.plugins.defaultpreemption import default_preemption
 from kubesched.framework.plugins.imagelocality import image_locality
 from kubesched.framework.plugins.interpodaffinity import plugin as interpodaffinity
 from kubesched.framework.plugins.nodeaffinity import node_affinity
+from kubesched.framework.plugins.nodelabel import node_label
 from kubesched.framework.plugins.nodename import node_name
 from kubesched.framework.plugins.nodeports import node_ports
-from kubesched.framework.plugins.noderesources import balanced_allocation, fit
+from kubesched.framework.plugins.nodepreferavoidpods import node_prefer_avoid_pods
+from kubesched.framework.plugins.noderesources import balanced_allocation, fit, legacy_allocated
 from kubesched.framework.plugins.nodeunschedulable import node_unschedulable
-from kubesched.framework.plugins.nodevolumelimits import csi
+from kubesched.framework.plugins.nodevolumelimits import csi, non_csi
 from kubesched.framework.plugins.podtopologyspread import plugin as podtopologyspread
 from kubesched.framework.plugins.queuesort import priority_sort
 from kubesched.framework.plugins.schedulinggates import scheduling_gates
+from kubesched.framework.plugins.selectorspread import selector_spread
+from kubesched.framework.plugins.serviceaffinity import service_affinity
 from kubesched.framework.plugins.tainttoleration import taint_toleration
 from kubesched.framework.plugins.volumebinding import volume_binding
 from kubesched.framework.plugins.volumerestrictions import volume_restrictions
@@ -47,4 +51,16 @@ def new_in_tree_registry() -> Registry:
     r.register(names.VOLUME_ZONE, volume_zone.new)
     r.register(names.DEFAULT_BINDER, default_binder.new)
     r.register(names.DEFAULT_PREEMPTION, default_preemption.new)
+    # Removed upstream; a v1 configuration cannot enable them, a translated Policy can.
+    r.register(names.SELECTOR_SPREAD, selector_spread.new)
+    r.register(names.NODE_LABEL, node_label.new)
+    r.register(names.SERVICE_AFFINITY, service_affinity.new)
+    r.register(names.NODE_PREFER_AVOID_PODS, node_prefer_avoid_pods.new)
+    r.register(names.NODE_RESOURCES_LEAST_ALLOCATED, legacy_allocated.new_least_allocated)
+    r.register(names.NODE_RESOURCES_MOST_ALLOCATED, legacy_allocated.new_most_allocated)
+    r.register(names.REQUESTED_TO_CAPACITY_RATIO, legacy_allocated.new_requested_to_capacity_ratio)
+    r.register(names.EBS_LIMITS, non_csi.new_ebs)
+    r.register(names.GCE_PD_LIMITS, non_csi.new_gce_pd)
+    r.register(names.AZURE_DISK_LIMITS, non_csi.new_azure_disk)
+    r.register(names.CINDER_LIMITS, non_csi.new_cinder)
     return r

@@ -7,13 +7,14 @@ RequestedToCapacityRatio) over the configured resources.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_extended_resource_name
-from kubesched.config.types import NodeResourcesFitArgs, ResourceSpec
+from kubesched.config.types import NodeResourcesFitArgs, ResourceSpec, UtilizationShapePoint
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
@@ -35,15 +36,17 @@ from kubesched.framework.node_table import POD_COUNT, NodeTable
 from kubesched.framework.plugins import names
 from kubesched.framework.plugins.helper.normalize_score import trunc_div_array
 from kubesched.framework.plugins.noderesources import resource_allocation as ra
+from kubesched.framework.plugins.noderesources.resource_allocation import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+)
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 
 NAME: Final = names.NODE_RESOURCES_FIT
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
-LEAST_ALLOCATED: Final = "LeastAllocated"
-MOST_ALLOCATED: Final = "MostAllocated"
-REQUESTED_TO_CAPACITY_RATIO: Final = "RequestedToCapacityRatio"
 REASON_TOO_MANY_PODS: Final = "Too many pods"
 
 
@@ -148,12 +151,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         self.strategy = strategy.type
         self.resources: list[ResourceSpec] = list(strategy.resources)
         self._shape = strategy.requestedToCapacityRatio.shape if strategy.requestedToCapacityRatio else []
-        if self.strategy == LEAST_ALLOCATED:
-            self.scorer = ra.least_allocated_scorer(self.resources)
-        elif self.strategy == MOST_ALLOCATED:
-            self.scorer = ra.most_allocated_scorer(self.resources)
-        else:
-            self.scorer = ra.requested_to_capacity_ratio_scorer(self.resources, self._shape)
+        self.scorer = ra.strategy_scorer(self.strategy, self.resources, self._shape)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Any) -> tuple[PreFilterResult | None, Status | None]:
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pod.requests))
@@ -196,45 +194,58 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
 
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:
         reqs = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState).pod_requests
-        k = len(positions)
-        node_score = np.zeros(k, dtype=np.int64)
-        weight_sum = np.zeros(k, dtype=np.int64)
-        for r, want in zip(self.resources, reqs, strict=True):
-            a, q = ra.table_columns(table, positions, r.name, want, use_requested=False)
-            valid = a > 0
-            safe_a = np.where(valid, a, 1)
-            if self.strategy == LEAST_ALLOCATED:
-                s = np.where(q > a, 0, (a - q) * MAX_NODE_SCORE // safe_a)
-            elif self.strategy == MOST_ALLOCATED:
-                s = np.minimum(q, a) * MAX_NODE_SCORE // safe_a
-            else:
-                s = self._rtcr_batch(q, a, safe_a)
-                valid &= s > 0
-            node_score += np.where(valid, s * r.weight, 0)
-            weight_sum += np.where(valid, r.weight, 0)
-        safe_w = np.where(weight_sum > 0, weight_sum, 1)
-        if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
-            ratio = node_score / safe_w
-            whole = np.trunc(ratio)
-            rounded = (whole + (ratio - whole >= 0.5)).astype(np.int64)
-            return np.where(weight_sum > 0, rounded, 0)
-        return np.where(weight_sum > 0, node_score // safe_w, 0)
+        return strategy_scores(self.strategy, self.resources, self._shape, reqs, table, positions)
 
-    def _rtcr_batch(self, q: IntArray, a: IntArray, safe_a: IntArray) -> IntArray:
-        scale = MAX_NODE_SCORE // ra.MAX_CUSTOM_PRIORITY_SCORE
-        shape = [(p.utilization, p.score * scale) for p in self._shape]
-        p = np.where(q > a, ra.MAX_UTILIZATION, q * ra.MAX_UTILIZATION // safe_a)
-        out = np.full(len(p), shape[-1][1], dtype=np.int64)
-        done = np.zeros(len(p), dtype=bool)
-        for i, (u, s) in enumerate(shape):
-            hit = ~done & (p <= u)
-            if i == 0:
-                out[hit] = s
-            else:
-                u0, s0 = shape[i - 1]
-                out[hit] = s0 + trunc_div_array((s - s0) * (p[hit] - u0), u - u0)
-            done |= hit
-        return out
+
+def strategy_scores(
+    strategy: str,
+    resources: Sequence[ResourceSpec],
+    shape: Sequence[UtilizationShapePoint],
+    reqs: Sequence[int],
+    table: NodeTable,
+    positions: IntArray,
+) -> IntArray:
+    """A scoring strategy over the table's rows at `positions`, equal to the per-node scorer."""
+    k = len(positions)
+    node_score = np.zeros(k, dtype=np.int64)
+    weight_sum = np.zeros(k, dtype=np.int64)
+    for r, want in zip(resources, reqs, strict=True):
+        a, q = ra.table_columns(table, positions, r.name, want, use_requested=False)
+        valid = a > 0
+        safe_a = np.where(valid, a, 1)
+        if strategy == LEAST_ALLOCATED:
+            s = np.where(q > a, 0, (a - q) * MAX_NODE_SCORE // safe_a)
+        elif strategy == MOST_ALLOCATED:
+            s = np.minimum(q, a) * MAX_NODE_SCORE // safe_a
+        else:
+            s = _rtcr_batch(shape, q, a, safe_a)
+            valid &= s > 0
+        node_score += np.where(valid, s * r.weight, 0)
+        weight_sum += np.where(valid, r.weight, 0)
+    safe_w = np.where(weight_sum > 0, weight_sum, 1)
+    if strategy == REQUESTED_TO_CAPACITY_RATIO:
+        ratio = node_score / safe_w
+        whole = np.trunc(ratio)
+        rounded = (whole + (ratio - whole >= 0.5)).astype(np.int64)
+        return np.where(weight_sum > 0, rounded, 0)
+    return np.where(weight_sum > 0, node_score // safe_w, 0)
+
+
+def _rtcr_batch(shape_points: Sequence[UtilizationShapePoint], q: IntArray, a: IntArray, safe_a: IntArray) -> IntArray:
+    scale = MAX_NODE_SCORE // ra.MAX_CUSTOM_PRIORITY_SCORE
+    shape = [(p.utilization, p.score * scale) for p in shape_points]
+    p = np.where(q > a, ra.MAX_UTILIZATION, q * ra.MAX_UTILIZATION // safe_a)
+    out = np.full(len(p), shape[-1][1], dtype=np.int64)
+    done = np.zeros(len(p), dtype=bool)
+    for i, (u, s) in enumerate(shape):
+        hit = ~done & (p <= u)
+        if i == 0:
+            out[hit] = s
+        else:
+            u0, s0 = shape[i - 1]
+            out[hit] = s0 + trunc_div_array((s - s0) * (p[hit] - u0), u - u0)
+        done |= hit
+    return out
 
 
 def new(args: NodeResourcesFitArgs, handle: Handle) -> Fit:

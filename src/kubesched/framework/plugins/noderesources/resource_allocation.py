@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Final
 
 import numpy as np
 
@@ -166,6 +167,20 @@ def requested_to_capacity_ratio_scorer(
         return go_round(node_score / weight_sum)
 
     return scorer
+
+
+LEAST_ALLOCATED: Final = "LeastAllocated"
+MOST_ALLOCATED: Final = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO: Final = "RequestedToCapacityRatio"
+
+
+def strategy_scorer(strategy: str, resources: Sequence[ResourceSpec], shape: Sequence[UtilizationShapePoint]) -> Scorer:
+    """The per-node scorer of a NodeResourcesFit scoring strategy."""
+    if strategy == LEAST_ALLOCATED:
+        return least_allocated_scorer(resources)
+    if strategy == MOST_ALLOCATED:
+        return most_allocated_scorer(resources)
+    return requested_to_capacity_ratio_scorer(resources, shape)
 
 
 def balanced_resource_scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
