@@ -10,9 +10,10 @@ import sys
 import yaml
 
 from kubesched.api.duration import parse_duration
-from kubesched.config.load import ConfigError
+from kubesched.config.legacy import load_algorithm_provider, load_policy, parse_feature_gates
+from kubesched.config.load import ConfigError, SchedulerConfig
 from kubesched.framework.runtime.framework import FrameworkError
-from kubesched.simulator.load import LoadError, load_manifests
+from kubesched.simulator.load import LoadedInput, LoadError, load_manifests
 from kubesched.simulator.report import print_table, to_json
 from kubesched.simulator.run import build_config, simulate
 
@@ -25,6 +26,22 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("simulate", help="schedule manifests on an embedded in-memory cluster")
     s.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories; - reads stdin")
     s.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
+    s.add_argument(
+        "--policy-config-file",
+        metavar="FILE",
+        help="a legacy scheduler Policy (JSON or YAML), translated as kube-scheduler 1.19-1.22 did",
+    )
+    s.add_argument(
+        "--algorithm-provider",
+        metavar="NAME",
+        help="a legacy algorithm provider: DefaultProvider or ClusterAutoscalerProvider",
+    )
+    s.add_argument(
+        "--feature-gates",
+        default="",
+        metavar="GATES",
+        help="for --policy-config-file/--algorithm-provider: DefaultPodTopologySpread=true|false",
+    )
     s.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
     s.add_argument("--seed", type=int, default=None, help="fix the random tie-break in host selection")
     s.add_argument("--record", choices=("full", "none"), default="full", help="none leaves out per-plugin records")
@@ -43,24 +60,52 @@ def _duration(text: str) -> float:
         raise argparse.ArgumentTypeError(str(err)) from err
 
 
-def _load_config_file(path: str) -> dict:
+def _load_config_file(path: str, kind: str = "KubeSchedulerConfiguration") -> dict:
     try:
         with open(path, encoding="utf-8") as f:
-            doc = yaml.safe_load(f)
+            doc = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except OSError as err:
-        raise ConfigError([], f"{path}: cannot read: {err}") from err
+        raise LoadError(f"{path}: cannot read: {err}") from err
     except yaml.YAMLError as err:
         raise LoadError(f"{path}: invalid YAML: {err}") from err
     if not isinstance(doc, dict):
-        raise LoadError(f"{path}: expected a KubeSchedulerConfiguration object")
+        raise LoadError(f"{path}: expected a {kind} object")
     return doc
+
+
+def _scheduler_config(args: argparse.Namespace, loaded: LoadedInput) -> tuple[SchedulerConfig, list[str]]:
+    """--config, a configuration among the manifests, or a legacy Policy or algorithm provider."""
+    legacy = [
+        f
+        for f, v in (
+            ("--policy-config-file", args.policy_config_file),
+            ("--algorithm-provider", args.algorithm_provider),
+        )
+        if v
+    ]
+    if not legacy:
+        if args.feature_gates:
+            raise LoadError("--feature-gates only applies with --policy-config-file or --algorithm-provider")
+        config_doc = _load_config_file(args.config) if args.config else None
+        return build_config(loaded, config_doc, args.config or ""), []
+    others = legacy[1:] + (["--config"] if args.config else [])
+    if others:
+        raise LoadError(f"{legacy[0]} cannot be combined with {', '.join(others)}")
+    if loaded.config is not None:
+        raise LoadError(f"{legacy[0]} cannot be combined with the KubeSchedulerConfiguration in {loaded.config_source}")
+    gates = parse_feature_gates(args.feature_gates)
+    if args.policy_config_file:
+        doc = _load_config_file(args.policy_config_file, "Policy")
+        result = load_policy(doc, source=args.policy_config_file, gates=gates)
+        return result.config, [f"{args.policy_config_file}: {w}" for w in result.warnings]
+    result = load_algorithm_provider(args.algorithm_provider, gates=gates)
+    return result.config, result.warnings
 
 
 def simulate_command(args: argparse.Namespace) -> int:
     try:
         loaded = load_manifests(args.files)
-        config_doc = _load_config_file(args.config) if args.config else None
-        config = build_config(loaded, config_doc, args.config or "")
+        config, config_warnings = _scheduler_config(args, loaded)
         record = args.record == "full"
         result = simulate(
             loaded, config, seed=args.seed, record=record, until=args.until, bind_latency=args.bind_latency
@@ -76,7 +121,7 @@ def simulate_command(args: argparse.Namespace) -> int:
             + ", ".join(missing),
             file=sys.stderr,
         )
-    for warning in result.warnings:
+    for warning in [*config_warnings, *result.warnings]:
         print(f"kubesched: warning: {warning}", file=sys.stderr)
     doc = to_json(result, record=record)
     output = args.output or ("table" if sys.stdout.isatty() else "json")

@@ -16,11 +16,11 @@ from kubesched.config.validation import validate_args, validate_configuration
 class ConfigError(ValueError):
     """An unusable configuration; `errors` lists every field at fault."""
 
-    def __init__(self, errors: list[FieldError], source: str = "") -> None:
+    def __init__(self, errors: list[FieldError], source: str = "", *, kind: str = KIND) -> None:
         self.errors = errors
         self.source = source
         prefix = f"{source}: " if source else ""
-        super().__init__(prefix + "invalid KubeSchedulerConfiguration: " + "; ".join(str(e) for e in errors))
+        super().__init__(prefix + f"invalid {kind}: " + "; ".join(str(e) for e in errors))
 
 
 @dataclass
@@ -38,7 +38,7 @@ def _loc(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _pydantic_errors(err: pydantic.ValidationError, prefix: str = "") -> list[FieldError]:
+def pydantic_errors(err: pydantic.ValidationError, prefix: str = "") -> list[FieldError]:
     out = []
     for e in err.errors():
         path = _loc(tuple(e["loc"]))
@@ -61,7 +61,7 @@ def load_config(doc: dict[str, Any] | None, *, source: str = "") -> SchedulerCon
     try:
         cfg = KubeSchedulerConfiguration.model_validate(doc)
     except pydantic.ValidationError as err:
-        raise ConfigError(_pydantic_errors(err), source) from err
+        raise ConfigError(pydantic_errors(err), source) from err
     set_defaults(cfg)
     profile_args: list[dict[str, Any]] = []
     for i, prof in enumerate(cfg.profiles):
@@ -81,7 +81,7 @@ def load_config(doc: dict[str, Any] | None, *, source: str = "") -> SchedulerCon
             try:
                 args: _Args | None = kind.model_validate(pc.args) if pc.args is not None else None
             except pydantic.ValidationError as err:
-                errors += _pydantic_errors(err, path)
+                errors += pydantic_errors(err, path)
                 continue
             args = default_args(pc.name, args)
             assert args is not None

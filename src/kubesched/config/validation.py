@@ -58,7 +58,8 @@ def duplicate(path: str, value: Any) -> FieldError:
     return FieldError(path, f"Duplicate value: {_fmt(value)}")
 
 
-def validate_configuration(cfg: KubeSchedulerConfiguration) -> list[FieldError]:
+def validate_configuration(cfg: KubeSchedulerConfiguration, *, allow_removed_plugins: bool = False) -> list[FieldError]:
+    """`allow_removed_plugins` is for profiles translated from a Policy, which may name them."""
     errs: list[FieldError] = []
     if cfg.parallelism <= 0:
         errs.append(invalid("parallelism", cfg.parallelism, "should be an integer value greater than zero"))
@@ -99,7 +100,7 @@ def validate_configuration(cfg: KubeSchedulerConfiguration) -> list[FieldError]:
         for point in ("multiPoint", *EXTENSION_POINTS):
             for j, pl in enumerate(getattr(prof.plugins, point).enabled):
                 pp = f"{path}.plugins.{point}.enabled[{j}]"
-                if pl.name in REMOVED_PLUGINS:
+                if pl.name in REMOVED_PLUGINS and not allow_removed_plugins:
                     errs.append(invalid(f"{pp}.name", pl.name, "was invalid"))
                 if pl.weight is not None and pl.weight < 0:
                     errs.append(invalid(f"{pp}.weight", pl.weight, "must be a positive integer"))
