@@ -24,6 +24,8 @@ from kubesched.config.types import (
     ARGS_TYPES,
     EXTENSION_POINTS,
     Extender,
+    ExtenderManagedResource,
+    ExtenderTLSConfig,
     InterPodAffinityArgs,
     KubeSchedulerConfiguration,
     KubeSchedulerProfile,
@@ -102,22 +104,6 @@ class PriorityPolicy(_PolicyModel):
     argument: PriorityArgument | None = None
 
 
-class LegacyTLSConfig(_PolicyModel):
-    insecure: bool = False
-    serverName: str = ""
-    certFile: str = ""
-    keyFile: str = ""
-    caFile: str = ""
-    certData: str = ""
-    keyData: str = ""
-    caData: str = ""
-
-
-class LegacyManagedResource(_PolicyModel):
-    name: str
-    ignoredByScheduler: bool = False
-
-
 class LegacyExtender(_PolicyModel):
     urlPrefix: str
     filterVerb: str = ""
@@ -126,10 +112,10 @@ class LegacyExtender(_PolicyModel):
     weight: int = 0
     bindVerb: str = ""
     enableHttps: bool = False
-    tlsConfig: LegacyTLSConfig | None = None
+    tlsConfig: ExtenderTLSConfig | None = None  # same fields as today's, base64 data included
     httpTimeout: int | str = 0  # Go's time.Duration: nanoseconds
     nodeCacheCapable: bool = False
-    managedResources: list[LegacyManagedResource] = Field(default_factory=list)
+    managedResources: list[ExtenderManagedResource] = Field(default_factory=list)
     ignorable: bool = False
 
 
