@@ -54,7 +54,7 @@ def default_plugins() -> Plugins:
     return Plugins(multiPoint=PluginSet(enabled=[Plugin(name=n, weight=w) for n, w in DEFAULT_MULTI_POINT]))
 
 
-def _default_resources() -> list[ResourceSpec]:
+def default_resources() -> list[ResourceSpec]:
     return [ResourceSpec(name="cpu", weight=1), ResourceSpec(name="memory", weight=1)]
 
 
@@ -95,14 +95,14 @@ def default_args(name: str, args: _Args | None) -> _Args | None:
     args = args if args is not None else kind()
     if isinstance(args, NodeResourcesFitArgs):
         if args.scoringStrategy is None:
-            args.scoringStrategy = ScoringStrategy(type="LeastAllocated", resources=_default_resources())
+            args.scoringStrategy = ScoringStrategy(type="LeastAllocated", resources=default_resources())
         if not args.scoringStrategy.resources:
-            args.scoringStrategy.resources = _default_resources()
+            args.scoringStrategy.resources = default_resources()
         for r in args.scoringStrategy.resources:
             r.weight = r.weight or 1
     elif isinstance(args, NodeResourcesBalancedAllocationArgs):
         if not args.resources:
-            args.resources = _default_resources()
+            args.resources = default_resources()
         for r in args.resources:
             r.weight = r.weight or 1
     elif isinstance(args, PodTopologySpreadArgs):

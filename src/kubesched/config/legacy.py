@@ -40,7 +40,7 @@ from kubesched.config.types import (
     UtilizationShapePoint,
     _Args,
 )
-from kubesched.config.validation import validate_args, validate_configuration, validate_shape
+from kubesched.config.validation import validate_args, validate_configuration
 from kubesched.framework.plugins import names as n
 
 POLICY_KIND: Final = "Policy"
@@ -211,19 +211,6 @@ def _score(name: str, *pre_score: str) -> Producer:
     return produce
 
 
-def _general(a: _ProducerArgs, b: _Builder) -> None:
-    for point, name in (
-        ("filter", n.NODE_RESOURCES_FIT),
-        ("preFilter", n.NODE_RESOURCES_FIT),
-        ("filter", n.NODE_NAME),
-        ("filter", n.NODE_PORTS),
-        ("preFilter", n.NODE_PORTS),
-        ("filter", n.NODE_AFFINITY),
-        ("preFilter", n.NODE_AFFINITY),
-    ):
-        b.add(point, name)
-
-
 def _node_label_predicate(a: _ProducerArgs, b: _Builder) -> None:
     b.add("filter", n.NODE_LABEL)
     if a.node_label is not None:
@@ -282,7 +269,15 @@ def _service_affinity_priority(a: _ProducerArgs, b: _Builder) -> None:
 
 
 PREDICATES: Final[dict[str, Producer]] = {
-    "GeneralPredicates": _general,
+    "GeneralPredicates": _points(
+        ("filter", n.NODE_RESOURCES_FIT),
+        ("preFilter", n.NODE_RESOURCES_FIT),
+        ("filter", n.NODE_NAME),
+        ("filter", n.NODE_PORTS),
+        ("preFilter", n.NODE_PORTS),
+        ("filter", n.NODE_AFFINITY),
+        ("preFilter", n.NODE_AFFINITY),
+    ),
     "PodToleratesNodeTaints": _points(("filter", n.TAINT_TOLERATION)),
     "PodFitsResources": _points(("filter", n.NODE_RESOURCES_FIT), ("preFilter", n.NODE_RESOURCES_FIT)),
     "HostName": _points(("filter", n.NODE_NAME)),
@@ -523,46 +518,12 @@ def _finish(b: _Builder, extenders: list[Extender], source: str) -> SchedulerCon
             given = default_args(name, given)
         if given is None:
             continue
-        errors += validate_args(name, given, f"pluginConfig[{name}].args")
+        errors += validate_args(name, given, name)
         args[name] = given
-    errors += validate_legacy_args(args)
     errors += validate_configuration(cfg, allow_removed_plugins=True)
     if errors:
         raise ConfigError(errors, source, kind=POLICY_KIND)
     return SchedulerConfig(cfg, [args])
-
-
-def validate_legacy_args(args: Mapping[str, Any]) -> list[FieldError]:
-    errs: list[FieldError] = []
-    label = args.get(n.NODE_LABEL)
-    if isinstance(label, NodeLabelArgs):
-        for present, absent, pp, ap in (
-            (label.presentLabels, label.absentLabels, "presentLabels", "absentLabels"),
-            (
-                label.presentLabelsPreference,
-                label.absentLabelsPreference,
-                "presentLabelsPreference",
-                "absentLabelsPreference",
-            ),
-        ):
-            index = {k: j for j, k in enumerate(present)}
-            for i, k in enumerate(absent):
-                if k in index:
-                    errs.append(
-                        FieldError(f"NodeLabel.{pp}[{index[k]}]", f'Invalid value: "{k}": conflict with {ap}[{i}]')
-                    )
-    rtcr = args.get(n.REQUESTED_TO_CAPACITY_RATIO)
-    if isinstance(rtcr, RequestedToCapacityRatioArgs):
-        errs += validate_shape("RequestedToCapacityRatio.shape", rtcr.shape, 10)
-        for i, r in enumerate(rtcr.resources):
-            if not 1 <= r.weight <= 100:
-                errs.append(
-                    FieldError(
-                        f"RequestedToCapacityRatio.resources[{i}].weight",
-                        f"Invalid value: {r.weight}: resource weight of {r.name} not in valid range [1, 100]",
-                    )
-                )
-    return errs
 
 
 def parse_feature_gates(text: str) -> dict[str, bool]:
@@ -621,8 +582,9 @@ def load_policy(doc: Any, *, source: str = "", gates: Mapping[str, bool] | None 
     b.add("queueSort", n.PRIORITY_SORT)
     b.add("postFilter", n.DEFAULT_PREEMPTION)
     b.add("bind", n.DEFAULT_BINDER)
+    predicate_keys |= MANDATORY_PREDICATES
     for key in PREDICATE_ORDER:
-        if key in predicate_keys | MANDATORY_PREDICATES:
+        if key in predicate_keys:
             PREDICATES[key](a, b)
     for key in sorted(priority_keys):
         a.weight = priority_keys[key]

@@ -17,9 +17,11 @@ from kubesched.config.types import (
     InterPodAffinityArgs,
     KubeSchedulerConfiguration,
     NodeAffinityArgs,
+    NodeLabelArgs,
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
     PodTopologySpreadArgs,
+    RequestedToCapacityRatioArgs,
     VolumeBindingArgs,
     _Args,
 )
@@ -251,6 +253,18 @@ def validate_args(name: str, args: _Args, path: str) -> list[FieldError]:
                     "both minCandidateNodesPercentage and minCandidateNodesAbsolute cannot be zero",
                 )
             )
+    elif isinstance(args, NodeLabelArgs):
+        errs += _no_conflict(path, args.presentLabels, args.absentLabels, "presentLabels", "absentLabels")
+        errs += _no_conflict(
+            path,
+            args.presentLabelsPreference,
+            args.absentLabelsPreference,
+            "presentLabelsPreference",
+            "absentLabelsPreference",
+        )
+    elif isinstance(args, RequestedToCapacityRatioArgs):
+        errs += validate_shape(f"{path}.shape", args.shape, 10)
+        errs += _validate_resources(f"{path}.resources", args.resources, 1, 100)
     elif isinstance(args, VolumeBindingArgs):
         if (args.bindTimeoutSeconds or 0) < 0:
             errs.append(
@@ -261,6 +275,14 @@ def validate_args(name: str, args: _Args, path: str) -> list[FieldError]:
                 )
             )
     return errs
+
+
+def _no_conflict(path: str, present: list[str], absent: list[str], pp: str, ap: str) -> list[FieldError]:
+    """A NodeLabel label cannot be both required (preferred) present and absent."""
+    index = {k: j for j, k in enumerate(present)}
+    return [
+        invalid(f"{path}.{pp}[{index[k]}]", k, f"conflict with {ap}[{i}]") for i, k in enumerate(absent) if k in index
+    ]
 
 
 def validate_shape(path: str, shape: list[Any], max_score: int) -> list[FieldError]:

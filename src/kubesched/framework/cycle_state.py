@@ -46,6 +46,17 @@ class CycleState:
         return c
 
 
+def once(state: CycleState, key: str, compute: Any) -> Any:
+    """What `compute()` returns, worked out once per cycle: for values a Score needs on every node
+    of a plugin that has no PreScore to prepare them."""
+    try:
+        return state.read(key)
+    except StateNotFound:
+        value = compute()
+        state.write(key, value)
+        return value
+
+
 def read_state(state: CycleState, key: str, kind: type) -> Any:
     """Typed read with upstream's error text for a missing or mistyped entry."""
     try:

@@ -7,6 +7,7 @@ all but a filter.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any, Final
@@ -31,23 +32,27 @@ def controller_ref(pod: PodInfo) -> Mapping[str, Any] | None:
     return None
 
 
-def avoided_controllers(node_info: NodeInfo) -> list[tuple[str, str]]:
+def avoided_controllers(node_info: NodeInfo) -> frozenset[tuple[str, str]]:
     """(kind, uid) of every podController in the annotation; unreadable annotations avoid nothing."""
     node = node_info.node
     raw = (
         ((node.obj.get("metadata") or {}).get("annotations") or {}).get(PREFER_AVOID_PODS_ANNOTATION) if node else None
     )
-    if not raw:
-        return []
+    return _parse_avoids(raw) if raw else frozenset()
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_avoids(raw: str) -> frozenset[tuple[str, str]]:
+    """Parsed once per annotation text, not once per pod and node."""
     try:
         doc = json.loads(raw)
-        return [
+        return frozenset(
             (str(ctl.get("kind", "")), str(ctl.get("uid", "")))
             for entry in doc.get("preferAvoidPods") or ()
             for ctl in [(entry.get("podSignature") or {}).get("podController") or {}]
-        ]
+        )
     except (ValueError, AttributeError, TypeError):
-        return []
+        return frozenset()
 
 
 class NodePreferAvoidPods(ScorePlugin):

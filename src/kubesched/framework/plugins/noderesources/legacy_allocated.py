@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kubesched.config.defaults import default_resources
 from kubesched.config.types import (
     NodeResourcesLeastAllocatedArgs,
     NodeResourcesMostAllocatedArgs,
@@ -16,7 +17,7 @@ from kubesched.config.types import (
     ResourceSpec,
     UtilizationShapePoint,
 )
-from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.cycle_state import CycleState, once
 from kubesched.framework.interface import Handle, IntArray, ScorePlugin
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
@@ -35,24 +36,22 @@ class AllocatedScore(ScorePlugin):
     ) -> None:
         self.NAME = name
         self.strategy = strategy
-        self.resources = list(resources) or [ResourceSpec(name="cpu", weight=1), ResourceSpec(name="memory", weight=1)]
+        self.resources = list(resources) or default_resources()
         self.shape = list(shape)
         self.scorer = ra.strategy_scorer(strategy, self.resources, self.shape)
-        self._last: tuple[PodInfo, list[int]] | None = None
+        self._state_key = "Score" + name
 
-    def _requests(self, pod: PodInfo) -> list[int]:
-        """The pod's requests, worked out once per pod rather than once per node."""
-        if self._last is None or self._last[0] is not pod:
-            self._last = (pod, ra.pod_request_list(pod, self.resources, use_requested=False))
-        return self._last[1]
+    def _requests(self, state: CycleState, pod: PodInfo) -> list[int]:
+        """The pod's requests, once per cycle rather than once per node (these plugins have no PreScore)."""
+        return once(state, self._state_key, lambda: ra.pod_request_list(pod, self.resources, use_requested=False))  # type: ignore[no-any-return]
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
-        reqs = self._requests(pod)
+        reqs = self._requests(state, pod)
         requested, allocatable = ra.requested_and_allocatable(node_info, self.resources, reqs, use_requested=False)
         return self.scorer(requested, allocatable), None
 
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:
-        return strategy_scores(self.strategy, self.resources, self.shape, self._requests(pod), table, positions)
+        return strategy_scores(self.strategy, self.resources, self.shape, self._requests(state, pod), table, positions)
 
 
 def new_least_allocated(args: NodeResourcesLeastAllocatedArgs | None, handle: Handle) -> AllocatedScore:

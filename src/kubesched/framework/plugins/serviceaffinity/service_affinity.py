@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kubesched.config.types import ServiceAffinityArgs
-from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework.cycle_state import CycleState, once, read_state
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     FilterPlugin,
@@ -30,6 +30,7 @@ from kubesched.framework.types import PodInfo
 
 NAME: Final = names.SERVICE_AFFINITY
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
+SCORE_STATE_KEY: Final = "Score" + NAME
 ERR_REASON: Final = "node(s) didn't match service affinity"
 
 
@@ -125,8 +126,7 @@ class ServiceAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, ScoreP
         """Pods of the pod's first Service on the node; NormalizeScore turns this into spreading."""
         if node_info.node is None:
             return 0, Status(Code.ERROR, "node not found")
-        services = pod_services(self._handle.lister, pod)
-        selector = ((services[0].get("spec") or {}).get("selector") or {}) if services else {}
+        selector = once(state, SCORE_STATE_KEY, lambda: self._first_service_selector(pod))
         if not node_info.pods or not selector:
             return 0, None
         return sum(
@@ -134,6 +134,10 @@ class ServiceAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, ScoreP
             for p in node_info.pods
             if p.namespace == pod.namespace and not p.deleting and _selects(selector, p.labels)
         ), None
+
+    def _first_service_selector(self, pod: PodInfo) -> Mapping[str, str]:
+        services = pod_services(self._handle.lister, pod)
+        return ((services[0].get("spec") or {}).get("selector") or {}) if services else {}
 
     def has_normalize(self) -> bool:
         return True
