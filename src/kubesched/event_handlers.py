@@ -7,13 +7,16 @@ plugin interested in it are retried.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from typing import Any
 
+from kubesched.api.errors import FieldError
 from kubesched.cache.cache import CacheError
 from kubesched.framework import events
 from kubesched.framework.interface import ClusterEvent
-from kubesched.framework.node_info import ParsedNode
-from kubesched.framework.types import PodInfo
+from kubesched.framework.node_info import ParsedNode, parse_node
+from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -104,3 +107,78 @@ class EventHandlers:
         if fwk is not None and fwk.reject_waiting_pod(pod.uid):
             # It was assumed and held room: its deletion frees that room for others.
             self._event(events.ASSIGNED_POD, events.DELETE, pod, None)
+
+
+class InformerBridge:
+    """Store events (kind, ADDED|MODIFIED|DELETED, old, new) into the handlers, parsing each object once.
+
+    It keeps the parsed pods and nodes, as the informers' indexers keep upstream's. An
+    object the scheduler cannot read (a bad quantity, a malformed selector) is logged and
+    left out, as if it had not arrived: one bad object never stops the others.
+    """
+
+    def __init__(self, handlers: EventHandlers) -> None:
+        self.handlers = handlers
+        self.pods: dict[tuple[str, str], PodInfo] = {}
+        self.nodes: dict[str, ParsedNode] = {}
+
+    def __call__(self, kind: str, event: str, old: Any, new: Any) -> None:
+        try:
+            if kind == "Pod":
+                self._pod(event, old, new)
+            elif kind == "Node":
+                self._node(event, old, new)
+            elif kind in events.OTHER_RESOURCES:
+                self.handlers.on_object(kind, event, old, new)
+        except (FieldError, TypeError, ValueError, AttributeError, KeyError) as err:
+            obj = new if new is not None else old
+            meta = (obj or {}).get("metadata") or {}
+            where = "/".join(p for p in (meta.get("namespace"), meta.get("name")) if p)
+            log.error("Skipping %s %s that cannot be read: %s", kind, where, err)
+
+    def _pod(self, event: str, old: Any, new: Any) -> None:
+        if event == "DELETED":
+            info = self.pods.pop(_key(old), None)
+            if info is not None:
+                self.handlers.delete_pod(info)
+            return
+        prev = self.pods.get(_key(new))
+        info = _reparse_pod(prev, new)
+        self.pods[_key(new)] = info
+        if prev is None:
+            self.handlers.add_pod(info)
+        else:
+            self.handlers.update_pod(prev, info)
+
+    def _node(self, event: str, old: Any, new: Any) -> None:
+        if event == "DELETED":
+            node = self.nodes.pop(old["metadata"]["name"], None)
+            if node is not None:
+                self.handlers.delete_node(node)
+            return
+        parsed = parse_node(new)
+        prev = self.nodes.get(parsed.name)
+        self.nodes[parsed.name] = parsed
+        if prev is None:
+            self.handlers.add_node(parsed)
+        else:
+            self.handlers.update_node(prev, parsed)
+
+
+def _key(obj: dict[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+
+
+def _reparse_pod(prev: PodInfo | None, new: dict[str, Any]) -> PodInfo:
+    """A binding changes only spec.nodeName: reuse the parsed constraints then."""
+    if prev is not None:
+        old_spec = prev.obj.get("spec") or {}
+        new_spec = new.get("spec") or {}
+        if (
+            len(old_spec) + (0 if "nodeName" in old_spec else 1) == len(new_spec)
+            and all(new_spec.get(k) is v for k, v in old_spec.items() if k != "nodeName")
+            and (prev.obj.get("metadata") or {}).get("labels") == (new.get("metadata") or {}).get("labels")
+        ):
+            return dataclasses.replace(prev, obj=new, node_name=str(new_spec.get("nodeName") or ""))
+    return new_pod_info(new)

@@ -9,51 +9,28 @@ also answers the listers plugins use (namespaces, services, controllers).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from kubesched.api.selectors import LabelSelector
 from kubesched.backend.errors import ConflictError
 from kubesched.backend.pv_controller import PVController
+from kubesched.backend.store import KINDS, NAMESPACED, Obj, ObjectStore, object_key
 from kubesched.framework.types import PodInfo
 
-Obj = dict[str, Any]
 Listener = Callable[[str, str, Obj | None, Obj | None], None]  # kind, event type, old, new
-
-NAMESPACED = {
-    "Pod",
-    "PersistentVolumeClaim",
-    "PodDisruptionBudget",
-    "Service",
-    "ReplicaSet",
-    "ReplicationController",
-    "StatefulSet",
-    "CSIStorageCapacity",
-}
-CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver"}
-KINDS = NAMESPACED | CLUSTER_SCOPED
-
-
-def object_key(obj: Obj) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    ns = str(meta.get("namespace") or "default") if obj.get("kind") in NAMESPACED else ""
-    return ns, str(meta.get("name") or "")
-
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # virtual time 0, for timestamps written on objects
 
 
-__all__ = ["ConflictError", "EmbeddedCluster"]
+__all__ = ["KINDS", "NAMESPACED", "ConflictError", "EmbeddedCluster", "object_key"]
 
 
-class EmbeddedCluster:
+class EmbeddedCluster(ObjectStore):
     def __init__(self, clock: Callable[[], float] = lambda: 0.0, *, pv_controller: bool = True) -> None:
-        self.objects: dict[str, dict[tuple[str, str], Obj]] = {k: {} for k in KINDS}
+        super().__init__()
         self._listeners: list[Listener] = []
         self._controllers: list[Listener] = []  # run after the listeners, like controllers watching the API
         self._rv = 0
-        self.versions: dict[str, int] = dict.fromkeys(KINDS, 0)  # per kind: bumped on every change
         self.clock = clock
         self.events: list[Obj] = []
         self._stamp_time = -1.0
@@ -73,10 +50,6 @@ class EmbeddedCluster:
 
     def add_controller(self, controller: Listener) -> None:
         self._controllers.append(controller)
-
-    def kind_version(self, kind: str) -> int:
-        """Changes so far to objects of a kind: lets readers rebuild an index only when it moved."""
-        return self.versions[kind]
 
     def _emit(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
         self.versions[kind] += 1
@@ -116,9 +89,6 @@ class EmbeddedCluster:
             raise ConflictError(f'{kind} "{name}" not found')
         self._emit(kind, "DELETED", old, None)
         return old
-
-    def list(self, kind: str) -> Iterator[Obj]:
-        return iter(list(self.objects[kind].values()))
 
     # Client: what DefaultBinder calls.
 
@@ -188,24 +158,3 @@ class EmbeddedCluster:
         if condition is not None:
             self.patch_pod_status(pod, condition, None)
         self.delete("Pod", pod.namespace, pod.name)
-
-    # Listers: what plugins read through their Handle.
-
-    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
-        return self.objects[kind].get((namespace if kind in NAMESPACED else "", name))
-
-    def services(self, namespace: str) -> list[Obj]:
-        return [o for (ns, _), o in self.objects["Service"].items() if ns == namespace]
-
-    def namespace_labels(self, namespace: str) -> dict[str, str] | None:
-        ns = self.objects["Namespace"].get(("", namespace))
-        if ns is None:
-            return None
-        return dict((ns.get("metadata") or {}).get("labels") or {})
-
-    def namespaces_matching(self, selector: LabelSelector) -> list[str]:
-        return [
-            name
-            for (_, name), ns in self.objects["Namespace"].items()
-            if selector.matches((ns.get("metadata") or {}).get("labels") or {})
-        ]

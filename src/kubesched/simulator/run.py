@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,9 +10,8 @@ from kubesched.api.errors import FieldError
 from kubesched.backend.embedded import ConflictError, EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
-from kubesched.event_handlers import EventHandlers
-from kubesched.framework import events
-from kubesched.framework.node_info import ParsedNode, parse_node
+from kubesched.event_handlers import EventHandlers, InformerBridge
+from kubesched.framework.node_info import parse_node
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.scheduler import Outcome, Scheduler, SchedulerEvent
 from kubesched.simulator.load import LoadedInput, prepare_objects
@@ -63,70 +61,6 @@ class SimulationResult:
             self.victims.setdefault(event.preemptor, []).append(event.pod)
 
 
-class _Bridge:
-    """Turns store events into the scheduler's event handlers, parsing each object once."""
-
-    def __init__(self, handlers: EventHandlers) -> None:
-        self.handlers = handlers
-        self.pods: dict[tuple[str, str], PodInfo] = {}
-        self.nodes: dict[str, ParsedNode] = {}
-
-    def __call__(self, kind: str, event: str, old: Any, new: Any) -> None:
-        if kind == "Pod":
-            self._pod(event, old, new)
-        elif kind == "Node":
-            self._node(event, old, new)
-        elif kind in events.OTHER_RESOURCES:
-            self.handlers.on_object(kind, event, old, new)
-
-    def _pod(self, event: str, old: Any, new: Any) -> None:
-        if event == "DELETED":
-            info = self.pods.pop(_key(old), None)
-            if info is not None:
-                self.handlers.delete_pod(info)
-            return
-        prev = self.pods.get(_key(new))
-        info = _reparse_pod(prev, new)
-        self.pods[_key(new)] = info
-        if prev is None:
-            self.handlers.add_pod(info)
-        else:
-            self.handlers.update_pod(prev, info)
-
-    def _node(self, event: str, old: Any, new: Any) -> None:
-        if event == "DELETED":
-            node = self.nodes.pop(old["metadata"]["name"], None)
-            if node is not None:
-                self.handlers.delete_node(node)
-            return
-        parsed = parse_node(new)
-        prev = self.nodes.get(parsed.name)
-        self.nodes[parsed.name] = parsed
-        if prev is None:
-            self.handlers.add_node(parsed)
-        else:
-            self.handlers.update_node(prev, parsed)
-
-
-def _key(obj: dict[str, Any]) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
-
-
-def _reparse_pod(prev: PodInfo | None, new: dict[str, Any]) -> PodInfo:
-    """A binding changes only spec.nodeName: reuse the parsed constraints then."""
-    if prev is not None:
-        old_spec = prev.obj.get("spec") or {}
-        new_spec = new.get("spec") or {}
-        if (
-            len(old_spec) + (0 if "nodeName" in old_spec else 1) == len(new_spec)
-            and all(new_spec.get(k) is v for k, v in old_spec.items() if k != "nodeName")
-            and (prev.obj.get("metadata") or {}).get("labels") == (new.get("metadata") or {}).get("labels")
-        ):
-            return dataclasses.replace(prev, obj=new, node_name=str(new_spec.get("nodeName") or ""))
-    return new_pod_info(new)
-
-
 def build_config(loaded: LoadedInput, config_doc: dict[str, Any] | None, config_source: str) -> SchedulerConfig:
     doc = config_doc if config_doc is not None else loaded.config
     source = config_source if config_doc is not None else loaded.config_source
@@ -135,7 +69,7 @@ def build_config(loaded: LoadedInput, config_doc: dict[str, Any] | None, config_
 
 def embedded_scheduler(config: SchedulerConfig, cluster: EmbeddedCluster, clock: VirtualClock, **kw: Any) -> Scheduler:
     """A scheduler fed by the embedded cluster's events, reading pods as its informer would."""
-    bridge: _Bridge
+    bridge: InformerBridge
     sched = Scheduler(
         config,
         lister=cluster,
@@ -144,7 +78,7 @@ def embedded_scheduler(config: SchedulerConfig, cluster: EmbeddedCluster, clock:
         pod_lookup=lambda ns, name: bridge.pods.get((ns, name)),
         **kw,
     )
-    bridge = _Bridge(EventHandlers(sched))
+    bridge = InformerBridge(EventHandlers(sched))
     cluster.subscribe(bridge)
     return sched
 

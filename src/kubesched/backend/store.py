@@ -1,0 +1,66 @@
+"""Objects by kind and key, and the listers plugins read through their Handle.
+
+Both backends keep one: the embedded cluster is the store itself, and in a real
+cluster the informers fill one from list and watch, as client-go's indexers back
+the listers kube-scheduler's plugins call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from kubesched.api.selectors import LabelSelector
+
+Obj = dict[str, Any]
+
+NAMESPACED = {
+    "Pod",
+    "PersistentVolumeClaim",
+    "PodDisruptionBudget",
+    "Service",
+    "ReplicaSet",
+    "ReplicationController",
+    "StatefulSet",
+    "CSIStorageCapacity",
+}
+CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver"}
+KINDS = NAMESPACED | CLUSTER_SCOPED
+
+
+def object_key(obj: Obj) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    ns = str(meta.get("namespace") or "default") if obj.get("kind") in NAMESPACED else ""
+    return ns, str(meta.get("name") or "")
+
+
+class ObjectStore:
+    def __init__(self) -> None:
+        self.objects: dict[str, dict[tuple[str, str], Obj]] = {k: {} for k in KINDS}
+        self.versions: dict[str, int] = dict.fromkeys(KINDS, 0)  # per kind: bumped on every change
+
+    def kind_version(self, kind: str) -> int:
+        """Changes so far to objects of a kind: lets readers rebuild an index only when it moved."""
+        return self.versions[kind]
+
+    def list(self, kind: str) -> Iterator[Obj]:
+        return iter(list(self.objects[kind].values()))
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
+        return self.objects[kind].get((namespace if kind in NAMESPACED else "", name))
+
+    def services(self, namespace: str) -> list[Obj]:
+        return [o for (ns, _), o in self.objects["Service"].items() if ns == namespace]
+
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None:
+        ns = self.objects["Namespace"].get(("", namespace))
+        if ns is None:
+            return None
+        return dict((ns.get("metadata") or {}).get("labels") or {})
+
+    def namespaces_matching(self, selector: LabelSelector) -> list[str]:
+        return [
+            name
+            for (_, name), ns in self.objects["Namespace"].items()
+            if selector.matches((ns.get("metadata") or {}).get("labels") or {})
+        ]
