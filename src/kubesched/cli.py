@@ -11,7 +11,7 @@ import yaml
 
 from kubesched.api.duration import parse_duration
 from kubesched.config.legacy import load_algorithm_provider, load_policy, parse_feature_gates
-from kubesched.config.load import ConfigError, SchedulerConfig
+from kubesched.config.load import ConfigError, SchedulerConfig, load_config
 from kubesched.framework.runtime.framework import FrameworkError
 from kubesched.simulator.load import LoadedInput, LoadError, load_manifests
 from kubesched.simulator.report import print_table, to_json
@@ -50,7 +50,45 @@ def _parser() -> argparse.ArgumentParser:
         "--bind-latency", type=_duration, default=0.0, help="virtual time a binding takes (e.g. 200ms; default 0)"
     )
     s.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+    _run_parser(sub)
     return p
+
+
+def _run_parser(sub: argparse._SubParsersAction) -> None:
+    """kube-scheduler's own flags where they exist; --kubeconfig/--kube-api-* override clientConnection."""
+    r = sub.add_parser("run", help="schedule the pods of a real cluster (kubeconfig or in-cluster credentials)")
+    r.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
+    r.add_argument("--kubeconfig", default="", help="path to a kubeconfig; default: in-cluster credentials")
+    r.add_argument("--master", default="", help="the API server's address (overrides the kubeconfig's)")
+    r.add_argument("--kube-api-qps", type=float, default=None, help="client-side requests per second (default 50)")
+    r.add_argument("--kube-api-burst", type=int, default=None, help="client-side burst (default 100)")
+    r.add_argument("--leader-elect", type=_bool, default=None, metavar="true|false", help="default: true")
+    r.add_argument("--leader-elect-lease-duration", type=_duration, default=None, metavar="DURATION")
+    r.add_argument("--leader-elect-renew-deadline", type=_duration, default=None, metavar="DURATION")
+    r.add_argument("--leader-elect-retry-period", type=_duration, default=None, metavar="DURATION")
+    r.add_argument("--leader-elect-resource-lock", default="leases", choices=("leases",))
+    r.add_argument("--leader-elect-resource-name", default=None, metavar="NAME")
+    r.add_argument("--leader-elect-resource-namespace", default=None, metavar="NAMESPACE")
+    r.add_argument("--bind-address", default="0.0.0.0", help="address for the secure port")
+    r.add_argument("--secure-port", type=int, default=10259, help="HTTPS port for /healthz and /metrics; 0: none")
+    r.add_argument("--cert-dir", default="", help="where the self-signed certificate is written")
+    r.add_argument("--tls-cert-file", default="")
+    r.add_argument("--tls-private-key-file", default="")
+    r.add_argument(
+        "--record-annotations",
+        action="store_true",
+        help="write each attempt's per-plugin results onto the pod (kube-scheduler-simulator's keys)",
+    )
+    r.add_argument("--logging-format", choices=("text", "json"), default="text")
+    r.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+
+
+def _bool(text: str) -> bool:
+    if text.lower() in ("true", "1", "t"):
+        return True
+    if text.lower() in ("false", "0", "f"):
+        return False
+    raise argparse.ArgumentTypeError(f"invalid boolean {text!r}")
 
 
 def _duration(text: str) -> float:
@@ -133,15 +171,69 @@ def simulate_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_command(args: argparse.Namespace) -> int:
+    from kubesched.app import RunOptions, SchedulerApp
+
+    try:
+        config = load_config(_load_config_file(args.config) if args.config else None, source=args.config or "")
+        opts = RunOptions(
+            kubeconfig=args.kubeconfig,
+            master=args.master,
+            qps=args.kube_api_qps,
+            burst=args.kube_api_burst,
+            leader_elect=args.leader_elect,
+            lease_duration=args.leader_elect_lease_duration,
+            renew_deadline=args.leader_elect_renew_deadline,
+            retry_period=args.leader_elect_retry_period,
+            lease_name=args.leader_elect_resource_name,
+            lease_namespace=args.leader_elect_resource_namespace,
+            bind_address=args.bind_address,
+            secure_port=args.secure_port if args.secure_port > 0 else -1,
+            cert_dir=args.cert_dir,
+            tls_cert_file=args.tls_cert_file,
+            tls_private_key_file=args.tls_private_key_file,
+            record_annotations=args.record_annotations,
+        )
+        app = SchedulerApp(config, opts)
+    except (LoadError, ConfigError, FrameworkError) as err:
+        print(f"kubesched: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as err:  # no credentials, unreadable kubeconfig
+        print(f"kubesched: cannot reach the cluster: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    app.install_signal_handlers()
+    return app.run()
+
+
+class _JSONFormatter(logging.Formatter):
+    """--logging-format=json: one object a line, with klog's field names."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc: dict[str, object] = {"ts": record.created, "level": record.levelname, "logger": record.name}
+        doc["msg"] = record.getMessage()
+        if record.exc_info:
+            doc["err"] = self.formatException(record.exc_info)
+        return json.dumps(doc)
+
+
+def _log_level(verbosity: int, command: str) -> int:
+    if verbosity >= 4:
+        return logging.DEBUG
+    return logging.INFO if command == "run" or verbosity >= 2 else logging.WARNING
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbosity >= 4 else logging.WARNING,
-        stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    if getattr(args, "logging_format", "text") == "json":
+        handler.setFormatter(_JSONFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=_log_level(args.verbosity, args.command), handlers=[handler])
     if args.command == "simulate":
         return simulate_command(args)
+    if args.command == "run":
+        return run_command(args)
     return EXIT_BAD_INPUT
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -64,3 +65,19 @@ class VirtualClock:
 
     def pending(self) -> int:
         return sum(1 for t in self._timers if not t.cancelled)
+
+
+class WallClock(VirtualClock):
+    """Real seconds (monotonic) for `kubesched run`: the same timers, but time moves by itself."""
+
+    def __init__(self) -> None:
+        self._origin = time.monotonic()
+        self._timers = []
+        self._seq = itertools.count()
+
+    @property  # type: ignore[override]
+    def now(self) -> float:
+        return time.monotonic() - self._origin
+
+    def advance_to(self, when: float) -> None:
+        """Nothing to do: a real clock is not pushed forward."""

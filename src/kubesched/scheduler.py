@@ -13,9 +13,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import random
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched.cache.cache import Cache, CacheError
 from kubesched.cache.snapshot import Snapshot
@@ -34,6 +35,9 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.queue.scheduling_queue import HintEntry, PriorityQueue, QueuedPodInfo, QueueingHintMap
 from kubesched.schedule_one import AttemptRecord, FitError, NoNodesAvailable, schedule_pod
+
+if TYPE_CHECKING:
+    from kubesched.metrics import SchedulerMetrics
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +110,7 @@ class Scheduler:
         observer: SchedulerObserver | None = None,
         bind_latency: float = 0.0,
         pod_lookup: Callable[[str, str], PodInfo | None],
+        bind_executor: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
         reg = new_in_tree_registry()
         if registry is not None:
@@ -122,6 +127,8 @@ class Scheduler:
         self.record = record
         self.observer = observer
         self.bind_latency = bind_latency
+        self.bind_executor = bind_executor  # runs binding cycles elsewhere (threads, against a real cluster)
+        self.metrics: SchedulerMetrics | None = None
         self.extenders = new_extenders(raw.extenders)
         self.profiles: dict[str, Framework] = {}
         handles: list[Handle] = []
@@ -157,6 +164,27 @@ class Scheduler:
         for handle in handles:
             handle.nominator = self.queue.nominator
         self._gated: set[str] = set()
+        self._handles = handles
+
+    def enable_metrics(self, metrics: SchedulerMetrics, pending_api_calls: Callable[[], int] = lambda: 0) -> None:
+        """Record upstream's metrics from now on (kubesched run); simulations leave them off."""
+        self.metrics = metrics
+        for handle in self._handles:
+            handle.metrics = metrics
+        metrics.watch(self, pending_api_calls)
+
+    def _observe_attempt(self, result: str, profile: str, qpi: QueuedPodInfo) -> None:
+        m = self.metrics
+        if m is None:
+            return
+        seconds = time.perf_counter() - qpi.cycle_start
+        m.schedule_attempts.labels(result, profile).inc()
+        m.attempt_duration.labels(result, profile).observe(seconds)
+        if result == "scheduled":
+            m.pod_attempts.observe(qpi.attempts)
+            if qpi.initial_attempt_timestamp is not None:
+                label = str(qpi.attempts) if qpi.attempts < 15 else "15+"
+                m.sli_duration.labels(label).observe(self.clock.now - qpi.initial_attempt_timestamp)
 
     @property
     def missing_plugins(self) -> list[str]:
@@ -229,11 +257,18 @@ class Scheduler:
             return
         state = CycleState()
         record = AttemptRecord() if self.record else None
+        qpi.cycle_start = time.perf_counter()
+        if self.metrics is not None:
+            self.metrics.new_cycle()
         try:
             result = schedule_pod(self, fwk, state, pod, record)
+            if self.metrics is not None:
+                self.metrics.algorithm_duration.observe(time.perf_counter() - qpi.cycle_start)
         except FitError as fit_err:
             nominating: NominatingInfo | None = None
             if fwk.post_filter_plugins:
+                if self.metrics is not None:
+                    self.metrics.preemption_attempts.inc()
                 pf_result, pf = fwk.run_post_filter_plugins(state, pod, fit_err.diagnosis.node_to_status_map())
                 if pf is not None and pf.code == Code.ERROR:
                     log.error("Status after running PostFilter plugins for pod %s: %s", pod.key, pf.message())
@@ -298,7 +333,9 @@ class Scheduler:
             self._binding_failed(b, status)
             return
         self.queue.done(b.assumed.uid)
-        if self.bind_latency > 0:
+        if self.bind_executor is not None:
+            self.bind_executor(lambda: self._bind(b))
+        elif self.bind_latency > 0:
             self.clock.call_later(self.bind_latency, lambda: self._bind(b))
         else:
             self._bind(b)
@@ -315,6 +352,7 @@ class Scheduler:
             self._binding_failed(b, s)
             return
         self._record_k8s_event(assumed, "Normal", "Scheduled", f"Successfully assigned {assumed.key} to {host}")
+        self._observe_attempt("scheduled", fwk.profile_name, b.qpi)
         self._report("Bound", assumed.key, host)
         fwk.run_post_bind_plugins(state, assumed, host)
         self._activate_pods(state)
@@ -406,6 +444,7 @@ class Scheduler:
         self.queue.add_unschedulable_if_not_present(qpi)
         self.queue.nominator.add_nominated_pod(current, nominating)
         reason = REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR
+        self._observe_attempt("unschedulable" if rejected else "error", fwk.profile_name, qpi)
         self._record_k8s_event(current, "Warning", "FailedScheduling", truncate_event_note(message))
         nominated: str | None = None
         if nominating is not None and nominating.mode == "Override":

@@ -251,3 +251,4 @@ class Handle:
     rng: Any = None  # the scheduler's seeded random source
     report: Any = None  # callable(type, pod key, node, message): a step of a pod's life for observers
     extenders: list[Any] = field(default_factory=list)  # HTTP extenders, for preemption to consult
+    metrics: Any = None  # SchedulerMetrics when running against a cluster; None in simulations

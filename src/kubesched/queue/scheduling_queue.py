@@ -53,6 +53,7 @@ class QueuedPodInfo:
     gated: bool = False
     gating_plugin: str = ""
     backoff_expiration: float | None = None
+    cycle_start: float = 0.0  # perf_counter() when its latest scheduling cycle began, for attempt metrics
 
     @property
     def key(self) -> str:

@@ -333,6 +333,8 @@ class Evaluator:
 
     def _evict(self, candidate: Candidate, pod: PodInfo) -> None:
         fwk, client = self.handle.framework, self.handle.client
+        if self.handle.metrics is not None:
+            self.handle.metrics.preemption_victims.observe(len(candidate.victims))
         for victim in candidate.victims:
             waiting = fwk.get_waiting_pod(victim.uid) if fwk is not None else None
             if waiting is not None:

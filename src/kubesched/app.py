@@ -1,0 +1,219 @@
+"""`kubesched run`: the scheduler against a real cluster (cmd/kube-scheduler/app/server.go).
+
+Order of start, as upstream: serve the secure port, start informers and wait for
+their first lists, win the leader lease (if enabled), then schedule. Scheduling
+cycles run on this thread; binding cycles run on a pool of threads, sharing the
+scheduler lock with it and letting go of it while they wait on the API server.
+A lost lease stops scheduling at once and ends the process with status 1; a
+SIGTERM drains the binding cycles in flight and releases the lease first.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+import threading
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api.duration import parse_duration
+from kubesched.backend.kube.annotations import AnnotationRecorder
+from kubesched.backend.kube.api import KubeAPI, load_configuration
+from kubesched.backend.kube.cluster import ClusterStore, KubeClient
+from kubesched.backend.kube.dispatcher import APIDispatcher
+from kubesched.backend.kube.leader_election import LeaderElectionConfig, LeaderElector
+from kubesched.backend.kube.lock import SchedulerLock
+from kubesched.backend.kube.reflector import Backoff
+from kubesched.clock import WallClock
+from kubesched.config.load import SchedulerConfig
+from kubesched.event_handlers import EventHandlers, InformerBridge
+from kubesched.metrics import SchedulerMetrics
+from kubesched.scheduler import Scheduler
+from kubesched.serving import Endpoints
+
+log = logging.getLogger(__name__)
+
+BINDING_WORKERS = 16
+MAX_IDLE_WAIT = 0.5
+
+
+@dataclass
+class RunOptions:
+    kubeconfig: str = ""
+    master: str = ""
+    qps: float | None = None  # None: the configuration's clientConnection value
+    burst: int | None = None
+    leader_elect: bool | None = None  # None: the configuration's leaderElection value
+    lease_duration: float | None = None
+    renew_deadline: float | None = None
+    retry_period: float | None = None
+    lease_name: str | None = None
+    lease_namespace: str | None = None
+    bind_address: str = "0.0.0.0"
+    secure_port: int = 10259  # 0 picks a free port; -1 serves nothing
+    cert_dir: str = ""
+    tls_cert_file: str = ""
+    tls_private_key_file: str = ""
+    record_annotations: bool = False
+    sync_timeout: float | None = None
+    informer_backoff: Callable[[], Backoff] = Backoff
+    on_serving: Callable[[str, int], None] | None = None
+    identity: str = field(default_factory=lambda: f"{socket.gethostname()}_{uuid.uuid4()}")
+
+
+def _first(*values: Any) -> Any:
+    return next(v for v in values if v is not None)
+
+
+class SchedulerApp:
+    def __init__(self, config: SchedulerConfig, opts: RunOptions) -> None:
+        raw = config.raw
+        cc, le = raw.clientConnection, raw.leaderElection
+        kubeconfig = opts.kubeconfig or cc.kubeconfig or ""
+        self.opts = opts
+        self.config = config
+        self.stop = threading.Event()
+        self.lost = threading.Event()
+        self.lock = SchedulerLock()
+        cfg = load_configuration(kubeconfig, opts.master)
+        qps, burst = float(_first(opts.qps, cc.qps)), int(_first(opts.burst, cc.burst))
+        self.api = KubeAPI(cfg, qps=qps, burst=burst, lock=self.lock)
+        informer_api = KubeAPI(load_configuration(kubeconfig, opts.master), qps=qps, burst=burst)
+        informer_api.limiter = self.api.limiter  # one client-side budget, as one client-go client
+        self.metrics = SchedulerMetrics()
+        self.dispatcher = APIDispatcher(observe=self.metrics.observe_api_call)
+        self.client = KubeClient(self.api, self.dispatcher, instance=socket.gethostname())
+        self.store = ClusterStore(informer_api, self.stop, backoff=opts.informer_backoff)
+        self.clock = WallClock()
+        self.pool = ThreadPoolExecutor(max_workers=BINDING_WORKERS, thread_name_prefix="binding")
+        bridge: InformerBridge
+        observer = AnnotationRecorder(self.api, self.dispatcher) if opts.record_annotations else None
+        self.scheduler = Scheduler(
+            config,
+            lister=self.store,
+            client=self.client,
+            clock=self.clock,
+            record=opts.record_annotations,
+            observer=observer,
+            pod_lookup=lambda ns, name: bridge.pods.get((ns, name)),
+            bind_executor=self._submit_binding,
+        )
+        bridge = InformerBridge(EventHandlers(self.scheduler))
+        self.store.subscribe(bridge)
+        self.scheduler.enable_metrics(self.metrics, self.dispatcher.pending)
+        self.elector: LeaderElector | None = None
+        if _first(opts.leader_elect, le.leaderElect):
+            self.elector = LeaderElector(
+                KubeAPI(load_configuration(kubeconfig, opts.master), qps=0, burst=1),
+                LeaderElectionConfig(
+                    namespace=_first(opts.lease_namespace, le.resourceNamespace),
+                    name=_first(opts.lease_name, le.resourceName),
+                    identity=opts.identity,
+                    lease_duration=_first(opts.lease_duration, parse_duration(le.leaseDuration)),
+                    renew_deadline=_first(opts.renew_deadline, parse_duration(le.renewDeadline)),
+                    retry_period=_first(opts.retry_period, parse_duration(le.retryPeriod)),
+                ),
+            )
+        self.endpoints = Endpoints(
+            registry=self.metrics.registry,
+            configz={"componentconfig": raw.model_dump(mode="json", by_alias=True, exclude_none=True)},
+            healthz={"ping": lambda: True, "leaderElection": self._leader_healthy},
+            readyz={"informer-sync": self.store.synced, "shutdown": lambda: not self.stop.is_set()},
+        )
+        self.bindings_in_flight = 0
+
+    def _leader_healthy(self) -> bool:
+        return self.elector is None or self.elector.healthy()
+
+    def _submit_binding(self, fn: Callable[[], None]) -> None:
+        """Called under the lock from the scheduling loop: the binding cycle goes to a pool thread."""
+        self.bindings_in_flight += 1
+        self.pool.submit(self._binding_cycle, fn)
+
+    def _binding_cycle(self, fn: Callable[[], None]) -> None:
+        with self.lock:
+            try:
+                fn()
+            except Exception:  # one pod's binding bug must not stop the others
+                log.exception("binding cycle failed")
+            finally:
+                self.bindings_in_flight -= 1
+        self.store.wake.set()
+
+    def _on_lost(self) -> None:
+        """Leadership lost: refuse further bindings at once and stop (upstream exits the process)."""
+        self.client.fenced = True
+        self.lost.set()
+        self.stop.set()
+        self.store.wake.set()
+
+    def run(self) -> int:
+        if self.opts.secure_port >= 0:
+            host, port = self.endpoints.serve(
+                self.opts.bind_address,
+                self.opts.secure_port,
+                cert_file=self.opts.tls_cert_file,
+                key_file=self.opts.tls_private_key_file,
+                cert_dir=self.opts.cert_dir,
+            )
+            log.info("Serving securely on %s:%d", host, port)
+            if self.opts.on_serving is not None:
+                self.opts.on_serving(host, port)
+        self.store.start()
+        if not self.store.wait_for_cache_sync(self.stop, self.opts.sync_timeout):
+            log.error("informers did not sync before stopping")
+            return self._shutdown(1)
+        with self.lock:
+            self.store.drain()
+        if self.elector is not None:
+            if not self.elector.acquire(self.stop):
+                return self._shutdown(0)
+            threading.Thread(
+                target=self.elector.renew_loop, args=(self.stop, self._on_lost), name="leader-renew", daemon=True
+            ).start()
+        self._loop()
+        if self.lost.is_set():
+            log.error("leaderelection lost")
+        return self._shutdown(1 if self.lost.is_set() else 0)
+
+    def _loop(self) -> None:
+        sched, store, clock = self.scheduler, self.store, self.clock
+        while not self.stop.is_set():
+            with self.lock:
+                store.drain()
+                clock.run_due()
+                qpi = sched.queue.pop()
+                if qpi is not None:
+                    sched.schedule_one(qpi)
+                    continue
+                wait = MAX_IDLE_WAIT
+                for when in (clock.next_timer(), sched.queue.next_wakeup()):
+                    if when is not None:
+                        wait = min(wait, max(0.0, when - clock.now))
+            store.wake.wait(wait)
+            store.wake.clear()
+
+    def _shutdown(self, code: int) -> int:
+        self.stop.set()
+        if not self.lost.is_set():
+            self.pool.shutdown(wait=True)
+            self.dispatcher.close(timeout=5.0)
+            if self.elector is not None:
+                self.elector.release()
+        else:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+        self.endpoints.stop()
+        return code
+
+    def install_signal_handlers(self) -> None:
+        def stop(signum: int, frame: Any) -> None:
+            log.info("received signal %d, shutting down", signum)
+            self.stop.set()
+            self.store.wake.set()
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)

@@ -1,0 +1,1 @@
+"""Running against a real Kubernetes API server: client, informers, writes, leader election."""

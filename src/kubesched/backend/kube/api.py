@@ -1,0 +1,193 @@
+"""HTTP access to the API server: credentials, client-side QPS/burst, retries, raw JSON.
+
+The official `kubernetes` client loads kubeconfig or in-cluster credentials
+(tokens, client certificates, exec plugins) and owns the connection pool; its
+models are not used: every response is decoded with `json.loads`, which is over
+ten times faster on pods than model deserialisation.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import urllib3
+from kubernetes import config as kube_config
+from kubernetes.client import ApiClient, Configuration
+
+from kubesched.backend.kube.lock import SchedulerLock
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+# Statuses worth another try: the server was busy or failed, not the request.
+_RETRYABLE = {429, 500, 502, 503, 504}
+
+
+class APIError(Exception):
+    """A non-2xx answer (status 0: no answer at all)."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(f"{message} ({status} {reason})" if status else message)
+        self.status, self.reason, self.message = status, reason, message
+
+    @property
+    def conflict(self) -> bool:
+        """409 or 404: the object changed or is gone; trying again cannot help."""
+        return self.status in (404, 409)
+
+    @property
+    def gone(self) -> bool:
+        return self.status == 410
+
+
+class RateLimiter:
+    """Token bucket: `qps` tokens a second, at most `burst` saved up (client-go's flowcontrol)."""
+
+    def __init__(self, qps: float, burst: int) -> None:
+        self.qps = qps
+        self.burst = max(1, burst)
+        self._tokens = float(self.burst)
+        self._last = time.monotonic()
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        if self.qps <= 0:
+            return
+        with self._lock:
+            now = time.monotonic()
+            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+            self._last = now
+            self._tokens -= 1
+            delay = -self._tokens / self.qps if self._tokens < 0 else 0.0
+        if delay > 0:
+            time.sleep(delay)
+
+
+def load_configuration(kubeconfig: str = "", master: str = "") -> Configuration:
+    """kubeconfig (or $KUBECONFIG), else in-cluster credentials; `master` overrides the server address."""
+    cfg = Configuration()
+    path = kubeconfig or os.environ.get("KUBECONFIG", "")
+    if path:
+        kube_config.load_kube_config(config_file=path, client_configuration=cfg)
+    elif master:
+        cfg.host = master
+    else:
+        kube_config.load_incluster_config(client_configuration=cfg)
+    if master:
+        cfg.host = master
+    return cfg
+
+
+class KubeAPI:
+    def __init__(
+        self,
+        configuration: Configuration,
+        *,
+        qps: float = 50.0,
+        burst: int = 100,
+        lock: SchedulerLock | None = None,
+        retries: int = 3,
+        retry_backoff: float = 0.2,
+        user_agent: str = "kubesched",
+    ) -> None:
+        configuration.connection_pool_maxsize = max(getattr(configuration, "connection_pool_maxsize", 0) or 0, 32)
+        self._client = ApiClient(configuration)
+        self._client.user_agent = user_agent
+        self.host = configuration.host
+        self.limiter = RateLimiter(qps, burst)
+        self.lock = lock
+        self.retries = retries
+        self.retry_backoff = retry_backoff
+        self.request_count = 0
+        self.request_seconds = 0.0
+
+    def _send(self, method: str, path: str, query: list[tuple[str, str]], body: Any, content_type: str, timeout: Any):
+        headers = {"Accept": JSON, "Content-Type": content_type}
+        m, url, headers, payload, _ = self._client.param_serialize(
+            method, path, query_params=query, header_params=headers, body=body, auth_settings=["BearerToken"]
+        )
+        self.limiter.wait()
+        return self._client.rest_client.request(m, url, headers=headers, body=payload, _request_timeout=timeout)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, str] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        timeout: float = 30.0,
+        retries: int | None = None,
+    ) -> Obj:
+        """One call; 5xx and 429 are retried with backoff, other failures raise APIError."""
+        attempts = (self.retries if retries is None else retries) + 1
+        q = list((query or {}).items())
+        for attempt in range(attempts):
+            start = time.perf_counter()
+            try:
+                if self.lock is not None:
+                    with self.lock.released():
+                        resp = self._send(method, path, q, body, content_type, timeout)
+                        data = resp.read()
+                else:
+                    resp = self._send(method, path, q, body, content_type, timeout)
+                    data = resp.read()
+                status = resp.status
+            except (urllib3.exceptions.HTTPError, OSError) as err:
+                status, data = 0, str(err).encode()
+            finally:
+                self.request_count += 1
+                self.request_seconds += time.perf_counter() - start
+            if 200 <= status < 300:
+                return json.loads(data) if data else {}
+            err = _error(status, data)
+            if status and status not in _RETRYABLE or attempt == attempts - 1:
+                raise err
+            log.info("%s %s failed, retrying: %s", method, path, err)
+            delay = self.retry_backoff * (2**attempt)
+            if self.lock is not None:
+                with self.lock.released():
+                    time.sleep(delay)
+            else:
+                time.sleep(delay)
+        raise AssertionError("unreachable")
+
+    def watch(self, path: str, query: dict[str, str], timeout: float) -> Iterator[Obj]:
+        """Watch events as dicts until the server ends the stream; errors raise APIError or urllib3's."""
+        q = list({**query, "watch": "true"}.items())
+        resp = self._send("GET", path, q, None, JSON, (10.0, timeout))
+        if resp.status != 200:
+            raise _error(resp.status, resp.read())
+        raw = resp.response
+        try:
+            buf = b""
+            for chunk in raw.stream(65536, decode_content=True):
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if line.strip():
+                        yield json.loads(line)
+            if buf.strip():
+                yield json.loads(buf)
+        finally:
+            raw.release_conn()
+
+
+def _error(status: int, data: bytes) -> APIError:
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict) and doc.get("kind") == "Status":
+        return APIError(status, str(doc.get("reason") or ""), str(doc.get("message") or ""))
+    return APIError(status, "", data.decode("utf-8", "replace")[:300] or "no response")

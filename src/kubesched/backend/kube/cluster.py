@@ -1,0 +1,219 @@
+"""A real cluster as the scheduler's backend: informers fill the listers, writes go to the API server.
+
+Reflector threads put events in an inbox; the scheduling loop drains it under the
+scheduler lock, so the store, cache and queue change only between cycles, as
+upstream's informer handlers change them under their own locks.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from kubesched.backend.errors import ConflictError
+from kubesched.backend.kube.api import STRATEGIC_MERGE_PATCH, APIError, KubeAPI
+from kubesched.backend.kube.dispatcher import DELETE, EVENT, STATUS_PATCH, APICall, APIDispatcher
+from kubesched.backend.kube.reflector import Backoff, Reflector
+from kubesched.backend.kube.resources import BY_KIND, WATCHED, Resource
+from kubesched.backend.kube.resources import EVENT as EVENT_RESOURCE
+from kubesched.backend.store import NAMESPACED, ObjectStore, object_key
+from kubesched.framework.types import PodInfo
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+Listener = Callable[[str, str, Obj | None, Obj | None], None]
+
+
+def micro_time(now: datetime | None = None) -> str:
+    return (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def rfc3339(now: datetime | None = None) -> str:
+    return (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ClusterStore(ObjectStore):
+    """The informers' store: objects as the API server last reported them."""
+
+    def __init__(
+        self,
+        api: KubeAPI,
+        stop: threading.Event,
+        *,
+        resources: Iterable[Resource] = WATCHED.values(),
+        backoff: Callable[[], Backoff] = Backoff,
+        page_size: int = 500,
+    ) -> None:
+        super().__init__()
+        self.inbox: queue.SimpleQueue[tuple[str, str, Obj | None, Obj | None]] = queue.SimpleQueue()
+        self.wake = threading.Event()
+        self._listeners: list[Listener] = []
+        self.reflectors = [
+            Reflector(api, r, self._enqueue, stop, backoff=backoff(), page_size=page_size) for r in resources
+        ]
+        self.events_applied = 0
+
+    def _enqueue(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
+        self.inbox.put((kind, event, old, new))
+        self.wake.set()
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def start(self) -> None:
+        for r in self.reflectors:
+            r.start()
+
+    def wait_for_cache_sync(self, stop: threading.Event, timeout: float | None = None) -> bool:
+        """Every reflector has listed once (WaitForCacheSync); False when stopped or timed out first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for r in self.reflectors:
+            while not r.synced.wait(0.1):
+                if stop.is_set() or (deadline is not None and time.monotonic() > deadline):
+                    return False
+        return True
+
+    def synced(self) -> bool:
+        return all(r.synced.is_set() for r in self.reflectors)
+
+    def drain(self, limit: int = 100_000) -> int:
+        """Apply queued events to the store and hand them to the listeners (call under the scheduler lock)."""
+        n = 0
+        while n < limit:
+            try:
+                kind, event, old, new = self.inbox.get_nowait()
+            except queue.Empty:
+                break
+            n += 1
+            objects = self.objects.get(kind)
+            if objects is None:
+                continue
+            if event == "DELETED":
+                assert old is not None
+                objects.pop(object_key(old), None)
+            else:
+                assert new is not None
+                objects[object_key(new)] = new
+            self.versions[kind] += 1
+            for listener in self._listeners:
+                listener(kind, event, old, new)
+        self.events_applied += n
+        return n
+
+
+class KubeClient:
+    """The writes the scheduler and its plugins make, against the API server."""
+
+    def __init__(self, api: KubeAPI, dispatcher: APIDispatcher, *, instance: str = "") -> None:
+        self.api = api
+        self.dispatcher = dispatcher
+        self.instance = instance or socket.gethostname()
+        self.fenced = False  # set when leadership is lost: no more writes that decide placement
+        self.bind_seconds = 0.0
+        self.binds = 0
+
+    def _pod_path(self, pod: PodInfo, sub: str = "") -> str:
+        return BY_KIND["Pod"].path(pod.namespace, pod.name, sub)
+
+    def bind(self, pod: PodInfo, node_name: str) -> None:
+        if self.fenced:
+            raise RuntimeError("not the leader any more: binding refused")
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
+        }
+        start = time.perf_counter()
+        try:
+            self.api.request("POST", self._pod_path(pod, "binding"), body=body)
+        except APIError as err:
+            if err.conflict:
+                raise ConflictError(err.message) from err
+            raise
+        finally:
+            self.bind_seconds += time.perf_counter() - start
+            self.binds += 1
+
+    def patch_pod_status(self, pod: PodInfo, condition: Obj | None, nominated_node_name: str | None) -> None:
+        """Queue a status patch with the condition and nomination that differ from what the pod has."""
+        status = pod.obj.get("status") or {}
+        patch: Obj = {}
+        if condition is not None:
+            old = next((c for c in status.get("conditions") or () if c.get("type") == condition["type"]), None)
+            if old is None or any(old.get(k) != v for k, v in condition.items()):
+                new = dict(condition)
+                same = old is not None and old.get("status") == condition["status"]
+                new["lastTransitionTime"] = old.get("lastTransitionTime") if same and old else rfc3339()
+                new["lastProbeTime"] = None
+                patch["conditions"] = [new]
+        if nominated_node_name is not None and (status.get("nominatedNodeName") or "") != nominated_node_name:
+            patch["nominatedNodeName"] = nominated_node_name or None
+        if not patch:
+            return
+        path = self._pod_path(pod, "status")
+
+        def run(payload: Obj) -> None:
+            self.api.request("PATCH", path, body={"status": payload}, content_type=STRATEGIC_MERGE_PATCH)
+
+        self.dispatcher.add(APICall(STATUS_PATCH, pod.uid, run, patch))
+
+    def record_event(self, pod: PodInfo, kind: str, reason: str, action: str, note: str) -> None:
+        now = datetime.now(UTC)
+        controller = pod.scheduler_name or "default-scheduler"
+        event = {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": f"{pod.name}.{time.time_ns():x}", "namespace": pod.namespace},
+            "eventTime": micro_time(now),
+            "reportingController": controller,
+            "reportingInstance": f"{controller}-{self.instance}",
+            "action": action,
+            "reason": reason,
+            "type": kind,
+            "note": note,
+            "regarding": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "namespace": pod.namespace,
+                "name": pod.name,
+                "uid": pod.uid,
+            },
+        }
+        path = EVENT_RESOURCE.path(pod.namespace)
+        self.dispatcher.add(
+            APICall(EVENT, event["metadata"]["name"], lambda body: self.api.request("POST", path, body=body), event)
+        )
+
+    def delete_pod(self, pod: PodInfo, condition: Obj | None = None) -> None:
+        """Preemption: mark the victim DisruptionTarget, then delete it (only if it is still that pod)."""
+        pod_path, status_path = self._pod_path(pod), self._pod_path(pod, "status")
+        patch = None
+        if condition is not None:
+            patch = {"status": {"conditions": [dict(condition, lastTransitionTime=rfc3339())]}}
+
+        def run(_: Obj) -> None:
+            if patch is not None:
+                self.api.request("PATCH", status_path, body=patch, content_type=STRATEGIC_MERGE_PATCH)
+            self.api.request("DELETE", pod_path, body={"preconditions": {"uid": pod.uid}})
+
+        self.dispatcher.add(APICall(DELETE, pod.uid, run))
+
+    def update(self, obj: Obj) -> Obj:
+        """PUT a PersistentVolume or claim (volume binding's PreBind)."""
+        res = BY_KIND[obj["kind"]]
+        meta = obj.get("metadata") or {}
+        ns = str(meta.get("namespace") or "default") if obj["kind"] in NAMESPACED else ""
+        try:
+            return self.api.request("PUT", res.path(ns, str(meta.get("name") or "")), body=obj)
+        except APIError as err:
+            if err.conflict:
+                raise ConflictError(err.message) from err
+            raise

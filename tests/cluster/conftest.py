@@ -1,0 +1,69 @@
+"""A stand-in API server and a kubesched app against it, on loopback."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubesched.app import RunOptions, SchedulerApp
+from kubesched.backend.kube.reflector import Backoff
+from kubesched.config.load import load_config
+from kubesched.testing.apiserver import FakeAPIServer
+
+
+@pytest.fixture
+def apiserver() -> Iterator[FakeAPIServer]:
+    server = FakeAPIServer(bookmark_interval=0.2).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def kubeconfig(apiserver: FakeAPIServer, tmp_path: Path) -> str:
+    path = tmp_path / "kubeconfig"
+    path.write_text(apiserver.kubeconfig())
+    return str(path)
+
+
+def fast_backoff() -> Backoff:
+    return Backoff(initial=0.05, cap=0.5, jitter=0.0)
+
+
+class Running:
+    def __init__(self, app: SchedulerApp) -> None:
+        self.app = app
+        self.code: int | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        self.code = self.app.run()
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        self.app.stop.set()
+        self.app.store.wake.set()
+        self.thread.join(timeout)
+        return self.code
+
+
+@pytest.fixture
+def start_app(kubeconfig: str) -> Iterator[Callable[..., Running]]:
+    running: list[Running] = []
+
+    def start(config: dict[str, Any] | None = None, **kw: Any) -> Running:
+        kw.setdefault("secure_port", -1)
+        kw.setdefault("leader_elect", False)
+        kw.setdefault("qps", 0)
+        kw.setdefault("informer_backoff", fast_backoff)
+        app = SchedulerApp(load_config(config), RunOptions(kubeconfig=kubeconfig, **kw))
+        r = Running(app)
+        running.append(r)
+        r.thread.start()
+        return r
+
+    yield start
+    for r in running:
+        r.stop()
