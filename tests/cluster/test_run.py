@@ -27,3 +27,121 @@ def test_pending_pods_get_bound(apiserver: FakeAPIServer, start_app) -> None:
     assert notes == sorted(f"Successfully assigned default/{p} to {bound(apiserver, p)}" for p in ("before", "after"))
     assert {e["reportingController"] for e in events} == {"default-scheduler"}
     assert all(e["action"] == "Binding" and e["type"] == "Normal" for e in events)
+
+
+def condition(api: FakeAPIServer, name: str, type_: str) -> dict:
+    obj = api.get("Pod", "default", name) or {}
+    return next((c for c in (obj.get("status") or {}).get("conditions") or () if c["type"] == type_), {})
+
+
+def test_unschedulable_pod_gets_condition_and_event(apiserver: FakeAPIServer, start_app) -> None:
+    apiserver.create(node("small", cpu="1"))
+    apiserver.create(pod("huge", cpu="8"))
+    start_app()
+    cond = wait_for(lambda: condition(apiserver, "huge", "PodScheduled"), what="PodScheduled condition")
+    message = (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
+    assert cond == {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": message,
+        "lastTransitionTime": cond["lastTransitionTime"],
+        "lastProbeTime": None,
+    }
+    event = wait_for(lambda: [e for e in apiserver.list("Event") if e["reason"] == "FailedScheduling"], what="event")[0]
+    assert (event["type"], event["action"], event["note"]) == ("Warning", "Scheduling", message)
+    assert event["regarding"]["name"] == "huge"
+
+
+def test_pods_for_other_schedulers_are_left_alone(apiserver: FakeAPIServer, start_app) -> None:
+    apiserver.create(node("n1"))
+    apiserver.create(pod("theirs", schedulerName="other-scheduler"))
+    apiserver.create(pod("ours"))
+    start_app()
+    wait_for(lambda: bound(apiserver, "ours"), what="our pod bound")
+    assert bound(apiserver, "theirs") == ""
+    assert condition(apiserver, "theirs", "PodScheduled") == {}
+
+
+def test_binding_conflict_forgets_the_assumed_pod(apiserver: FakeAPIServer, start_app) -> None:
+    apiserver.create(node("n1", cpu="1"))
+    apiserver.fail("POST", r"/pods/p1/binding$", status=409)
+    apiserver.create(pod("p1", cpu="600m"))
+    running = start_app(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "podInitialBackoffSeconds": 1,
+            "podMaxBackoffSeconds": 1,
+        }
+    )
+    wait_for(lambda: bound(apiserver, "p1"), timeout=15, what="bound on the retry")
+    sched = running.app.scheduler
+    wait_for(lambda: not sched.cache.assumed_pods, what="no assumed pod left")
+    with running.app.lock:
+        ni = sched.cache.nodes["n1"]
+        assert ni.requested["cpu"] == 600  # counted once: the forgotten assumption did not linger
+    failed = wait_for(
+        lambda: [e for e in apiserver.list("Event") if e["reason"] == "FailedScheduling"], what="FailedScheduling"
+    )
+    assert "injected failure 409" in failed[0]["note"], failed[0]["note"]
+    posts = [p for m, p in apiserver.requests if m == "POST" and p.endswith("/p1/binding")]
+    assert len(posts) == 2  # a conflict is not retried by the client
+
+
+def test_server_errors_on_binding_are_retried(apiserver: FakeAPIServer, start_app) -> None:
+    apiserver.create(node("n1"))
+    apiserver.fail("POST", r"/pods/p1/binding$", status=500, times=2)
+    apiserver.create(pod("p1"))
+    start_app()
+    wait_for(lambda: bound(apiserver, "p1"), what="bound after 500s")
+    posts = [p for m, p in apiserver.requests if m == "POST" and p.endswith("/p1/binding")]
+    assert len(posts) == 3
+    assert not [e for e in apiserver.list("Event") if e["reason"] == "FailedScheduling"]
+
+
+def test_bad_objects_are_skipped_and_the_rest_scheduled(apiserver: FakeAPIServer, start_app, caplog) -> None:
+    bad_node = node("bad-node")
+    bad_node["status"]["allocatable"]["cpu"] = "lots"
+    apiserver.create(bad_node)
+    apiserver.create(node("good"))
+    bad_pod = pod("bad-pod")
+    bad_pod["spec"]["containers"][0]["resources"]["requests"]["memory"] = "12 parsecs"
+    apiserver.create(bad_pod)
+    odd = pod("unknown-fields")
+    odd["spec"]["someFutureField"] = {"x": 1}
+    odd["metadata"]["futureMeta"] = "y"
+    apiserver.create(odd)
+    apiserver.create(pod("fine"))
+    start_app()
+    wait_for(lambda: bound(apiserver, "fine") and bound(apiserver, "unknown-fields"), what="good pods bound")
+    assert bound(apiserver, "fine") == "good"
+    assert bound(apiserver, "bad-pod") == ""
+    skipped = [r.getMessage() for r in caplog.records if "cannot be read" in r.getMessage()]
+    assert any("Node bad-node" in m for m in skipped) and any("Pod default/bad-pod" in m for m in skipped)
+
+
+def test_preemption_deletes_the_victim_with_a_disruption_target(apiserver: FakeAPIServer, start_app) -> None:
+    apiserver.create(node("n1", cpu="1"))
+    victim = pod("low", cpu="800m", priority=0, nodeName="n1")
+    victim["status"] = {"phase": "Running"}
+    apiserver.create(victim)
+    apiserver.create(pod("high", cpu="800m", priority=1000))
+    seen: list[dict] = []
+
+    def watch_victim() -> bool:
+        c = condition(apiserver, "low", "DisruptionTarget")
+        if c:
+            seen.append(c)
+        return apiserver.get("Pod", "default", "low") is None
+
+    start_app()
+    wait_for(watch_victim, what="victim deleted")
+    wait_for(lambda: bound(apiserver, "high") == "n1", timeout=15, what="preemptor bound")
+    preempted = [e for e in apiserver.list("Event") if e["reason"] == "Preempted"]
+    assert preempted and preempted[0]["regarding"]["name"] == "low"
+    patches = [p for m, p in apiserver.requests if m == "PATCH" and p.endswith("/low/status")]
+    assert patches  # DisruptionTarget written before the delete

@@ -171,6 +171,10 @@ class FakeAPIServer:
         with self._cond:
             self._faults.append(Fault(method.upper(), re.compile(pattern), status, times))
 
+    def clear_faults(self) -> None:
+        with self._cond:
+            self._faults.clear()
+
     def drop_watches(self) -> None:
         """Cut every open watch stream mid-stream, without the closing chunk."""
         with self._cond:
@@ -425,8 +429,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _body(self) -> Obj:
-        length = int(self.headers.get("Content-Length") or 0)
-        return json.loads(self.rfile.read(length) or b"{}") if length else {}
+        return json.loads(self._raw) if self._raw else {}
 
     def _route(self, path: str) -> tuple[Resource, str, str, str]:
         parts = [p for p in path.split("/") if p]
@@ -447,6 +450,8 @@ class _Handler(BaseHTTPRequestHandler):
         return res, namespace, name, sub
 
     def _handle(self, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self._raw = self.rfile.read(length) if length else b""  # read even when failing: the connection is reused
         url = urlsplit(self.path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         status = self.api._take_fault(method, url.path)
