@@ -35,6 +35,7 @@ class Fault:
     pattern: re.Pattern[str]
     status: int
     times: int
+    token: str = ""  # only requests carrying this bearer token
 
 
 @dataclass(slots=True)
@@ -125,7 +126,7 @@ class FakeAPIServer:
         self._faults: list[Fault] = []
         self._snapshots: dict[str, list[Obj]] = {}
         self.requests: list[tuple[str, str]] = []
-        self.bindings: list[tuple[str, str]] = []  # (namespace/name, node), in the order they succeeded
+        self.bindings: list[tuple[str, str, str]] = []  # (namespace/name, node, client token), in order
         self._stopping = False
         self._httpd: ThreadingHTTPServer | None = None
 
@@ -155,21 +156,21 @@ class FakeAPIServer:
             self._httpd.shutdown()
             self._httpd.server_close()
 
-    def kubeconfig(self) -> str:
-        """A kubeconfig (YAML text) pointing at this server."""
+    def kubeconfig(self, token: str = "fake-token") -> str:
+        """A kubeconfig (YAML text) pointing at this server; the token tells clients apart in `bindings`."""
         return (
             "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
             f"clusters:\n- name: fake\n  cluster:\n    server: {self.url}\n"
             "contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\n"
-            "users:\n- name: fake\n  user:\n    token: fake-token\n"
+            f"users:\n- name: fake\n  user:\n    token: {token}\n"
         )
 
     # Faults
 
-    def fail(self, method: str, pattern: str, status: int = 500, times: int = 1) -> None:
-        """The next `times` requests whose method and path match answer `status`."""
+    def fail(self, method: str, pattern: str, status: int = 500, times: int = 1, token: str = "") -> None:
+        """The next `times` requests whose method and path (and bearer token, if given) match answer `status`."""
         with self._cond:
-            self._faults.append(Fault(method.upper(), re.compile(pattern), status, times))
+            self._faults.append(Fault(method.upper(), re.compile(pattern), status, times, token))
 
     def clear_faults(self) -> None:
         with self._cond:
@@ -279,7 +280,7 @@ class FakeAPIServer:
             self._record(res.plural, "DELETED", old, gone)
             return gone
 
-    def bind(self, namespace: str, name: str, binding: Obj) -> None:
+    def bind(self, namespace: str, name: str, binding: Obj, token: str = "") -> None:
         with self._cond:
             res = self._resource("Pod")
             old = self._lookup(res, namespace, name)
@@ -300,18 +301,18 @@ class FakeAPIServer:
             cond = {"type": "PodScheduled", "status": "True", "lastTransitionTime": _now()}
             new["status"] = strategic_merge(new.get("status") or {}, {"conditions": [cond]})
             self._replace(res, old, new)
-            self.bindings.append((f"{namespace}/{name}", node))
+            self.bindings.append((f"{namespace}/{name}", node, token))
 
     def set_pod_phase(self, namespace: str, name: str, phase: str) -> None:
         self.patch("Pod", namespace, name, {"status": {"phase": phase}})
 
     # Serving
 
-    def _take_fault(self, method: str, path: str) -> int:
+    def _take_fault(self, method: str, path: str, token: str) -> int:
         with self._cond:
             self.requests.append((method, path))
             for f in self._faults:
-                if f.times > 0 and f.method == method and f.pattern.search(path):
+                if f.times > 0 and f.method == method and f.pattern.search(path) and f.token in ("", token):
                     f.times -= 1
                     return f.status
         return 0
@@ -454,7 +455,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._raw = self.rfile.read(length) if length else b""  # read even when failing: the connection is reused
         url = urlsplit(self.path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
-        status = self.api._take_fault(method, url.path)
+        token = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+        status = self.api._take_fault(method, url.path, token)
         if status:
             self._reply(status, _status(status, "InternalError", f"injected failure {status}"))
             return
@@ -472,7 +474,7 @@ class _Handler(BaseHTTPRequestHandler):
                     raise APIError(404, "NotFound", f'{res.plural} "{name}" not found')
                 self._reply(200, obj)
             elif method == "POST" and sub == "binding":
-                api.bind(namespace, name, self._body())
+                api.bind(namespace, name, self._body(), token)
                 self._reply(201, {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201})
             elif method == "POST":
                 body = self._body()
