@@ -51,6 +51,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
     _run_parser(sub)
+    snap = sub.add_parser("snapshot", help="write a cluster's nodes, pods and other objects as manifests for simulate")
+    snap.add_argument("--kubeconfig", default="", help="path to a kubeconfig; default: in-cluster credentials")
+    snap.add_argument("--master", default="", help="the API server's address (overrides the kubeconfig's)")
+    snap.add_argument("-o", "--output", default="-", help="file to write (default: stdout)")
+    snap.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
     return p
 
 
@@ -205,6 +210,31 @@ def run_command(args: argparse.Namespace) -> int:
     return app.run()
 
 
+def snapshot_command(args: argparse.Namespace) -> int:
+    from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
+    from kubesched.backend.kube.snapshot import take_snapshot, write_manifests
+
+    try:
+        api = KubeAPI(load_configuration(args.kubeconfig, args.master), qps=0)
+        objects = take_snapshot(api)
+    except APIError as err:
+        print(f"kubesched: snapshot: {err}", file=sys.stderr)
+        return 1
+    except Exception as err:  # no credentials, unreadable kubeconfig, unreachable server
+        print(f"kubesched: cannot reach the cluster: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.output == "-":
+        write_manifests(objects, sys.stdout)
+    else:
+        with open(args.output, "w", encoding="utf-8") as f:
+            write_manifests(objects, f)
+    counts: dict[str, int] = {}
+    for obj in objects:
+        counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1
+    print("kubesched: snapshot: " + ", ".join(f"{n} {k}" for k, n in counts.items()), file=sys.stderr)
+    return 0
+
+
 class _JSONFormatter(logging.Formatter):
     """--logging-format=json: one object a line, with klog's field names."""
 
@@ -234,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
         return simulate_command(args)
     if args.command == "run":
         return run_command(args)
+    if args.command == "snapshot":
+        return snapshot_command(args)
     return EXIT_BAD_INPUT
 
 

@@ -1,0 +1,80 @@
+"""`kubesched snapshot`: a cluster's scheduling-relevant objects as manifests `kubesched simulate` reads.
+
+Everything the scheduler's informers list is written (pods as its informer sees
+them: finished ones left out), with what only the API server cares about
+stripped: managed fields, resource versions, generations, last-applied
+annotations, and status fields the scheduler never reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+import yaml
+
+from kubesched.backend.kube.api import KubeAPI
+from kubesched.backend.kube.resources import WATCHED, Resource
+
+Obj = dict[str, Any]
+
+_META_NOISE = ("managedFields", "resourceVersion", "selfLink", "generation", "creationTimestamp", "generateName")
+_ANNOTATION_NOISE = ("kubectl.kubernetes.io/last-applied-configuration",)
+# Status fields the scheduler reads, by kind; other kinds keep no status.
+_STATUS_KEPT = {
+    "Pod": ("phase", "startTime", "nominatedNodeName", "conditions"),
+    "Node": ("allocatable", "capacity", "images"),
+    "PersistentVolume": ("phase",),
+    "PersistentVolumeClaim": ("phase", "capacity", "accessModes"),
+    "PodDisruptionBudget": ("disruptionsAllowed", "disruptedPods", "currentHealthy", "desiredHealthy", "expectedPods"),
+}
+# Of a pod's conditions, only the one preemption reads.
+_POD_CONDITIONS = ("DisruptionTarget",)
+
+
+def clean(obj: Obj, resource: Resource) -> Obj:
+    out: Obj = {"apiVersion": resource.api_version, "kind": resource.kind}
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in _META_NOISE}
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in _ANNOTATION_NOISE}
+    if annotations:
+        meta["annotations"] = annotations
+    else:
+        meta.pop("annotations", None)
+    out["metadata"] = meta
+    for key, value in obj.items():
+        if key not in ("apiVersion", "kind", "metadata", "status"):
+            out[key] = value
+    kept = _STATUS_KEPT.get(resource.kind, ())
+    status = {k: v for k, v in (obj.get("status") or {}).items() if k in kept}
+    if "conditions" in status:
+        status["conditions"] = [c for c in status["conditions"] if c.get("type") in _POD_CONDITIONS]
+        if not status["conditions"]:
+            del status["conditions"]
+    if status:
+        out["status"] = status
+    return out
+
+
+def list_all(api: KubeAPI, resource: Resource, page_size: int = 500) -> list[Obj]:
+    query: dict[str, str] = {"limit": str(page_size)}
+    if resource.field_selector:
+        query["fieldSelector"] = resource.field_selector
+    items: list[Obj] = []
+    while True:
+        page = api.request("GET", resource.path(), query=query)
+        items.extend(page.get("items") or ())
+        token = (page.get("metadata") or {}).get("continue")
+        if not token:
+            return items
+        query = {"limit": str(page_size), "continue": token}
+
+
+def take_snapshot(api: KubeAPI, resources: Iterable[Resource] = WATCHED.values()) -> list[Obj]:
+    """Cluster-scoped kinds first, nodes before pods, so the file reads like the cluster is built."""
+    order = sorted(resources, key=lambda r: (r.kind == "Pod", r.kind == "Node", r.namespaced))
+    return [clean(obj, r) for r in order for obj in list_all(api, r)]
+
+
+def write_manifests(objects: list[Obj], out: TextIO) -> None:
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    yaml.dump_all(objects, out, Dumper=dumper, sort_keys=False, default_flow_style=False)
