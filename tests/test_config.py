@@ -247,3 +247,19 @@ def test_plugin_that_does_not_implement_point_is_an_error():
 def test_wrong_api_version():
     with pytest.raises(ConfigError, match="apiVersion"):
         load_config({"apiVersion": "kubescheduler.config.k8s.io/v1beta3", "kind": "KubeSchedulerConfiguration"})
+
+
+def test_leader_election_durations_are_validated() -> None:
+    doc = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": {"leaseDuration": "5s", "renewDeadline": "10s", "retryPeriod": "0s", "resourceName": ""},
+    }
+    with pytest.raises(ConfigError) as err:
+        load_config(doc, source="sched.yaml")
+    text = str(err.value)
+    assert 'leaderElection.retryPeriod: Invalid value: "0s": must be greater than zero' in text
+    assert 'leaderElection.leaseDuration: Invalid value: "5s": LeaseDuration must be greater than RenewDeadline' in text
+    assert "leaderElection.resourceName: Required value" in text
+    doc["leaderElection"] = {"leaderElect": False, "leaseDuration": "5s", "renewDeadline": "10s"}
+    assert not load_config(doc).raw.leaderElection.leaderElect

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kubesched.api.duration import parse_duration
 from kubesched.api.errors import FieldError
 from kubesched.api.selectors import SelectorError, parse_node_selector_term, validate_node_selector_terms
 from kubesched.config.types import (
@@ -60,6 +61,31 @@ def duplicate(path: str, value: Any) -> FieldError:
     return FieldError(path, f"Duplicate value: {_fmt(value)}")
 
 
+def _validate_leader_election(cfg: KubeSchedulerConfiguration) -> list[FieldError]:
+    """component-base's checks, made only when leader election is on."""
+    le = cfg.leaderElection
+    if not le.leaderElect:
+        return []
+    errs: list[FieldError] = []
+    seconds: dict[str, float] = {}
+    for name in ("leaseDuration", "renewDeadline", "retryPeriod"):
+        value = getattr(le, name)
+        try:
+            seconds[name] = parse_duration(value)
+        except ValueError as err:
+            errs.append(invalid(f"leaderElection.{name}", value, str(err)))
+            continue
+        if seconds[name] <= 0:
+            errs.append(invalid(f"leaderElection.{name}", value, "must be greater than zero"))
+    if len(seconds) == 3 and seconds["leaseDuration"] <= seconds["renewDeadline"]:
+        message = "LeaseDuration must be greater than RenewDeadline"
+        errs.append(invalid("leaderElection.leaseDuration", le.leaseDuration, message))
+    for name in ("resourceName", "resourceNamespace"):
+        if not getattr(le, name):
+            errs.append(required(f"leaderElection.{name}"))
+    return errs
+
+
 def validate_configuration(cfg: KubeSchedulerConfiguration, *, allow_removed_plugins: bool = False) -> list[FieldError]:
     """`allow_removed_plugins` is for profiles translated from a Policy, which may name them."""
     errs: list[FieldError] = []
@@ -84,6 +110,7 @@ def validate_configuration(cfg: KubeSchedulerConfiguration, *, allow_removed_plu
                 "leaderElection.resourceLock", cfg.leaderElection.resourceLock, 'resourceLock value must be "leases"'
             )
         )
+    errs.extend(_validate_leader_election(cfg))
     if not cfg.profiles:
         errs.append(required("profiles"))
     names: set[str] = set()
