@@ -37,7 +37,7 @@ from kubesched.serving import Endpoints
 
 log = logging.getLogger(__name__)
 
-BINDING_WORKERS = 16
+BINDING_WORKERS = 64
 MAX_IDLE_WAIT = 0.5
 
 

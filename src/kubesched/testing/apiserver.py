@@ -138,7 +138,10 @@ class FakeAPIServer:
         class Handler(_Handler):
             api = server
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 256  # a scheduler opens many connections at once
+
+        self._httpd = Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, name="fake-apiserver", daemon=True).start()
         return self

@@ -99,7 +99,8 @@ class KubeAPI:
         retry_backoff: float = 0.2,
         user_agent: str = "kubesched",
     ) -> None:
-        configuration.connection_pool_maxsize = max(getattr(configuration, "connection_pool_maxsize", 0) or 0, 32)
+        # Binding threads each hold a connection while they wait: the pool must not turn them away.
+        configuration.connection_pool_maxsize = max(getattr(configuration, "connection_pool_maxsize", 0) or 0, 80)
         self._client = ApiClient(configuration)
         self._client.user_agent = user_agent
         self.host = configuration.host

@@ -1,0 +1,134 @@
+"""SchedulingBasic end to end: `kubesched run` against the stand-in API server on loopback.
+
+    python3 bench/cluster_e2e.py --nodes 1000 --init 1000 --measure 2000
+
+The API server runs in its own process (so it does not share the scheduler's
+GIL); nodes and pods are put into it directly, as scheduler_perf creates them
+through a real apiserver, untimed for nodes and init pods. Timed: from creating
+the measured pods until the last one is bound, as the informer sees it.
+pods/s = measured pods / seconds. The same workload through `simulate`'s
+embedded cluster is printed beside it, and the API round-trips are broken out:
+binding POSTs (count, mean latency, share of the run) and all other requests.
+Run by hand, not in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import sys
+import tempfile
+import threading
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scheduler_perf import Workload, _nodes, pod_default, run_workload  # noqa: E402
+
+from kubesched.app import RunOptions, SchedulerApp  # noqa: E402
+from kubesched.config.load import load_config  # noqa: E402
+from kubesched.testing.apiserver import FakeAPIServer  # noqa: E402
+
+
+def _serve(conn: Connection) -> None:
+    """The API server's process: answers HTTP, and commands from the bench on a pipe."""
+    server = FakeAPIServer(bookmark_interval=5.0).start()
+    conn.send(server.kubeconfig())
+    while True:
+        cmd, arg = conn.recv()
+        if cmd == "create":
+            for obj in arg:
+                server.create(obj)
+            conn.send(len(arg))
+        elif cmd == "bound":
+            with server._cond:
+                conn.send(sum(1 for key, _, _ in server.bindings if key.startswith(arg + "/")))
+        elif cmd == "stop":
+            server.stop()
+            conn.send(True)
+            return
+
+
+def _wait_bound(conn: Connection, namespace: str, want: int, timeout: float) -> float:
+    start = time.perf_counter()
+    while time.perf_counter() - start < timeout:
+        conn.send(("bound", namespace))
+        if conn.recv() >= want:
+            return time.perf_counter() - start
+        time.sleep(0.01)
+    raise SystemExit(f"timed out: fewer than {want} pods of {namespace} bound after {timeout}s")
+
+
+def run(nodes: int, init: int, measure: int, qps: float) -> dict[str, Any]:
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_serve, args=(child,), daemon=True)
+    proc.start()
+    kubeconfig = tempfile.NamedTemporaryFile("w", suffix=".kubeconfig", delete=False)
+    kubeconfig.write(parent.recv())
+    kubeconfig.close()
+    parent.send(("create", _nodes(nodes)()))
+    parent.recv()
+    parent.send(("create", [pod_default("namespace-1", i) for i in range(init)]))
+    parent.recv()
+    opts = RunOptions(kubeconfig=kubeconfig.name, secure_port=-1, leader_elect=False, qps=qps, burst=int(qps) or 1)
+    app = SchedulerApp(load_config(None), opts)
+    threading.Thread(target=app.run, daemon=True).start()
+    _wait_bound(parent, "namespace-1", init, 600)
+    requests_before, seconds_before = app.api.request_count, app.api.request_seconds
+    binds_before, bind_seconds_before = app.client.binds, app.client.bind_seconds
+    parent.send(("create", [pod_default("namespace-2", i) for i in range(measure)]))
+    parent.recv()
+    elapsed = _wait_bound(parent, "namespace-2", measure, 600)
+    binds = app.client.binds - binds_before
+    bind_seconds = app.client.bind_seconds - bind_seconds_before
+    other_requests = app.api.request_count - requests_before - binds
+    other_seconds = app.api.request_seconds - seconds_before - bind_seconds
+    app.stop.set()
+    app.store.wake.set()
+    parent.send(("stop", None))
+    parent.recv()
+    proc.join(5)
+    return {
+        "workload": f"SchedulingBasic/{nodes}Nodes/{init}Init/{measure}Pods (kubesched run, stand-in API server)",
+        "measured": measure,
+        "seconds": round(elapsed, 3),
+        "pods_per_second": round(measure / elapsed, 1),
+        "binding_posts": binds,
+        "mean_binding_ms": round(1000 * bind_seconds / binds, 2) if binds else None,
+        "binding_seconds_summed_over_threads": round(bind_seconds, 2),
+        "other_requests": other_requests,
+        "other_requests_seconds_summed": round(other_seconds, 2),
+        "informer_events_applied": app.store.events_applied,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nodes", type=int, default=1000)
+    ap.add_argument("--init", type=int, default=1000)
+    ap.add_argument("--measure", type=int, default=2000)
+    ap.add_argument("--qps", type=float, default=0, help="client-side QPS (0: unlimited)")
+    args = ap.parse_args()
+    e2e = run(args.nodes, args.init, args.measure, args.qps)
+    print(json.dumps(e2e))
+    simulated = run_workload(
+        Workload(
+            f"SchedulingBasic/{args.nodes}Nodes/{args.init}Init/{args.measure}Pods (simulate, embedded cluster)",
+            _nodes(args.nodes),
+            [pod_default("namespace-1", i) for i in range(args.init)],
+            [pod_default("namespace-2", i) for i in range(args.measure)],
+            None,
+        )
+    )
+    print(json.dumps(simulated))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
