@@ -145,3 +145,22 @@ def test_preemption_deletes_the_victim_with_a_disruption_target(apiserver: FakeA
     assert preempted and preempted[0]["regarding"]["name"] == "low"
     patches = [p for m, p in apiserver.requests if m == "PATCH" and p.endswith("/low/status")]
     assert patches  # DisruptionTarget written before the delete
+
+
+def test_shutdown_finishes_bindings_and_releases_the_lease(apiserver: FakeAPIServer, start_app) -> None:
+    apiserver.create(node("n1"))
+    for i in range(5):
+        apiserver.create(pod(f"p{i}"))
+    running = start_app(leader_elect=True, lease_duration=2.0, renew_deadline=1.5, retry_period=0.2)
+
+    def holder() -> str:
+        lease = apiserver.get("Lease", "kube-system", "kube-scheduler") or {}
+        return (lease.get("spec") or {}).get("holderIdentity") or ""
+
+    assert wait_for(holder, what="leader") == running.app.opts.identity
+    wait_for(lambda: all(bound(apiserver, f"p{i}") for i in range(5)), what="bound")
+    assert running.stop() == 0
+    assert holder() == ""  # released: the next candidate need not wait out the lease
+    assert running.app.dispatcher.pending() == 0  # queued events and patches went out before exit
+    scheduled = [e for e in apiserver.list("Event") if e["reason"] == "Scheduled"]
+    assert len(scheduled) == 5
