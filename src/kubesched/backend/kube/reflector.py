@@ -50,6 +50,26 @@ def _key(obj: Obj) -> tuple[str, str]:
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
+def list_all(
+    api: KubeAPI, resource: Resource, page_size: int = 500, retries: int | None = None
+) -> tuple[list[Obj], str]:
+    """Every object of a resource (its field selector applied), page by page, and the list's resourceVersion."""
+    query: dict[str, str] = {"limit": str(page_size)}
+    if resource.field_selector:
+        query["fieldSelector"] = resource.field_selector
+    items: list[Obj] = []
+    rv = ""
+    while True:
+        page = api.request("GET", resource.path(), query=query, retries=retries)
+        meta = page.get("metadata") or {}
+        rv = rv or str(meta.get("resourceVersion") or "")
+        items.extend(page.get("items") or ())
+        token = meta.get("continue")
+        if not token:
+            return items, rv
+        query = {"limit": str(page_size), "continue": token}
+
+
 class Reflector:
     def __init__(
         self,
@@ -109,22 +129,8 @@ class Reflector:
         return obj
 
     def _list(self) -> None:
-        query: dict[str, str] = {"limit": str(self.page_size)}
-        if self.resource.field_selector:
-            query["fieldSelector"] = self.resource.field_selector
-        fresh: dict[tuple[str, str], Obj] = {}
-        rv = ""
-        while True:
-            page = self.api.request("GET", self.resource.path(), query=query, retries=0)
-            meta = page.get("metadata") or {}
-            rv = rv or str(meta.get("resourceVersion") or "")
-            for item in page.get("items") or ():
-                fresh[_key(item)] = self._prepare(item)
-            token = meta.get("continue")
-            if not token:
-                break
-            query = {"limit": str(self.page_size), "continue": token}
-        self._replace(fresh)
+        items, rv = list_all(self.api, self.resource, self.page_size, retries=0)
+        self._replace({_key(item): self._prepare(item) for item in items})
         self.resource_version = rv
         self.relists += 1
         self.synced.set()

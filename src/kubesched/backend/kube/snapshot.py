@@ -14,6 +14,7 @@ from typing import Any, TextIO
 import yaml
 
 from kubesched.backend.kube.api import KubeAPI
+from kubesched.backend.kube.reflector import list_all
 from kubesched.backend.kube.resources import WATCHED, Resource
 
 Obj = dict[str, Any]
@@ -55,24 +56,10 @@ def clean(obj: Obj, resource: Resource) -> Obj:
     return out
 
 
-def list_all(api: KubeAPI, resource: Resource, page_size: int = 500) -> list[Obj]:
-    query: dict[str, str] = {"limit": str(page_size)}
-    if resource.field_selector:
-        query["fieldSelector"] = resource.field_selector
-    items: list[Obj] = []
-    while True:
-        page = api.request("GET", resource.path(), query=query)
-        items.extend(page.get("items") or ())
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return items
-        query = {"limit": str(page_size), "continue": token}
-
-
 def take_snapshot(api: KubeAPI, resources: Iterable[Resource] = WATCHED.values()) -> list[Obj]:
     """Cluster-scoped kinds first, nodes before pods, so the file reads like the cluster is built."""
     order = sorted(resources, key=lambda r: (r.kind == "Pod", r.kind == "Node", r.namespaced))
-    return [clean(obj, r) for r in order for obj in list_all(api, r)]
+    return [clean(obj, r) for r in order for obj in list_all(api, r)[0]]
 
 
 def write_manifests(objects: list[Obj], out: TextIO) -> None:
