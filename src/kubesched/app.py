@@ -30,9 +30,8 @@ from kubesched.backend.kube.lock import SchedulerLock
 from kubesched.backend.kube.reflector import Backoff
 from kubesched.clock import WallClock
 from kubesched.config.load import SchedulerConfig
-from kubesched.event_handlers import EventHandlers, InformerBridge
+from kubesched.event_handlers import informed_scheduler
 from kubesched.metrics import SchedulerMetrics
-from kubesched.scheduler import Scheduler
 from kubesched.serving import Endpoints
 
 log = logging.getLogger(__name__)
@@ -75,14 +74,13 @@ class SchedulerApp:
         cc, le = raw.clientConnection, raw.leaderElection
         kubeconfig = opts.kubeconfig or cc.kubeconfig or ""
         self.opts = opts
-        self.config = config
         self.stop = threading.Event()
         self.lost = threading.Event()
         self.lock = SchedulerLock()
         cfg = load_configuration(kubeconfig, opts.master)
         qps, burst = float(_first(opts.qps, cc.qps)), int(_first(opts.burst, cc.burst))
         self.api = KubeAPI(cfg, qps=qps, burst=burst, lock=self.lock)
-        informer_api = KubeAPI(load_configuration(kubeconfig, opts.master), qps=qps, burst=burst)
+        informer_api = KubeAPI(cfg, qps=qps, burst=burst)  # its own pool: watches hold connections for minutes
         informer_api.limiter = self.api.limiter  # one client-side budget, as one client-go client
         self.metrics = SchedulerMetrics()
         self.dispatcher = APIDispatcher(observe=self.metrics.observe_api_call)
@@ -90,25 +88,21 @@ class SchedulerApp:
         self.store = ClusterStore(informer_api, self.stop, backoff=opts.informer_backoff)
         self.clock = WallClock()
         self.pool = ThreadPoolExecutor(max_workers=BINDING_WORKERS, thread_name_prefix="binding")
-        bridge: InformerBridge
         observer = AnnotationRecorder(self.api, self.dispatcher) if opts.record_annotations else None
-        self.scheduler = Scheduler(
+        self.scheduler = informed_scheduler(
             config,
-            lister=self.store,
+            self.store,
             client=self.client,
             clock=self.clock,
             record=opts.record_annotations,
             observer=observer,
-            pod_lookup=lambda ns, name: bridge.pods.get((ns, name)),
             bind_executor=self._submit_binding,
         )
-        bridge = InformerBridge(EventHandlers(self.scheduler))
-        self.store.subscribe(bridge)
         self.scheduler.enable_metrics(self.metrics, self.dispatcher.pending)
         self.elector: LeaderElector | None = None
         if _first(opts.leader_elect, le.leaderElect):
             self.elector = LeaderElector(
-                KubeAPI(load_configuration(kubeconfig, opts.master), qps=0, burst=1),
+                KubeAPI(cfg, qps=0, burst=1),  # lease renewals never queue behind bindings
                 LeaderElectionConfig(
                     namespace=_first(opts.lease_namespace, le.resourceNamespace),
                     name=_first(opts.lease_name, le.resourceName),
@@ -124,14 +118,12 @@ class SchedulerApp:
             healthz={"ping": lambda: True, "leaderElection": self._leader_healthy},
             readyz={"informer-sync": self.store.synced, "shutdown": lambda: not self.stop.is_set()},
         )
-        self.bindings_in_flight = 0
 
     def _leader_healthy(self) -> bool:
         return self.elector is None or self.elector.healthy()
 
     def _submit_binding(self, fn: Callable[[], None]) -> None:
         """Called under the lock from the scheduling loop: the binding cycle goes to a pool thread."""
-        self.bindings_in_flight += 1
         self.pool.submit(self._binding_cycle, fn)
 
     def _binding_cycle(self, fn: Callable[[], None]) -> None:
@@ -140,8 +132,6 @@ class SchedulerApp:
                 fn()
             except Exception:  # one pod's binding bug must not stop the others
                 log.exception("binding cycle failed")
-            finally:
-                self.bindings_in_flight -= 1
         self.store.wake.set()
 
     def _on_lost(self) -> None:

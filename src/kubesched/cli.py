@@ -52,8 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
     _run_parser(sub)
     snap = sub.add_parser("snapshot", help="write a cluster's nodes, pods and other objects as manifests for simulate")
-    snap.add_argument("--kubeconfig", default="", help="path to a kubeconfig; default: in-cluster credentials")
-    snap.add_argument("--master", default="", help="the API server's address (overrides the kubeconfig's)")
+    _cluster_args(snap)
     snap.add_argument("-o", "--output", default="-", help="file to write (default: stdout)")
     snap.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
     return p
@@ -63,8 +62,7 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
     """kube-scheduler's own flags where they exist; --kubeconfig/--kube-api-* override clientConnection."""
     r = sub.add_parser("run", help="schedule the pods of a real cluster (kubeconfig or in-cluster credentials)")
     r.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
-    r.add_argument("--kubeconfig", default="", help="path to a kubeconfig; default: in-cluster credentials")
-    r.add_argument("--master", default="", help="the API server's address (overrides the kubeconfig's)")
+    _cluster_args(r)
     r.add_argument("--kube-api-qps", type=float, default=None, help="client-side requests per second (default 50)")
     r.add_argument("--kube-api-burst", type=int, default=None, help="client-side burst (default 100)")
     r.add_argument("--leader-elect", type=_bool, default=None, metavar="true|false", help="default: true")
@@ -86,6 +84,11 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument("--logging-format", choices=("text", "json"), default="text")
     r.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+
+
+def _cluster_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kubeconfig", default="", help="path to a kubeconfig; default: in-cluster credentials")
+    p.add_argument("--master", default="", help="the API server's address (overrides the kubeconfig's)")
 
 
 def _bool(text: str) -> bool:

@@ -12,7 +12,9 @@ import logging
 from typing import Any
 
 from kubesched.api.errors import FieldError
+from kubesched.backend.store import ObjectStore
 from kubesched.cache.cache import CacheError
+from kubesched.config.load import SchedulerConfig
 from kubesched.framework import events
 from kubesched.framework.interface import ClusterEvent
 from kubesched.framework.node_info import ParsedNode, parse_node
@@ -109,6 +111,15 @@ class EventHandlers:
             self._event(events.ASSIGNED_POD, events.DELETE, pod, None)
 
 
+def informed_scheduler(config: SchedulerConfig, store: ObjectStore, **kw: Any) -> Scheduler:
+    """A scheduler fed by a store's events, reading pods from the parsed copies, as from its informer."""
+    bridge: InformerBridge
+    sched = Scheduler(config, lister=store, pod_lookup=lambda ns, name: bridge.pods.get((ns, name)), **kw)
+    bridge = InformerBridge(EventHandlers(sched))
+    store.subscribe(bridge)
+    return sched
+
+
 class InformerBridge:
     """Store events (kind, ADDED|MODIFIED|DELETED, old, new) into the handlers, parsing each object once.
 
@@ -170,15 +181,27 @@ def _key(obj: dict[str, Any]) -> tuple[str, str]:
     return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Identity first (the embedded cluster reuses spec values); a real API server sends fresh objects."""
+    return a is b or a == b
+
+
+# The metadata a parsed PodInfo holds besides the key: if these and the spec (but nodeName) are
+# unchanged, so is every parsed field; status and annotations are read from the object itself.
+_PARSED_METADATA = ("uid", "labels", "deletionTimestamp")
+
+
 def _reparse_pod(prev: PodInfo | None, new: dict[str, Any]) -> PodInfo:
-    """A binding changes only spec.nodeName: reuse the parsed constraints then."""
+    """A binding changes only spec.nodeName (and status): reuse the parsed constraints then."""
     if prev is not None:
         old_spec = prev.obj.get("spec") or {}
         new_spec = new.get("spec") or {}
+        old_meta = prev.obj.get("metadata") or {}
+        new_meta = new.get("metadata") or {}
         if (
             len(old_spec) + (0 if "nodeName" in old_spec else 1) == len(new_spec)
-            and all(new_spec.get(k) is v for k, v in old_spec.items() if k != "nodeName")
-            and (prev.obj.get("metadata") or {}).get("labels") == (new.get("metadata") or {}).get("labels")
+            and all(_same(new_spec.get(k), v) for k, v in old_spec.items() if k != "nodeName")
+            and all(_same(old_meta.get(k), new_meta.get(k)) for k in _PARSED_METADATA)
         ):
             return dataclasses.replace(prev, obj=new, node_name=str(new_spec.get("nodeName") or ""))
     return new_pod_info(new)

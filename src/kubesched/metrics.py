@@ -206,13 +206,15 @@ def _timed_plugin(fn: Callable[..., Any], plugin: str, point: str, metrics: Sche
     return timed
 
 
-_QUEUE_OPS = {
+# Queue method -> the event its arrivals are counted under; None: the ClusterEvent it was given.
+_QUEUE_OPS: dict[str, str | None] = {
     "add": "PodAdd",
     "update": "PodUpdate",
     "add_unschedulable_if_not_present": "ScheduleAttemptFailure",
     "activate": "ForceActivate",
     "flush_backoff_q_completed": "BackoffComplete",
     "flush_unschedulable_pods_leftover": "UnschedulableTimeout",
+    "move_all_to_active_or_backoff_queue": None,
 }
 
 
@@ -224,33 +226,25 @@ def event_label(event: ClusterEvent) -> str:
     return f"{event.resource}{action}"
 
 
-def _sizes(q: PriorityQueue) -> tuple[int, int, int, int]:
-    return len(q._in_active), len(q._in_backoff), len(q.unschedulable_pods), len(q.gated_pods)
-
-
 def _count_incoming(q: PriorityQueue, metrics: SchedulerMetrics) -> None:
     """Pods that arrive in a sub-queue during a queue operation are counted under that operation's event."""
     counter = metrics.queue_incoming_pods
-    names = ("active", "backoff", "unschedulable", "gated")
 
-    def wrap(fn: Callable[..., Any], event: Callable[..., str]) -> Callable[..., Any]:
+    def wrap(fn: Callable[..., Any], label: str | None) -> Callable[..., Any]:
         @wraps(fn)
         def counted(*args: Any, **kwargs: Any) -> Any:
-            before = _sizes(q)
+            before = q.sizes()
             result = fn(*args, **kwargs)
-            after = _sizes(q)
-            for name, b, a in zip(names, before, after, strict=True):
-                if a > b:
-                    counter.labels(name, event(*args, **kwargs)).inc(a - b)
+            event = label if label is not None else event_label(args[0])
+            for name, n in q.sizes().items():
+                if n > before[name]:
+                    counter.labels(name, event).inc(n - before[name])
             return result
 
         return counted
 
     for method, label in _QUEUE_OPS.items():
-        setattr(q, method, wrap(getattr(q, method), lambda *a, _label=label, **k: _label))
-    q.move_all_to_active_or_backoff_queue = wrap(
-        q.move_all_to_active_or_backoff_queue, lambda event, *a, **k: event_label(event)
-    )
+        setattr(q, method, wrap(getattr(q, method), label))
 
 
 class _StateCollector(Collector):
@@ -259,11 +253,10 @@ class _StateCollector(Collector):
         self.pending_api_calls = pending_api_calls
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        active, backoff, unschedulable, gated = _sizes(self.sched.queue)
         pending = GaugeMetricFamily(
             "scheduler_pending_pods", "Number of pending pods, by the queue type.", labels=["queue"]
         )
-        for name, n in (("active", active), ("backoff", backoff), ("unschedulable", unschedulable), ("gated", gated)):
+        for name, n in self.sched.queue.sizes().items():
             pending.add_metric([name], n)
         yield pending
         cache = self.sched.cache

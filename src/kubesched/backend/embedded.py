@@ -13,11 +13,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from kubesched.backend.errors import ConflictError
+from kubesched.backend.pod_status import apply_status_patch, status_patch
 from kubesched.backend.pv_controller import PVController
-from kubesched.backend.store import KINDS, NAMESPACED, Obj, ObjectStore, object_key
+from kubesched.backend.store import KINDS, NAMESPACED, Listener, Obj, ObjectStore, object_key
 from kubesched.framework.types import PodInfo
-
-Listener = Callable[[str, str, Obj | None, Obj | None], None]  # kind, event type, old, new
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # virtual time 0, for timestamps written on objects
 
@@ -28,7 +27,6 @@ __all__ = ["KINDS", "NAMESPACED", "ConflictError", "EmbeddedCluster", "object_ke
 class EmbeddedCluster(ObjectStore):
     def __init__(self, clock: Callable[[], float] = lambda: 0.0, *, pv_controller: bool = True) -> None:
         super().__init__()
-        self._listeners: list[Listener] = []
         self._controllers: list[Listener] = []  # run after the listeners, like controllers watching the API
         self._rv = 0
         self.clock = clock
@@ -45,16 +43,11 @@ class EmbeddedCluster(ObjectStore):
             self._stamp = (EPOCH + timedelta(seconds=now)).strftime("%Y-%m-%dT%H:%M:%SZ")
         return self._stamp
 
-    def subscribe(self, listener: Listener) -> None:
-        self._listeners.append(listener)
-
     def add_controller(self, controller: Listener) -> None:
         self._controllers.append(controller)
 
     def _emit(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
-        self.versions[kind] += 1
-        for listener in self._listeners:
-            listener(kind, event, old, new)
+        self._notify(kind, event, old, new)
         for controller in self._controllers:
             controller(kind, event, old, new)
 
@@ -115,29 +108,11 @@ class EmbeddedCluster(ObjectStore):
         current = self.objects["Pod"].get((pod.namespace, pod.name))
         if current is None:
             raise ConflictError(f'pods "{pod.name}" not found')
-        status = dict(current.get("status") or {})
-        changed = False
-        if condition is not None:
-            conditions = [dict(c) for c in status.get("conditions") or ()]
-            old = next((c for c in conditions if c.get("type") == condition["type"]), None)
-            if old is None or any(old.get(k) != v for k, v in condition.items()):
-                stamp = self.timestamp()
-                new = dict(condition, lastProbeTime=None)
-                new["lastTransitionTime"] = (
-                    old.get("lastTransitionTime", stamp) if old and old.get("status") == condition["status"] else stamp
-                )
-                conditions = [c for c in conditions if c.get("type") != condition["type"]] + [new]
-                status["conditions"] = conditions
-                changed = True
-        if nominated_node_name is not None and (status.get("nominatedNodeName") or "") != nominated_node_name:
-            if nominated_node_name:
-                status["nominatedNodeName"] = nominated_node_name
-            else:
-                status.pop("nominatedNodeName", None)
-            changed = True
-        if changed:
+        status = current.get("status") or {}
+        patch = status_patch(status, condition, nominated_node_name, self.timestamp())
+        if patch:
             patched = copy.copy(current)
-            patched["status"] = status
+            patched["status"] = apply_status_patch(status, patch)
             self.update(patched)
 
     def record_event(self, pod: PodInfo, kind: str, reason: str, action: str, note: str) -> None:

@@ -7,12 +7,13 @@ the listers kube-scheduler's plugins call.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from kubesched.api.selectors import LabelSelector
 
 Obj = dict[str, Any]
+Listener = Callable[[str, str, Obj | None, Obj | None], None]  # kind, ADDED|MODIFIED|DELETED, old, new
 
 NAMESPACED = {
     "Pod",
@@ -38,6 +39,16 @@ class ObjectStore:
     def __init__(self) -> None:
         self.objects: dict[str, dict[tuple[str, str], Obj]] = {k: {} for k in KINDS}
         self.versions: dict[str, int] = dict.fromkeys(KINDS, 0)  # per kind: bumped on every change
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def _notify(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
+        """A change made to `objects`: bump the kind's version and tell the subscribers."""
+        self.versions[kind] += 1
+        for listener in self._listeners:
+            listener(kind, event, old, new)
 
     def kind_version(self, kind: str) -> int:
         """Changes so far to objects of a kind: lets readers rebuild an index only when it moved."""

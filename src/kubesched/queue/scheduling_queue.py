@@ -573,5 +573,14 @@ class PriorityQueue:
             "gated": list(self.gated_pods.values()),
         }
 
+    def sizes(self) -> dict[str, int]:
+        """How many pods each sub-queue holds, by upstream's queue label (the pending_pods gauge)."""
+        return {
+            "active": len(self._in_active),
+            "backoff": len(self._in_backoff),
+            "unschedulable": len(self.unschedulable_pods),
+            "gated": len(self.gated_pods),
+        }
+
     def has_active_or_backoff(self) -> bool:
         return bool(self._in_active or self._in_backoff)

@@ -10,7 +10,7 @@ from kubesched.api.errors import FieldError
 from kubesched.backend.embedded import ConflictError, EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
-from kubesched.event_handlers import EventHandlers, InformerBridge
+from kubesched.event_handlers import informed_scheduler
 from kubesched.framework.node_info import parse_node
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.scheduler import Outcome, Scheduler, SchedulerEvent
@@ -69,18 +69,7 @@ def build_config(loaded: LoadedInput, config_doc: dict[str, Any] | None, config_
 
 def embedded_scheduler(config: SchedulerConfig, cluster: EmbeddedCluster, clock: VirtualClock, **kw: Any) -> Scheduler:
     """A scheduler fed by the embedded cluster's events, reading pods as its informer would."""
-    bridge: InformerBridge
-    sched = Scheduler(
-        config,
-        lister=cluster,
-        client=cluster,
-        clock=clock,
-        pod_lookup=lambda ns, name: bridge.pods.get((ns, name)),
-        **kw,
-    )
-    bridge = InformerBridge(EventHandlers(sched))
-    cluster.subscribe(bridge)
-    return sched
+    return informed_scheduler(config, cluster, client=cluster, clock=clock, **kw)
 
 
 def simulate(

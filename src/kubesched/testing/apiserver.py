@@ -18,12 +18,13 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from kubesched.backend.kube.api import rfc3339
 from kubesched.backend.kube.resources import BY_KIND, Resource
+from kubesched.backend.pod_status import merge_conditions
 
 Obj = dict[str, Any]
 _BY_PATH = {(r.group_version, r.plural): r for r in BY_KIND.values()}
@@ -49,10 +50,6 @@ class _Change:
 
 class _Dropped(Exception):
     pass
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _field(obj: Obj, path: str) -> str:
@@ -84,10 +81,7 @@ def strategic_merge(target: Obj, patch: Obj) -> Obj:
         if value is None:
             out.pop(key, None)
         elif key == "conditions" and isinstance(value, list):
-            merged = {c.get("type"): dict(c) for c in out.get(key) or ()}
-            for c in value:
-                merged[c.get("type")] = {**merged.get(c.get("type"), {}), **c}
-            out[key] = list(merged.values())
+            out[key] = merge_conditions(out.get(key) or [], value)
         elif isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = strategic_merge(out[key], value)
         else:
@@ -216,8 +210,8 @@ class FakeAPIServer:
             if key in self.objects[res.plural]:
                 raise APIError(409, "AlreadyExists", f'{res.plural} "{key[1]}" already exists')
             meta.setdefault("uid", str(uuid.uuid4()))
-            meta.setdefault("creationTimestamp", _now())
-            obj.setdefault("apiVersion", res.api_version)
+            meta.setdefault("creationTimestamp", rfc3339())
+            obj.setdefault("apiVersion", res.group_version)
             self._bump(obj)
             self.objects[res.plural][key] = obj
             self._record(res.plural, "ADDED", None, obj)
@@ -301,7 +295,7 @@ class FakeAPIServer:
             node = (binding.get("target") or {}).get("name", "")
             new = copy.deepcopy(old)
             new.setdefault("spec", {})["nodeName"] = node
-            cond = {"type": "PodScheduled", "status": "True", "lastTransitionTime": _now()}
+            cond = {"type": "PodScheduled", "status": "True", "lastTransitionTime": rfc3339()}
             new["status"] = strategic_merge(new.get("status") or {}, {"conditions": [cond]})
             self._replace(res, old, new)
             self.bindings.append((f"{namespace}/{name}", node, token))
@@ -326,8 +320,8 @@ class FakeAPIServer:
         with self._cond:
             if token:
                 ref = json.loads(base64.b64decode(token))
-                items, rv = self._snapshots.get(ref["id"], []), ref["rv"]
-                start = ref["start"]
+                sid, rv, start = ref["id"], ref["rv"], ref["start"]
+                items = self._snapshots.get(sid, [])
             else:
                 selector = query.get("fieldSelector", "")
                 items = [
@@ -335,16 +329,17 @@ class FakeAPIServer:
                     for (ns, _), o in sorted(self.objects[res.plural].items())
                     if (not namespace or ns == namespace) and _selector_matches(selector, o)
                 ]
-                rv, start = self._rv, 0
+                sid, rv, start = uuid.uuid4().hex, self._rv, 0
         meta: Obj = {"resourceVersion": str(rv)}
         page = items[start : start + limit] if limit else items[start:]
-        if limit and start + limit < len(items):
-            sid = token and json.loads(base64.b64decode(token))["id"] or uuid.uuid4().hex
-            with self._cond:
-                self._snapshots[sid] = items
-            nxt = {"id": sid, "rv": rv, "start": start + limit}
-            meta["continue"] = base64.b64encode(json.dumps(nxt).encode()).decode()
-        return {"kind": f"{res.kind}List", "apiVersion": res.api_version, "metadata": meta, "items": page}
+        with self._cond:
+            if limit and start + limit < len(items):
+                self._snapshots[sid] = items  # later pages come from this list, as from etcd at rv
+                nxt = {"id": sid, "rv": rv, "start": start + limit}
+                meta["continue"] = base64.b64encode(json.dumps(nxt).encode()).decode()
+            else:
+                self._snapshots.pop(sid, None)
+        return {"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": meta, "items": page}
 
     def _watch_events(self, res: Resource, namespace: str, query: dict[str, str], handler: _Handler) -> None:
         selector = query.get("fieldSelector", "")
@@ -407,7 +402,7 @@ class FakeAPIServer:
                 return
             if bookmarks and time.monotonic() - last_bookmark >= self.bookmark_interval:
                 last_bookmark = time.monotonic()
-                marker = {"kind": res.kind, "apiVersion": res.api_version}
+                marker = {"kind": res.kind, "apiVersion": res.group_version}
                 marker["metadata"] = {"resourceVersion": str(current_rv)}
                 handler.send_chunk({"type": "BOOKMARK", "object": marker})
 

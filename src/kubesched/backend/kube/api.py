@@ -14,6 +14,8 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
+from datetime import UTC, datetime
 from typing import Any
 
 import urllib3
@@ -30,6 +32,16 @@ MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 # Statuses worth another try: the server was busy or failed, not the request.
 _RETRYABLE = {429, 500, 502, 503, 504}
+
+
+def micro_time() -> str:
+    """Now as a MicroTime (eventTime, Lease times)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def rfc3339() -> str:
+    """Now as a Time (condition transition times)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class APIError(Exception):
@@ -103,12 +115,12 @@ class KubeAPI:
         configuration.connection_pool_maxsize = max(getattr(configuration, "connection_pool_maxsize", 0) or 0, 80)
         self._client = ApiClient(configuration)
         self._client.user_agent = user_agent
-        self.host = configuration.host
         self.limiter = RateLimiter(qps, burst)
         self.lock = lock
         self.retries = retries
         self.retry_backoff = retry_backoff
-        self.request_count = 0
+        self._stats_lock = threading.Lock()
+        self.request_count = 0  # requests and seconds spent in them, for the benchmark's breakdown
         self.request_seconds = 0.0
 
     def _send(self, method: str, path: str, query: list[tuple[str, str]], body: Any, content_type: str, timeout: Any):
@@ -133,35 +145,32 @@ class KubeAPI:
         """One call; 5xx and 429 are retried with backoff, other failures raise APIError."""
         attempts = (self.retries if retries is None else retries) + 1
         q = list((query or {}).items())
-        for attempt in range(attempts):
+        attempt = 0
+        while True:
             start = time.perf_counter()
             try:
-                if self.lock is not None:
-                    with self.lock.released():
-                        resp = self._send(method, path, q, body, content_type, timeout)
-                        data = resp.read()
-                else:
+                with self._unlocked():
                     resp = self._send(method, path, q, body, content_type, timeout)
                     data = resp.read()
                 status = resp.status
             except (urllib3.exceptions.HTTPError, OSError) as err:
                 status, data = 0, str(err).encode()
-            finally:
+            with self._stats_lock:
                 self.request_count += 1
                 self.request_seconds += time.perf_counter() - start
             if 200 <= status < 300:
                 return json.loads(data) if data else {}
+            attempt += 1
             err = _error(status, data)
-            if status and status not in _RETRYABLE or attempt == attempts - 1:
+            if (status and status not in _RETRYABLE) or attempt == attempts:
                 raise err
             log.info("%s %s failed, retrying: %s", method, path, err)
-            delay = self.retry_backoff * (2**attempt)
-            if self.lock is not None:
-                with self.lock.released():
-                    time.sleep(delay)
-            else:
-                time.sleep(delay)
-        raise AssertionError("unreachable")
+            with self._unlocked():
+                time.sleep(self.retry_backoff * 2 ** (attempt - 1))
+
+    def _unlocked(self) -> AbstractContextManager[None]:
+        """Outside the scheduler lock while waiting on the network, when this thread holds it."""
+        return self.lock.released() if self.lock is not None else nullcontext()
 
     def watch(self, path: str, query: dict[str, str], timeout: float) -> Iterator[Obj]:
         """Watch events as dicts until the server ends the stream; errors raise APIError or urllib3's."""
@@ -173,9 +182,8 @@ class KubeAPI:
         try:
             buf = b""
             for chunk in raw.stream(65536, decode_content=True):
-                buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
+                *lines, buf = (buf + chunk).split(b"\n")
+                for line in lines:
                     if line.strip():
                         yield json.loads(line)
             if buf.strip():

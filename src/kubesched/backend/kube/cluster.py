@@ -13,30 +13,21 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
 from typing import Any
 
 from kubesched.backend.errors import ConflictError
-from kubesched.backend.kube.api import STRATEGIC_MERGE_PATCH, APIError, KubeAPI
+from kubesched.backend.kube.api import STRATEGIC_MERGE_PATCH, APIError, KubeAPI, micro_time, rfc3339
 from kubesched.backend.kube.dispatcher import DELETE, EVENT, STATUS_PATCH, APICall, APIDispatcher
 from kubesched.backend.kube.reflector import Backoff, Reflector
 from kubesched.backend.kube.resources import BY_KIND, WATCHED, Resource
 from kubesched.backend.kube.resources import EVENT as EVENT_RESOURCE
-from kubesched.backend.store import NAMESPACED, ObjectStore, object_key
+from kubesched.backend.pod_status import status_patch
+from kubesched.backend.store import ObjectStore, object_key
 from kubesched.framework.types import PodInfo
 
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-Listener = Callable[[str, str, Obj | None, Obj | None], None]
-
-
-def micro_time(now: datetime | None = None) -> str:
-    return (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def rfc3339(now: datetime | None = None) -> str:
-    return (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ClusterStore(ObjectStore):
@@ -54,7 +45,6 @@ class ClusterStore(ObjectStore):
         super().__init__()
         self.inbox: queue.SimpleQueue[tuple[str, str, Obj | None, Obj | None]] = queue.SimpleQueue()
         self.wake = threading.Event()
-        self._listeners: list[Listener] = []
         self.reflectors = [
             Reflector(api, r, self._enqueue, stop, backoff=backoff(), page_size=page_size) for r in resources
         ]
@@ -63,9 +53,6 @@ class ClusterStore(ObjectStore):
     def _enqueue(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
         self.inbox.put((kind, event, old, new))
         self.wake.set()
-
-    def subscribe(self, listener: Listener) -> None:
-        self._listeners.append(listener)
 
     def start(self) -> None:
         for r in self.reflectors:
@@ -92,18 +79,14 @@ class ClusterStore(ObjectStore):
             except queue.Empty:
                 break
             n += 1
-            objects = self.objects.get(kind)
-            if objects is None:
-                continue
+            objects = self.objects[kind]
             if event == "DELETED":
                 assert old is not None
                 objects.pop(object_key(old), None)
             else:
                 assert new is not None
                 objects[object_key(new)] = new
-            self.versions[kind] += 1
-            for listener in self._listeners:
-                listener(kind, event, old, new)
+            self._notify(kind, event, old, new)
         self.events_applied += n
         return n
 
@@ -133,29 +116,14 @@ class KubeClient:
         }
         start = time.perf_counter()
         try:
-            self.api.request("POST", self._pod_path(pod, "binding"), body=body)
-        except APIError as err:
-            if err.conflict:
-                raise ConflictError(err.message) from err
-            raise
-        finally:
+            self._write("POST", self._pod_path(pod, "binding"), body)
+        finally:  # under the scheduler lock again: binding threads add up one at a time
             self.bind_seconds += time.perf_counter() - start
             self.binds += 1
 
     def patch_pod_status(self, pod: PodInfo, condition: Obj | None, nominated_node_name: str | None) -> None:
         """Queue a status patch with the condition and nomination that differ from what the pod has."""
-        status = pod.obj.get("status") or {}
-        patch: Obj = {}
-        if condition is not None:
-            old = next((c for c in status.get("conditions") or () if c.get("type") == condition["type"]), None)
-            if old is None or any(old.get(k) != v for k, v in condition.items()):
-                new = dict(condition)
-                same = old is not None and old.get("status") == condition["status"]
-                new["lastTransitionTime"] = old.get("lastTransitionTime") if same and old else rfc3339()
-                new["lastProbeTime"] = None
-                patch["conditions"] = [new]
-        if nominated_node_name is not None and (status.get("nominatedNodeName") or "") != nominated_node_name:
-            patch["nominatedNodeName"] = nominated_node_name or None
+        patch = status_patch(pod.obj.get("status") or {}, condition, nominated_node_name, rfc3339())
         if not patch:
             return
         path = self._pod_path(pod, "status")
@@ -166,13 +134,12 @@ class KubeClient:
         self.dispatcher.add(APICall(STATUS_PATCH, pod.uid, run, patch))
 
     def record_event(self, pod: PodInfo, kind: str, reason: str, action: str, note: str) -> None:
-        now = datetime.now(UTC)
         controller = pod.scheduler_name or "default-scheduler"
         event = {
             "apiVersion": "events.k8s.io/v1",
             "kind": "Event",
             "metadata": {"name": f"{pod.name}.{time.time_ns():x}", "namespace": pod.namespace},
-            "eventTime": micro_time(now),
+            "eventTime": micro_time(),
             "reportingController": controller,
             "reportingInstance": f"{controller}-{self.instance}",
             "action": action,
@@ -208,11 +175,13 @@ class KubeClient:
 
     def update(self, obj: Obj) -> Obj:
         """PUT a PersistentVolume or claim (volume binding's PreBind)."""
-        res = BY_KIND[obj["kind"]]
-        meta = obj.get("metadata") or {}
-        ns = str(meta.get("namespace") or "default") if obj["kind"] in NAMESPACED else ""
+        ns, name = object_key(obj)
+        return self._write("PUT", BY_KIND[obj["kind"]].path(ns, name), obj)
+
+    def _write(self, method: str, path: str, body: Obj) -> Obj:
+        """A write whose 409/404 means the object moved on: the caller gets ConflictError, never a retry."""
         try:
-            return self.api.request("PUT", res.path(ns, str(meta.get("name") or "")), body=obj)
+            return self.api.request(method, path, body=body)
         except APIError as err:
             if err.conflict:
                 raise ConflictError(err.message) from err

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.backend.pod_status import merge_conditions
+
 log = logging.getLogger(__name__)
 
 STATUS_PATCH = "pod_status_patch"
@@ -37,9 +39,7 @@ def merge_status(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """Two status patches for one pod as one: conditions merge by type, other fields take the newer."""
     out = {**old, **new}
     if "conditions" in old and "conditions" in new:
-        merged = {c["type"]: c for c in old["conditions"]}
-        merged.update({c["type"]: c for c in new["conditions"]})
-        out["conditions"] = list(merged.values())
+        out["conditions"] = merge_conditions(old["conditions"], new["conditions"])
     return out
 
 

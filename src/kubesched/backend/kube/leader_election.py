@@ -16,10 +16,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
-from kubesched.backend.kube.api import APIError, KubeAPI
+from kubesched.backend.kube.api import APIError, KubeAPI, micro_time
 from kubesched.backend.kube.resources import LEASE
 
 log = logging.getLogger(__name__)
@@ -35,11 +34,6 @@ class LeaderElectionConfig:
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
-    release_on_cancel: bool = True
-
-
-def _micro_time() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class LeaderElector:
@@ -47,7 +41,6 @@ class LeaderElector:
         self.api = api
         self.config = config
         self._observed: dict[str, Any] | None = None  # the Lease spec last read
-        self._observed_rv = ""
         self._observed_at = 0.0
         self.leading = threading.Event()
         self.last_renew = 0.0
@@ -58,7 +51,7 @@ class LeaderElector:
 
     def try_acquire_or_renew(self) -> bool:
         cfg = self.config
-        now = _micro_time()
+        now = micro_time()
         mine = {
             "holderIdentity": cfg.identity,
             "leaseDurationSeconds": max(1, round(cfg.lease_duration)),
@@ -86,9 +79,8 @@ class LeaderElector:
             self._observe(created)
             return True
         spec = lease.get("spec") or {}
-        rv = str((lease.get("metadata") or {}).get("resourceVersion") or "")
         if self._observed != spec:
-            self._observed, self._observed_rv, self._observed_at = spec, rv, time.monotonic()
+            self._observed, self._observed_at = spec, time.monotonic()
         holder = spec.get("holderIdentity") or ""
         duration = float(spec.get("leaseDurationSeconds") or cfg.lease_duration)
         if holder and holder != cfg.identity and self._observed_at + duration > time.monotonic():
@@ -109,7 +101,6 @@ class LeaderElector:
 
     def _observe(self, lease: dict[str, Any]) -> None:
         self._observed = lease.get("spec") or {}
-        self._observed_rv = str((lease.get("metadata") or {}).get("resourceVersion") or "")
         self._observed_at = time.monotonic()
 
     def acquire(self, stop: threading.Event) -> bool:
@@ -153,7 +144,7 @@ class LeaderElector:
             lease = self.api.request("GET", self._path, retries=0, timeout=2.0)
             if (lease.get("spec") or {}).get("holderIdentity") != self.config.identity:
                 return
-            now = _micro_time()
+            now = micro_time()
             lease["spec"] = {
                 **lease.get("spec", {}),
                 "holderIdentity": "",

@@ -13,18 +13,17 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import urllib3
 
 from kubesched.backend.kube.api import APIError, KubeAPI
 from kubesched.backend.kube.resources import Resource
+from kubesched.backend.store import Listener
 
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-Sink = Callable[[str, str, Obj | None, Obj | None], None]  # kind, ADDED|MODIFIED|DELETED, old, new
 
 
 class Backoff:
@@ -75,7 +74,7 @@ class Reflector:
         self,
         api: KubeAPI,
         resource: Resource,
-        sink: Sink,
+        sink: Listener,
         stop: threading.Event,
         *,
         page_size: int = 500,
@@ -125,7 +124,7 @@ class Reflector:
 
     def _prepare(self, obj: Obj) -> Obj:
         obj["kind"] = self.resource.kind
-        obj.setdefault("apiVersion", self.resource.api_version)
+        obj.setdefault("apiVersion", self.resource.group_version)
         return obj
 
     def _list(self) -> None:

@@ -8,14 +8,10 @@ from dataclasses import dataclass
 @dataclass(frozen=True, slots=True)
 class Resource:
     kind: str
-    group_version: str  # "v1" for the core group, else "group/version"
+    group_version: str  # the objects' apiVersion: "v1" for the core group, else "group/version"
     plural: str
     namespaced: bool
     field_selector: str = ""
-
-    @property
-    def api_version(self) -> str:
-        return self.group_version
 
     def path(self, namespace: str = "", name: str = "", subresource: str = "") -> str:
         """Collection or object path; a namespaced kind without a namespace means all namespaces."""

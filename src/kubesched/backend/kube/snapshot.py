@@ -34,7 +34,7 @@ _POD_CONDITIONS = ("DisruptionTarget",)
 
 
 def clean(obj: Obj, resource: Resource) -> Obj:
-    out: Obj = {"apiVersion": resource.api_version, "kind": resource.kind}
+    out: Obj = {"apiVersion": resource.group_version, "kind": resource.kind}
     meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in _META_NOISE}
     annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in _ANNOTATION_NOISE}
     if annotations:
