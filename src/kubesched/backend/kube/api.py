@@ -99,6 +99,19 @@ def load_configuration(kubeconfig: str = "", master: str = "") -> Configuration:
     return cfg
 
 
+_insecure_warned = threading.Event()
+
+
+def _warn_insecure_once(configuration: Configuration) -> None:
+    """An insecure kubeconfig earns one warning, not urllib3's two lines on every request."""
+    if configuration.verify_ssl:
+        return
+    urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+    if not _insecure_warned.is_set():
+        _insecure_warned.set()
+        log.warning("TLS certificate of %s is not verified (insecure-skip-tls-verify)", configuration.host)
+
+
 class KubeAPI:
     def __init__(
         self,
@@ -113,6 +126,7 @@ class KubeAPI:
     ) -> None:
         # Binding threads each hold a connection while they wait: the pool must not turn them away.
         configuration.connection_pool_maxsize = max(getattr(configuration, "connection_pool_maxsize", 0) or 0, 80)
+        _warn_insecure_once(configuration)
         self._client = ApiClient(configuration)
         self._client.user_agent = user_agent
         self.limiter = RateLimiter(qps, burst)

@@ -1,0 +1,176 @@
+"""Compare a decision of upstream's with kubesched's replay of it, and report per family."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubesched.testing.parity.ours import OurAttempt, replay
+from kubesched.testing.parity.upstream import Attempt, Decision
+
+# Kinds of difference, in the order a report lists them.
+KINDS = ("result", "message", "feasible", "scores", "node", "nominated", "victims", "examined", "replay")
+
+
+@dataclass
+class Mismatch:
+    decision: Decision
+    ours: OurAttempt | None
+    kinds: list[str]
+    details: list[str]
+    state_file: str = ""
+
+
+@dataclass
+class FamilyReport:
+    family: str
+    decisions: int = 0
+    exact: int = 0
+    ambiguous: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    mismatches: list[Mismatch] = field(default_factory=list)
+    notes: dict[str, int] = field(default_factory=dict)  # things counted, not compared (e.g. batch hints)
+
+
+def compare(up: Attempt, ours: OurAttempt, *, compare_examined: bool = False) -> tuple[list[str], list[str]]:
+    """The kinds of difference and a line of detail for each."""
+    kinds: list[str] = []
+    details: list[str] = []
+
+    def add(kind: str, detail: str) -> None:
+        if kind not in kinds:
+            kinds.append(kind)
+        details.append(f"{kind}: {detail}")
+
+    up_bound, our_bound = up.node is not None, ours.node is not None
+    if up_bound != our_bound or up.error != ours.error:
+        add("result", f"upstream {_result(up.node, up.error)}, kubesched {_result(ours.node, ours.error)}")
+    if not up_bound and not our_bound and (up.message or "") != (ours.message or ""):
+        add("message", f"\n    upstream:  {up.message}\n    kubesched: {ours.message}")
+    if up.scores or ours.scores:
+        up_nodes, our_nodes = set(up.scores), set(ours.scores)
+        if up_nodes != our_nodes:
+            only_up, only_ours = sorted(up_nodes - our_nodes), sorted(our_nodes - up_nodes)
+            add("feasible", f"scored by upstream only: {only_up}; by kubesched only: {only_ours}")
+        for node in sorted(up_nodes & our_nodes):
+            a, b = up.scores[node], ours.scores[node]
+            for plugin in sorted(set(a) | set(b)):
+                if a.get(plugin) != b.get(plugin):
+                    add("scores", f"{node} {plugin}: upstream {a.get(plugin)}, kubesched {b.get(plugin)}")
+    if up_bound and our_bound and up.node not in ours.top and up.node != ours.node:
+        add("node", f"upstream chose {up.node}, kubesched's top set is {ours.top}")
+    if not up_bound and (up.nominated or None) != (ours.nominated or None):
+        add("nominated", f"upstream {up.nominated}, kubesched {ours.nominated}")
+    if not up_bound and sorted(up.victims) != sorted(ours.victims):
+        add("victims", f"upstream {sorted(up.victims)}, kubesched {sorted(ours.victims)}")
+    if compare_examined and up_bound and up.evaluated is not None and up.evaluated != ours.examined:
+        add("examined", f"upstream evaluated {up.evaluated} nodes, kubesched {ours.examined}")
+    return kinds, details
+
+
+def _result(node: str | None, error: bool) -> str:
+    return f"bound to {node}" if node is not None else ("error" if error else "unschedulable")
+
+
+def check(decision: Decision, config: dict[str, Any], *, compare_examined: bool = False) -> Mismatch | None:
+    try:
+        ours = replay(decision.state, decision.pod, config, decision.start_index)
+    except Exception as err:  # the replay itself failing is a finding, not a crash of the harness
+        return Mismatch(decision, None, ["replay"], [f"replay: {type(err).__name__}: {err}"])
+    kinds, details = compare(decision.upstream, ours, compare_examined=compare_examined)
+    return Mismatch(decision, ours, kinds, details) if kinds else None
+
+
+def tally(
+    family: str,
+    decisions: Iterable[Decision],
+    config_of: Callable[[Decision], dict[str, Any]],
+    *,
+    compare_examined: bool = False,
+) -> FamilyReport:
+    report = FamilyReport(family)
+    for d in decisions:
+        if d.upstream.batch_hint:
+            report.notes["batch hints"] = report.notes.get("batch hints", 0) + 1
+        if d.ambiguous:
+            report.ambiguous += 1
+            continue
+        report.decisions += 1
+        m = check(d, config_of(d), compare_examined=compare_examined)
+        if m is None:
+            report.exact += 1
+            continue
+        report.mismatches.append(m)
+        for k in m.kinds:
+            report.by_kind[k] = report.by_kind.get(k, 0) + 1
+    return report
+
+
+def write_mismatch(m: Mismatch, out_dir: Path, config: dict[str, Any]) -> Path:
+    """The state as manifests `kubesched simulate` reads, the configuration, and what differed."""
+    d = m.decision
+    stem = f"{d.family}-seed{d.seed}-{d.pod.replace('/', '_')}-{d.label.replace(' ', '-')}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    state_path = out_dir / f"{stem}.yaml"
+    cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **config}
+    with state_path.open("w") as f:
+        yaml.safe_dump_all([cfg, *d.state], f, sort_keys=False)
+    detail = {
+        "pod": d.pod,
+        "decision": d.label,
+        "start_index": d.start_index,
+        "differences": m.details,
+        "upstream": {
+            "node": d.upstream.node,
+            "message": d.upstream.message,
+            "nominated": d.upstream.nominated,
+            "victims": d.upstream.victims,
+            "scores": d.upstream.scores,
+            "totals": d.upstream.totals,
+            "evaluated": d.upstream.evaluated,
+        },
+        "kubesched": None
+        if m.ours is None
+        else {
+            "node": m.ours.node,
+            "message": m.ours.message,
+            "nominated": m.ours.nominated,
+            "victims": m.ours.victims,
+            "scores": m.ours.scores,
+            "totals": m.ours.totals,
+            "examined": m.ours.examined,
+            "filters": m.ours.filters,
+        },
+    }
+    (out_dir / f"{stem}.json").write_text(json.dumps(detail, indent=1, sort_keys=True))
+    m.state_file = str(state_path)
+    return state_path
+
+
+def format_table(reports: list[FamilyReport]) -> str:
+    head = ["family", "decisions", "exact", "exact %", *[k for k in KINDS], "not compared"]
+    rows = [head]
+    for r in reports:
+        pct = f"{100.0 * r.exact / r.decisions:.1f}" if r.decisions else "-"
+        rows.append(
+            [
+                r.family,
+                str(r.decisions),
+                str(r.exact),
+                pct,
+                *[str(r.by_kind.get(k, 0)) for k in KINDS],
+                str(r.ambiguous),
+            ]
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = [
+        "  ".join(cell.rjust(w) if j else cell.ljust(w) for j, (cell, w) in enumerate(zip(row, widths, strict=True)))
+        for row in rows
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -1,0 +1,108 @@
+"""Replay one decision with kubesched on the state upstream saw.
+
+The state is loaded into an embedded cluster exactly as `kubesched simulate` loads
+manifests; other pending pods are parked as upstream had them (waiting, with their
+nominations), and only the pod under test goes through one scheduling cycle.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.backend.embedded import EmbeddedCluster
+from kubesched.clock import VirtualClock
+from kubesched.config.load import load_config
+from kubesched.event_handlers import informed_scheduler
+from kubesched.scheduler import Outcome, SchedulerEvent
+from kubesched.simulator.load import LoadedInput, SourcedObject, prepare_objects
+from kubesched.simulator.run import _FIRST
+
+Obj = dict[str, Any]
+
+
+@dataclass
+class OurAttempt:
+    scores: dict[str, dict[str, int]] = field(default_factory=dict)  # node -> plugin -> weighted score
+    totals: dict[str, int] = field(default_factory=dict)
+    filters: dict[str, dict[str, str]] = field(default_factory=dict)
+    node: str | None = None
+    message: str | None = None
+    error: bool = False
+    nominated: str | None = None
+    victims: list[str] = field(default_factory=list)
+    top: list[str] = field(default_factory=list)  # nodes with the highest total
+    examined: int = 0
+
+
+class _Observer:
+    def __init__(self) -> None:
+        self.outcome: Outcome | None = None
+        self.events: list[SchedulerEvent] = []
+
+    def on_outcome(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+
+    def on_event(self, event: SchedulerEvent) -> None:
+        self.events.append(event)
+
+
+def replay(state: list[Obj], pod_key: str, config: Obj, start_index: int = 0, seed: int = 0) -> OurAttempt:
+    """One scheduling cycle for `pod_key` on `state` (the pod pending in it), with upstream's start index."""
+    loaded = LoadedInput(objects=[SourcedObject(copy.deepcopy(o), "state", i + 1) for i, o in enumerate(state)])
+    objects = prepare_objects(loaded)
+    cfg = load_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **config})
+    clock = VirtualClock()
+    cluster = EmbeddedCluster(clock, pv_controller=False)
+    observer = _Observer()
+    sched = informed_scheduler(cfg, cluster, client=cluster, clock=clock, seed=seed, record=True, observer=observer)
+    rank = {k: i for i, k in enumerate(_FIRST)}
+    first = sorted((so for so in objects if so.obj["kind"] in rank), key=lambda so: rank[so.obj["kind"]])
+    nodes = [so for so in objects if so.obj["kind"] == "Node"]
+    pods = [so for so in objects if so.obj["kind"] == "Pod"]
+    bound = [so for so in pods if (so.obj.get("spec") or {}).get("nodeName")]
+    pending = [so for so in pods if not (so.obj.get("spec") or {}).get("nodeName")]
+    for so in (*first, *nodes, *bound, *pending):
+        cluster.create(so.obj)
+    sched.next_start_node_index = start_index
+    target = None
+    while (qpi := sched.queue.pop()) is not None:
+        if qpi.pod_info.key == pod_key:
+            target = qpi
+            break
+        # Another pod waiting in upstream's queue (a nominated preemptor): it stays there, unscheduled.
+        sched.queue.add_unschedulable_if_not_present(qpi)
+        sched.queue.done(qpi.pod_info.uid)
+    if target is None:
+        raise LookupError(f"{pod_key} is not pending in the state")
+    before = sched.next_start_node_index
+    sched.schedule_one(target)
+    clock.run_due()  # the binding cycle, which reports the outcome and its record
+    out = OurAttempt()
+    n = len(nodes)
+    out.examined = (sched.next_start_node_index - before) % n if n else 0
+    for ev in observer.events:
+        if ev.pod == pod_key and ev.type == "Scheduled":
+            out.node = ev.node
+        elif ev.pod == pod_key and ev.type == "Nominated":
+            out.nominated = ev.node
+        elif ev.type == "Preempted" and ev.preemptor == pod_key:
+            out.victims.append(ev.pod)
+    oc = observer.outcome
+    if out.node is None and oc is not None and oc.pod.key == pod_key and oc.result != "Scheduled":
+        # The decision is the scheduling cycle's: a binding cycle that cannot finish here (the
+        # state has no PV controller) does not change which node was chosen.
+        out.message = oc.message
+        out.error = oc.result == "Error"
+    rec = observer.outcome.record if observer.outcome is not None else None
+    if rec is not None:
+        out.scores = {node: dict(p) for node, p in rec.final_score.items()}
+        out.filters = {node: dict(p) for node, p in rec.filter.items()}
+        out.totals = {node: sum(p.values()) for node, p in rec.final_score.items()}
+    if out.totals:
+        best = max(out.totals.values())
+        out.top = sorted(node for node, t in out.totals.items() if t == best)
+    elif out.node is not None:
+        out.top = [out.node]
+    return out

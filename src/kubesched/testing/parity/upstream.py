@@ -1,0 +1,555 @@
+"""Play a Case on a real control plane with upstream kube-scheduler and record each decision.
+
+The harness stands in for the components a bare control plane lacks: the kubelet
+(bound pods become Running with distinct start times), the disruption controller
+(PodDisruptionBudget status) and the PV controller (static binding of claims).
+Pods are created one at a time; before each one the cluster is listed, so that
+the state upstream decided on can be replayed exactly by kubesched. Per-plugin
+scores come from kube-scheduler's `--v=10` lines of schedule_one.go.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from kubesched.api import volumes as vol
+from kubesched.api.selectors import parse_label_selector
+from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
+from kubesched.backend.kube.resources import BY_KIND, WATCHED, Resource
+from kubesched.backend.kube.snapshot import clean, take_snapshot
+from kubesched.testing.controlplane import ControlPlane, Process, namespaces, reset_cluster
+from kubesched.testing.parity.families import Case
+from kubesched.testing.parity.klog import Line, LogFollower
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+START = datetime(2026, 1, 1, tzinfo=UTC)
+# Verbosity: attempts, bindings and preemption at 3; scores (schedule_one.go) at 10; cache events at 4.
+VMODULE = "schedule_one=10,eventhandlers=4"
+PENDING_GONE = "gone"
+
+
+@dataclass
+class Attempt:
+    """One scheduling attempt of a pod as upstream's log and the API server tell it."""
+
+    pod: str
+    scores: dict[str, dict[str, int]] = field(default_factory=dict)  # node -> plugin -> weighted score
+    totals: dict[str, int] = field(default_factory=dict)
+    node: str | None = None
+    evaluated: int | None = None
+    feasible: int | None = None
+    message: str | None = None  # the FitError text (or error) when not scheduled
+    error: bool = False
+    nominated: str | None = None
+    victims: list[str] = field(default_factory=list)
+    batch_hint: bool = False  # OpportunisticBatching handed this attempt a node
+    done: bool = False
+    preemption_done: bool = False
+
+
+@dataclass
+class Decision:
+    family: str
+    seed: int
+    pod: str
+    label: str  # "first attempt" | "after preemption"
+    state: list[Obj]  # the cluster as upstream saw it, the pod pending in it
+    start_index: int
+    upstream: Attempt
+    ambiguous: str = ""  # why this decision cannot be compared, if it cannot
+
+
+class AttemptLog:
+    """kube-scheduler's attempts, per pod, from its log."""
+
+    def __init__(self, proc: Process) -> None:
+        self.follower = LogFollower(str(proc.log_path))
+        self.attempts: dict[str, list[Attempt]] = {}
+        self.synced = False
+        self.cache_updates: dict[str, int] = {}  # pod -> scheduled-pod update events seen
+        self.deletes: set[str] = set()
+
+    def _current(self, pod: str) -> Attempt:
+        lst = self.attempts.setdefault(pod, [])
+        if not lst or lst[-1].done:
+            lst.append(Attempt(pod))
+        return lst[-1]
+
+    def poll(self) -> None:
+        for line in self.follower.read():
+            self._take(line)
+
+    def _take(self, line: Line) -> None:
+        v = line.values
+        msg = line.msg
+        if msg == "Handlers synced":
+            self.synced = True
+        elif msg == "Attempting to schedule pod":
+            self.attempts.setdefault(v["pod"], []).append(Attempt(v["pod"]))
+        elif msg == "Plugin scored node for pod":
+            self._current(v["pod"]).scores.setdefault(v["node"], {})[v["plugin"]] = int(v["score"])
+        elif msg == "Calculated node's final score for pod":
+            self._current(v["pod"]).totals[v["node"]] = int(v["score"])
+        elif msg == "OpportunisticBatch provided node hint":
+            self._current(v["pod"]).batch_hint = True
+        elif msg == "Successfully bound pod to node":
+            a = self._last(v["pod"])
+            a.node, a.done = v["node"], True
+            a.evaluated, a.feasible = int(v["evaluatedNodes"]), int(v["feasibleNodes"])
+        elif msg in ("Unable to schedule pod; no fit; waiting", "Unable to schedule pod; no nodes are registered"):
+            a = self._last(v["pod"])
+            a.message, a.done = v.get("err", ""), True
+        elif msg == "Error scheduling pod; retrying":
+            a = self._last(v["pod"])
+            a.message, a.error, a.done = v.get("err", ""), True, True
+        elif msg == "Preemptor Pod preempted victim Pod":
+            self._preemption(v["preemptor"]).victims.append(v["victim"])
+        elif msg == "the target node for the preemption is determined":
+            self._preemption(v["pod"]).nominated = v["node"]
+        elif msg == "Async Preemption finished completely" or msg == "No preemption candidate is found":
+            self._preemption(v.get("preemptor") or v.get("pod", "")).preemption_done = True
+        elif msg == "Update event for scheduled pod":
+            self.cache_updates[v["pod"]] = self.cache_updates.get(v["pod"], 0) + 1
+        elif msg in ("Delete event for unscheduled pod", "Delete event for scheduled pod"):
+            self.deletes.add(v["pod"])
+
+    def _last(self, pod: str) -> Attempt:
+        lst = self.attempts.setdefault(pod, [])
+        if not lst:
+            lst.append(Attempt(pod))
+        return lst[-1]
+
+    def _preemption(self, pod: str) -> Attempt:
+        """Preemption lines of the latest failed attempt (they may come after it ended)."""
+        lst = self.attempts.get(pod) or []
+        for a in reversed(lst):
+            if a.node is None:
+                return a
+        return self._last(pod)
+
+
+def wait(cond: Callable[[], Any], timeout: float, what: str, poll: Callable[[], None] | None = None) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        if poll is not None:
+            poll()
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(0.01)
+
+
+class UpstreamRunner:
+    """Runs Cases on one control plane, one kube-scheduler per Case."""
+
+    def __init__(self, cp: ControlPlane, *, verbosity: int = 3) -> None:
+        self.cp = cp
+        self.api = KubeAPI(load_configuration(str(cp.kubeconfig_path)), qps=0, retries=5)
+        self.verbosity = verbosity
+        self._clock = 0
+        self.scheduler: Process | None = None
+
+    # Cluster set-up
+
+    def _start_time(self) -> str:
+        self._clock += 1
+        return (START + timedelta(seconds=self._clock)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def reset(self) -> None:
+        reset_cluster(self.api)
+
+    def _ensure_namespaces(self, labels: dict[str, dict[str, str]]) -> None:
+        existing = set(namespaces(self.api))
+        for ns, lab in labels.items():
+            full = {"kubernetes.io/metadata.name": ns, **lab}
+            if ns in existing:
+                current = self.api.request("GET", f"/api/v1/namespaces/{ns}")
+                current["metadata"]["labels"] = full
+                self.api.request("PUT", f"/api/v1/namespaces/{ns}", body=current)
+            else:
+                self.api.request(
+                    "POST",
+                    "/api/v1/namespaces",
+                    body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": full}},
+                )
+
+    def create(self, obj: Obj) -> Obj:
+        r = BY_KIND[obj["kind"]]
+        ns = obj["metadata"].get("namespace", "default") if r.namespaced else ""
+        out = self.api.request("POST", r.path(ns), body=obj)
+        if obj["kind"] == "Pod" and obj["spec"].get("nodeName"):
+            out = self.kubelet_start(out)
+        elif obj["kind"] == "PersistentVolume":
+            out = self._set_status(out, {"phase": "Available"})
+        return out
+
+    def _set_status(self, obj: Obj, status: Obj) -> Obj:
+        r = BY_KIND[obj["kind"]]
+        meta = obj["metadata"]
+        return self.api.request(
+            "PATCH",
+            r.path(meta.get("namespace", ""), meta["name"], "status"),
+            body={"status": status},
+            content_type="application/merge-patch+json",
+        )
+
+    def _create_all(self, objects: list[Obj]) -> None:
+        """In order of kind, each kind's objects concurrently (large clusters have thousands)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        groups: list[list[Obj]] = []
+        for obj in objects:
+            if groups and groups[-1][0]["kind"] == obj["kind"]:
+                groups[-1].append(obj)
+            else:
+                groups.append([obj])
+        with ThreadPoolExecutor(16) as pool:
+            for group in groups:
+                list(pool.map(lambda o: self.create(copy.deepcopy(o)), group))
+
+    def kubelet_start(self, pod: Obj) -> Obj:
+        """What the kubelet would write once the pod runs: phase Running and a start time."""
+        r = BY_KIND["Pod"]
+        meta = pod["metadata"]
+        patch = {"status": {"phase": "Running", "startTime": self._start_time()}}
+        return self.api.request(
+            "PATCH",
+            r.path(meta["namespace"], meta["name"], "status"),
+            body=patch,
+            content_type="application/merge-patch+json",
+        )
+
+    def update_pdbs(self) -> None:
+        """The disruption controller's part: healthy counts and allowed disruptions from running pods."""
+        pdb_r, pod_r = BY_KIND["PodDisruptionBudget"], BY_KIND["Pod"]
+        pdbs = self.api.request("GET", pdb_r.path()).get("items") or ()
+        if not pdbs:
+            return
+        pods = self.api.request("GET", pod_r.path()).get("items") or ()
+        for pdb in pdbs:
+            ns = pdb["metadata"]["namespace"]
+            sel = parse_label_selector(pdb["spec"].get("selector"))
+            matching = [
+                p for p in pods if p["metadata"]["namespace"] == ns and sel.matches(p["metadata"].get("labels") or {})
+            ]
+            healthy = sum(
+                1
+                for p in matching
+                if (p.get("status") or {}).get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")
+            )
+            desired = int(pdb["spec"].get("minAvailable") or 0)
+            status = {
+                "observedGeneration": pdb["metadata"].get("generation", 1),
+                "currentHealthy": healthy,
+                "desiredHealthy": desired,
+                "expectedPods": len(matching),
+                "disruptionsAllowed": max(0, healthy - desired),
+            }
+            if (
+                pdb.get("status", {}).get("disruptionsAllowed") == status["disruptionsAllowed"]
+                and pdb.get("status", {}).get("currentHealthy") == healthy
+            ):
+                continue
+            pdb["status"] = {**(pdb.get("status") or {}), **status}
+            self.api.request("PUT", pdb_r.path(ns, pdb["metadata"]["name"], "status"), body=pdb)
+
+    def setup(self, case: Case) -> None:
+        self.reset()
+        self._ensure_namespaces(case.namespace_labels)
+        self._create_all(case.objects)
+        self.update_pdbs()
+        self.pv_controller()
+
+    # The PV controller's part (and an external provisioner's), run between and during decisions
+
+    def pv_controller(self) -> None:
+        """Bind Immediate claims; finish bindings the scheduler started; provision selected claims."""
+        pv_r, pvc_r, sc_r = BY_KIND["PersistentVolume"], BY_KIND["PersistentVolumeClaim"], BY_KIND["StorageClass"]
+        pvcs = self.api.request("GET", pvc_r.path()).get("items") or []
+        if not pvcs:
+            return
+        pvs = self.api.request("GET", pv_r.path()).get("items") or []
+        classes = {c["metadata"]["name"]: c for c in self.api.request("GET", sc_r.path()).get("items") or ()}
+        for pv in pvs:
+            ref = pv["spec"].get("claimRef")
+            if not ref or (pv.get("status") or {}).get("phase") == "Bound":
+                continue
+            pvc = next((c for c in pvcs if c["metadata"]["name"] == ref.get("name")), None)
+            if pvc is not None:
+                self._bind(pv, pvc)
+        for pvc in pvcs:
+            if vol.is_claim_fully_bound(pvc) or pvc["spec"].get("volumeName"):
+                continue
+            sc = classes.get(vol.claim_class(pvc))
+            if sc is None:
+                continue
+            selected = vol.annotations(pvc).get(vol.ANN_SELECTED_NODE)
+            if sc.get("volumeBindingMode", "Immediate") == "Immediate":
+                free = [
+                    pv
+                    for pv in pvs
+                    if not pv["spec"].get("claimRef")
+                    and set(pvc["spec"].get("accessModes") or ()) <= set(pv["spec"].get("accessModes") or ())
+                ]
+                match = vol.find_matching_volume(pvc, free, None, {}, False)
+                if match is not None:
+                    self._bind(dict(match), pvc)
+                    pvs = [p for p in pvs if p["metadata"]["name"] != match["metadata"]["name"]]
+            elif selected and sc.get("provisioner") != "kubernetes.io/no-provisioner":
+                self._provision(pvc, sc, selected)
+
+    def _bind(self, pv: Obj, pvc: Obj) -> None:
+        pv_r, pvc_r = BY_KIND["PersistentVolume"], BY_KIND["PersistentVolumeClaim"]
+        ns, name = pvc["metadata"]["namespace"], pvc["metadata"]["name"]
+        if not pv["spec"].get("claimRef"):
+            pv["spec"]["claimRef"] = {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "namespace": ns,
+                "name": name,
+                "uid": pvc["metadata"]["uid"],
+            }
+            pv = self.api.request("PUT", pv_r.path(name=pv["metadata"]["name"]), body=pv)
+        pvc["spec"]["volumeName"] = pv["metadata"]["name"]
+        pvc["metadata"].setdefault("annotations", {}).update(
+            {vol.ANN_BIND_COMPLETED: "yes", vol.ANN_BOUND_BY_CONTROLLER: "yes"}
+        )
+        pvc = self.api.request("PUT", pvc_r.path(ns, name), body=pvc)
+        self._set_status(pv, {"phase": "Bound"})
+        self._set_status(
+            pvc,
+            {"phase": "Bound", "accessModes": pv["spec"]["accessModes"], "capacity": pv["spec"]["capacity"]},
+        )
+
+    def _provision(self, pvc: Obj, sc: Obj, node_name: str) -> None:
+        node = self.api.request("GET", BY_KIND["Node"].path(name=node_name))
+        zone = (node["metadata"].get("labels") or {}).get("topology.kubernetes.io/zone")
+        size = pvc["spec"]["resources"]["requests"]["storage"]
+        name = f"pvc-{pvc['metadata']['uid']}"
+        affinity = (
+            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}
+            if zone
+            else {"key": "kubernetes.io/hostname", "operator": "In", "values": [node_name]}
+        )
+        pv: Obj = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": name},
+            "spec": {
+                "capacity": {"storage": size},
+                "accessModes": pvc["spec"]["accessModes"],
+                "persistentVolumeReclaimPolicy": "Delete",
+                "storageClassName": sc["metadata"]["name"],
+                "csi": {"driver": sc["provisioner"], "volumeHandle": name},
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [affinity]}]}},
+                "claimRef": {
+                    "apiVersion": "v1",
+                    "kind": "PersistentVolumeClaim",
+                    "namespace": pvc["metadata"]["namespace"],
+                    "name": pvc["metadata"]["name"],
+                    "uid": pvc["metadata"]["uid"],
+                },
+            },
+        }
+        try:
+            created = self.api.request("POST", BY_KIND["PersistentVolume"].path(), body=pv)
+        except APIError as err:
+            if err.status != 409:
+                raise
+            return
+        self._bind(created, pvc)
+
+    def start_scheduler(self, case: Case) -> AttemptLog:
+        if self.scheduler is not None:
+            self.scheduler.stop()
+        proc = self.cp.start_scheduler(
+            case.config,
+            verbosity=self.verbosity,
+            name=f"sched-{case.family}-{case.seed}",
+            args=(f"--vmodule={VMODULE}",),
+        )
+        self.scheduler = proc
+        attempts = AttemptLog(proc)
+        wait(lambda: attempts.synced, 60, "kube-scheduler to sync", attempts.poll)
+        return attempts
+
+    def stop_scheduler(self) -> None:
+        if self.scheduler is not None:
+            self.scheduler.stop()
+            self.cp.schedulers.remove(self.scheduler)
+            self.scheduler = None
+
+    def snapshot(self) -> list[Obj]:
+        return take_snapshot(self.api)
+
+    # Playing a case
+
+    def run(self, case: Case) -> list[Decision]:
+        self.setup(case)
+        log_ = self.start_scheduler(case)
+        stop = threading.Event()
+        controller = threading.Thread(target=self._controllers, args=(stop,), daemon=True)
+        controller.start()
+        try:
+            return self._play(case, log_)
+        finally:
+            stop.set()
+            controller.join()
+            self.stop_scheduler()
+
+    def _controllers(self, stop: threading.Event) -> None:
+        """The PV controller keeps working while a pod waits in VolumeBinding's PreBind."""
+        while not stop.wait(0.1):
+            try:
+                self.pv_controller()
+            except (APIError, OSError) as err:  # a conflict with the scheduler's own write: next round
+                log.debug("pv controller: %s", err)
+
+    def _play(self, case: Case, alog: AttemptLog) -> list[Decision]:
+        decisions: list[Decision] = []
+        start_index = 0
+        num_nodes = len(case.nodes)
+        for raw in case.pending:
+            pod = copy.deepcopy(raw)
+            key = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+            self.update_pdbs()
+            self._settle(alog)
+            state = self.snapshot()
+            created = self.create(pod)
+            state.append(clean(created, WATCHED["Pod"]))
+            first = wait(lambda k=key: self._ended(alog, k, 0), 60, f"{key}'s first attempt", alog.poll)
+            decisions.append(Decision(case.family, case.seed, key, "first attempt", state, start_index, first))
+            if first.node is not None and first.evaluated is not None and num_nodes:
+                start_index = (start_index + first.evaluated) % num_nodes
+            if first.node is not None:
+                self._kubelet(key, alog)
+                continue
+            if self._nominated(key, first, alog):
+                after = self._after_preemption(case, key, first, alog, start_index)
+                if after is not None:
+                    decisions.append(after)
+                    if after.upstream.node is not None and after.upstream.evaluated is not None and num_nodes:
+                        start_index = (start_index + after.upstream.evaluated) % num_nodes
+                continue
+            self._delete_pod(key, alog)
+        return decisions
+
+    def _ended(self, alog: AttemptLog, key: str, index: int) -> Attempt | None:
+        lst = alog.attempts.get(key) or []
+        if len(lst) > index and lst[index].done:
+            return lst[index]
+        return None
+
+    def _pod(self, key: str) -> Obj | None:
+        ns, name = key.split("/", 1)
+        try:
+            return self.api.request("GET", BY_KIND["Pod"].path(ns, name))
+        except APIError as err:
+            if err.status == 404:
+                return None
+            raise
+
+    def _kubelet(self, key: str, alog: AttemptLog) -> None:
+        before = alog.cache_updates.get(key, 0)
+        pod = wait(lambda: (p := self._pod(key)) and p["spec"].get("nodeName") and p, 30, f"{key} bound")
+        self.kubelet_start(pod)
+        wait(lambda: alog.cache_updates.get(key, 0) > before, 30, f"the scheduler to see {key} running", alog.poll)
+
+    def _settle(self, alog: AttemptLog) -> None:
+        """Give informers a moment for writes the log does not show (PodDisruptionBudget status)."""
+        time.sleep(0.15)
+        alog.poll()
+
+    def _nominated(self, key: str, attempt: Attempt, alog: AttemptLog) -> bool:
+        """Whether preemption chose a node; waits for the asynchronous preemption to finish."""
+        if attempt.error:
+            return False
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            alog.poll()
+            if attempt.preemption_done:
+                break
+            pod = self._pod(key)
+            if pod is not None and (pod.get("status") or {}).get("nominatedNodeName") and attempt.nominated:
+                break
+            time.sleep(0.02)
+        if attempt.nominated:
+            wait(lambda: attempt.preemption_done, 30, f"{key}'s preemption to finish", alog.poll)
+        return bool(attempt.nominated)
+
+    def _after_preemption(
+        self, case: Case, key: str, first: Attempt, alog: AttemptLog, start_index: int
+    ) -> Decision | None:
+        """Finish the victims (no kubelet will), then record the attempt that follows."""
+        pending_form = None
+        for v in first.victims:
+            pod = self._pod(v)
+            if pod is not None:
+                self._force_delete(v)
+        n_before = len(alog.attempts.get(key) or [])
+
+        def settled() -> Attempt | None:
+            lst = alog.attempts.get(key) or []
+            if lst and lst[-1].done and (lst[-1].node is not None or len(lst) > n_before):
+                return lst[-1]
+            return None
+
+        try:
+            last = wait(settled, 20, f"{key}'s attempt after preemption", alog.poll)
+        except TimeoutError:
+            self._delete_pod(key, alog)
+            return None
+        after = self.snapshot()
+        current = self._pod(key)
+        if current is None:
+            return None
+        pending_form = clean(current, WATCHED["Pod"])
+        pending_form["spec"].pop("nodeName", None)
+        status = pending_form.setdefault("status", {})
+        status["nominatedNodeName"] = first.nominated
+        status.pop("startTime", None)
+        status["phase"] = "Pending"
+        state = [o for o in after if not _same(o, pending_form)] + [pending_form]
+        decision = Decision(case.family, case.seed, key, "after preemption", state, start_index, last)
+        if last.node is not None:
+            self._kubelet(key, alog)
+        else:
+            self._delete_pod(key, alog)
+        return decision
+
+    def _force_delete(self, key: str) -> None:
+        ns, name = key.split("/", 1)
+        try:
+            self.api.request("DELETE", BY_KIND["Pod"].path(ns, name), query={"gracePeriodSeconds": "0"})
+        except APIError as err:
+            if err.status != 404:
+                raise
+
+    def _delete_pod(self, key: str, alog: AttemptLog) -> None:
+        self._force_delete(key)
+        wait(lambda: key in alog.deletes, 30, f"the scheduler to see {key} deleted", alog.poll)
+        alog.deletes.discard(key)
+
+
+def _same(a: Obj, b: Obj) -> bool:
+    ma, mb = a.get("metadata") or {}, b.get("metadata") or {}
+    return bool(
+        a.get("kind") == b.get("kind")
+        and ma.get("name") == mb.get("name")
+        and ma.get("namespace") == mb.get("namespace")
+    )
+
+
+def resources() -> list[Resource]:
+    return list(WATCHED.values())

@@ -1,0 +1,24 @@
+"""A short parity run per family against real kube-scheduler v1.36 (bench/parity.py runs long ones)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kubesched.testing.controlplane import ControlPlane
+from kubesched.testing.parity.compare import format_table
+from kubesched.testing.parity.run import run_family
+
+SMOKE = {"plain": range(1, 4), "preemption": range(1, 4)}
+
+
+@pytest.mark.parametrize("family", sorted(SMOKE))
+def test_decisions_match_upstream(control_plane: ControlPlane, family: str, tmp_path: Path) -> None:
+    report = run_family(control_plane, family, SMOKE[family], tmp_path)
+    assert report.decisions >= 10, f"too few decisions to say anything: {report.decisions}"
+    listing = "\n".join(
+        f"{m.decision.pod} seed {m.decision.seed} ({m.decision.label}): {'; '.join(m.details[:6])}"
+        for m in report.mismatches
+    )
+    assert not report.mismatches, f"\n{format_table([report])}\n{listing}"
