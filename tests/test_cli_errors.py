@@ -80,8 +80,20 @@ def test_config_flag_errors_name_the_file(tmp_path, capsys):
     assert code == 2 and "NotAPlugin" in err
 
 
-def test_missing_plugins_warn_once(tmp_path, capsys):
+def test_pods_with_resource_claims_warn_once(tmp_path, capsys):
     code, out, err = run(tmp_path, capsys, NODE)
+    assert code == 0 and "warning" not in err
+    claim_pod = "\n".join(
+        [
+            "---",
+            "kind: Pod",
+            "metadata: {name: gpu}",
+            "spec:",
+            "  resourceClaims: [{name: gpu, resourceClaimName: gpu-claim}]",
+            "  containers: [{name: c, image: i}]",
+        ]
+    )
+    code, out, err = run(tmp_path, capsys, NODE + claim_pod)
     assert code == 0
-    assert err.count("warning") == 1 and "DynamicResources" in err and "VolumeBinding" not in err
+    assert err.count("warning") == 1 and "1 pending pod(s) reference ResourceClaims" in err
     assert json.loads(out)["nodes"][0]["name"] == "n1"

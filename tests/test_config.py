@@ -5,7 +5,7 @@ import pytest
 from kubesched.config.defaults import DEFAULT_MULTI_POINT
 from kubesched.config.load import ConfigError, load_config
 from kubesched.framework.interface import Handle
-from kubesched.framework.plugins.registry import NOT_BUILT, new_in_tree_registry
+from kubesched.framework.plugins.registry import new_in_tree_registry
 from kubesched.framework.runtime.framework import Framework, FrameworkError
 
 V1 = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
@@ -14,7 +14,7 @@ V1 = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConf
 def framework(doc, i=0):
     cfg = load_config(doc)
     prof = cfg.raw.profiles[i]
-    return Framework(new_in_tree_registry(), prof, cfg.profile_args[i], Handle(), not_built=NOT_BUILT)
+    return Framework(new_in_tree_registry(), prof, cfg.profile_args[i], Handle())
 
 
 def names(plugins):
@@ -56,6 +56,8 @@ def test_default_framework_points_and_weights():
         "VolumeZone",
         "PodTopologySpread",
         "InterPodAffinity",
+        "DynamicResources",
+        "NodeDeclaredFeatures",
     ]
     assert names(fwk.score_plugins) == [
         "TaintToleration",
@@ -64,6 +66,7 @@ def test_default_framework_points_and_weights():
         "VolumeBinding",
         "PodTopologySpread",
         "InterPodAffinity",
+        "DynamicResources",
         "NodeResourcesBalancedAllocation",
         "ImageLocality",
     ]
@@ -74,13 +77,13 @@ def test_default_framework_points_and_weights():
         "VolumeBinding": 1,
         "PodTopologySpread": 2,
         "InterPodAffinity": 2,
+        "DynamicResources": 2,
         "NodeResourcesBalancedAllocation": 1,
         "ImageLocality": 1,
     }
-    assert names(fwk.pre_enqueue_plugins) == ["SchedulingGates", "DefaultPreemption"]
-    assert names(fwk.post_filter_plugins) == ["DefaultPreemption"]
+    assert names(fwk.pre_enqueue_plugins) == ["SchedulingGates", "DynamicResources", "DefaultPreemption"]
+    assert names(fwk.post_filter_plugins) == ["DynamicResources", "DefaultPreemption"]
     assert fwk.queue_sort.name == "PrioritySort"
-    assert sorted(fwk.missing) == sorted(NOT_BUILT)
 
 
 def test_specific_point_overrides_multipoint_weight_and_order():

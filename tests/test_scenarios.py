@@ -147,11 +147,12 @@ def test_preemption_policy_never_and_not_helpful_messages(tmp_path, capsys):
     )
     doc, pods = run(tmp_path, capsys, text)
     assert pods["polite"]["message"] == (
-        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never."
     )
     assert pods["too-big"]["message"] == (
         "0/1 nodes are available: 1 Insufficient cpu. "
-        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
 
 

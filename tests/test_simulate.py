@@ -49,7 +49,7 @@ def test_records_and_fit_error(tmp_path, capsys):
     assert big["result"] == "Unschedulable" and big["node"] is None
     assert big["message"] == (
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). "
-        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
     assert big["plugins"]["filter"]["node-a"]["NodeResourcesFit"] == "Insufficient cpu"
     assert doc["nodes"][0] == {

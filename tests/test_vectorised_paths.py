@@ -19,6 +19,8 @@ TAINTS = [
     ("spot", "yes", "PreferNoSchedule"),
 ]
 LABELS = [("zone", "z1"), ("zone", "z2"), ("disk", "ssd"), ("tier", "3"), ("tier", "7")]
+IMAGES = ["img/a", "img/b:v1", "img/c"]
+DECLARED = ["RestartAllContainersOnContainerExits", "SomethingElse", "UserNamespacesHostNetworkSupport"]
 
 
 @st.composite
@@ -40,7 +42,14 @@ def nodes(draw):
             w.label(k, v)
         if draw(st.booleans()):
             w.unschedulable()
-        out.append(w.obj())
+        images = draw(st.lists(st.sampled_from(IMAGES), max_size=3, unique=True))
+        if images:
+            w.images({i if ":" in i else i + ":latest": draw(st.integers(1, 2000)) << 20 for i in images})
+        obj = w.obj()
+        declared = draw(st.lists(st.sampled_from(DECLARED), max_size=3, unique=True))
+        if declared:
+            obj["status"]["declaredFeatures"] = sorted(declared)
+        out.append(obj)
     return out
 
 
@@ -73,7 +82,18 @@ def pods(draw, node_names):
         )
     if node_names and draw(st.booleans()):
         w.node(draw(st.sampled_from(node_names)))
-    return w.obj()
+    for image in draw(st.lists(st.sampled_from(IMAGES), max_size=2)):
+        w.container(image)
+    for i, image in enumerate(draw(st.lists(st.sampled_from(IMAGES), max_size=2))):
+        w.volume({"name": f"iv{i}", "image": {"reference": image}})
+    obj = w.obj()
+    if draw(st.booleans()):
+        obj["spec"]["containers"].append(
+            {"name": "r", "image": "pause", "restartPolicyRules": [{"action": "RestartAllContainers"}]}
+        )
+    if draw(st.booleans()):
+        obj["spec"].update(hostNetwork=True, hostUsers=False)
+    return obj
 
 
 @st.composite
@@ -95,7 +115,14 @@ def cluster(draw):
     return ns, existing, pod
 
 
-FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit"]
+FILTERS = [
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodeResourcesFit",
+    "NodeDeclaredFeatures",
+]
 SCORES = ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation", "ImageLocality"]
 
 

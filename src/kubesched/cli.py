@@ -160,13 +160,6 @@ def simulate_command(args: argparse.Namespace) -> int:
         print(f"kubesched: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     assert result.scheduler is not None
-    missing = result.scheduler.missing_plugins
-    if missing:
-        print(
-            "kubesched: warning: upstream default plugins not built yet, scheduling without them: "
-            + ", ".join(missing),
-            file=sys.stderr,
-        )
     for warning in [*config_warnings, *result.warnings]:
         print(f"kubesched: warning: {warning}", file=sys.stderr)
     doc = to_json(result, record=record)

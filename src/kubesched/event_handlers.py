@@ -36,6 +36,8 @@ def node_update_action(old: ParsedNode, new: ParsedNode) -> int:
         action |= events.UPDATE_NODE_CONDITION
     if (old.obj.get("metadata") or {}).get("annotations") != (new.obj.get("metadata") or {}).get("annotations"):
         action |= events.UPDATE_NODE_ANNOTATION
+    if old.declared_features != new.declared_features:
+        action |= events.UPDATE_NODE_DECLARED_FEATURE
     return action
 
 

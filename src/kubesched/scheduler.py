@@ -26,7 +26,7 @@ from kubesched.extender import ExtenderError, new_extenders
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import ClusterEvent, EnqueueExtensions, Handle, NominatingInfo
-from kubesched.framework.plugins.registry import NOT_BUILT, new_in_tree_registry
+from kubesched.framework.plugins.registry import new_in_tree_registry
 from kubesched.framework.runtime.framework import Framework
 from kubesched.framework.runtime.out_of_tree import entry_point_registry
 from kubesched.framework.runtime.registry import Registry
@@ -145,7 +145,7 @@ class Scheduler:
             )
             handles.append(handle)
             self.profiles[prof.schedulerName or ""] = Framework(
-                reg, prof, args, handle, percentage_of_nodes_to_score=raw.percentageOfNodesToScore, not_built=NOT_BUILT
+                reg, prof, args, handle, percentage_of_nodes_to_score=raw.percentageOfNodesToScore
             )
         self.percentage_of_nodes_to_score = raw.percentageOfNodesToScore or 0
         self.cache = Cache()
@@ -185,14 +185,6 @@ class Scheduler:
             if qpi.initial_attempt_timestamp is not None:
                 label = str(qpi.attempts) if qpi.attempts < 15 else "15+"
                 m.sli_duration.labels(label).observe(self.clock.now - qpi.initial_attempt_timestamp)
-
-    @property
-    def missing_plugins(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for fwk in self.profiles.values():
-            for name in fwk.missing:
-                seen.setdefault(name, None)
-        return list(seen)
 
     def _build_hint_map(self) -> QueueingHintMap:
         """Per profile, the events of every plugin that can reject; a plugin without a list gets every event."""
@@ -270,10 +262,11 @@ class Scheduler:
                 if self.metrics is not None:
                     self.metrics.preemption_attempts.inc()
                 pf_result, pf = fwk.run_post_filter_plugins(state, pod, fit_err.diagnosis.node_to_status_map())
-                if pf is not None and pf.code == Code.ERROR:
-                    log.error("Status after running PostFilter plugins for pod %s: %s", pod.key, pf.message())
-                elif pf is not None and pf.message():
+                if pf is not None:
+                    # Even an Error's text ends the FitError message, as upstream's PostFilterMsg.
                     fit_err.diagnosis.post_filter_msg = pf.message()
+                    if pf.code == Code.ERROR:
+                        log.info("Status after running PostFilter plugins for pod %s: %s", pod.key, pf.message())
                 if pf_result is not None and pf_result.nominating_info is not None:
                     nominating = pf_result.nominating_info
             qpi.unschedulable_plugins = set(fit_err.diagnosis.unschedulable_plugins)

@@ -41,7 +41,7 @@ def test_unschedulable_pod_gets_condition_and_event(apiserver: FakeAPIServer, st
     cond = wait_for(lambda: condition(apiserver, "huge", "PodScheduled"), what="PodScheduled condition")
     message = (
         "0/1 nodes are available: 1 Insufficient cpu. "
-        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
     assert cond == {
         "type": "PodScheduled",

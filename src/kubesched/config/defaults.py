@@ -26,7 +26,7 @@ from kubesched.config.types import (
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0
 
-# default_plugins.go, v1.34: one multiPoint list; order here is the order within every point.
+# default_plugins.go, v1.36 with its default gates: one multiPoint list; order here is the order within every point.
 DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     ("SchedulingGates", None),
     ("PrioritySort", None),
@@ -42,11 +42,12 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     ("VolumeZone", None),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
-    ("DynamicResources", None),
+    ("DynamicResources", 2),  # DynamicResourceAllocation (GA); a Score plugin since v1.35
     ("DefaultPreemption", None),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", None),
+    ("NodeDeclaredFeatures", None),  # appended by its feature gate (beta, on in v1.36)
 )
 
 

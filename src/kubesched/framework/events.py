@@ -19,8 +19,9 @@ UPDATE_POD_SCALE_DOWN: Final = 1 << 8
 UPDATE_POD_TOLERATION: Final = 1 << 9
 UPDATE_POD_SCHEDULING_GATES_ELIMINATED: Final = 1 << 10
 UPDATE_POD_GENERATED_RESOURCE_CLAIM: Final = 1 << 11
-UPDATE: Final = (1 << 12) - 1 - ADD - DELETE
-ALL: Final = (1 << 12) - 1
+UPDATE_NODE_DECLARED_FEATURE: Final = 1 << 12  # v1.36 (NodeDeclaredFeatures); upstream's bit order is not needed
+UPDATE: Final = (1 << 13) - 1 - ADD - DELETE
+ALL: Final = (1 << 13) - 1
 
 NODE: Final = "Node"
 POD: Final = "Pod"

@@ -42,6 +42,7 @@ class ParsedNode:
     unschedulable: bool
     allocatable: Resources
     images: dict[str, int]  # image name -> size in bytes
+    declared_features: tuple[str, ...] = ()  # status.declaredFeatures, as listed (sorted by the API server)
 
 
 def parse_node(node: dict[str, Any]) -> ParsedNode:
@@ -72,6 +73,7 @@ def parse_node(node: dict[str, Any]) -> ParsedNode:
         unschedulable=bool(spec.get("unschedulable")),
         allocatable=alloc,
         images=images,
+        declared_features=tuple(str(f) for f in status.get("declaredFeatures") or ()),
     )
 
 

@@ -12,6 +12,7 @@ from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
 from kubesched.event_handlers import informed_scheduler
 from kubesched.framework.node_info import parse_node
+from kubesched.framework.plugins.dynamicresources.dynamic_resources import has_claims
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.scheduler import Outcome, Scheduler, SchedulerEvent
 from kubesched.simulator.load import LoadedInput, prepare_objects
@@ -99,6 +100,12 @@ def simulate(
     for so in (*first, *nodes, *bound, *pending):
         cluster.create(so.obj)
     result.pending = [new_pod_info(so.obj) for so in pending]
+    with_claims = sum(1 for p in result.pending if has_claims(p))
+    if with_claims:
+        result.warnings.append(
+            f"{with_claims} pending pod(s) reference ResourceClaims; DRA device allocation is not built yet, "
+            "so their claims are ignored"
+        )
     for step in sorted(loaded.steps, key=lambda st: st.at):
         clock.call_at(step.at, lambda st=step: _play(st, cluster, result))
     sched.run(until=until)

@@ -24,7 +24,7 @@ _ANNOTATION_NOISE = ("kubectl.kubernetes.io/last-applied-configuration",)
 # Status fields the scheduler reads, by kind; other kinds keep no status.
 _STATUS_KEPT = {
     "Pod": ("phase", "startTime", "nominatedNodeName", "conditions"),
-    "Node": ("allocatable", "capacity", "images"),
+    "Node": ("allocatable", "capacity", "images", "declaredFeatures"),
     "PersistentVolume": ("phase",),
     "PersistentVolumeClaim": ("phase", "capacity", "accessModes"),
     "PodDisruptionBudget": ("disruptionsAllowed", "disruptedPods", "currentHealthy", "desiredHealthy", "expectedPods"),

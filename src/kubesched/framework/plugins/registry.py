@@ -1,13 +1,15 @@
-"""The in-tree registry (framework/plugins/registry.go) and the upstream plugins not built yet."""
+"""The in-tree registry (framework/plugins/registry.go)."""
 
 from __future__ import annotations
 
 from kubesched.framework.plugins import names
 from kubesched.framework.plugins.defaultbinder import default_binder
 from kubesched.framework.plugins.defaultpreemption import default_preemption
+from kubesched.framework.plugins.dynamicresources import dynamic_resources
 from kubesched.framework.plugins.imagelocality import image_locality
 from kubesched.framework.plugins.interpodaffinity import plugin as interpodaffinity
 from kubesched.framework.plugins.nodeaffinity import node_affinity
+from kubesched.framework.plugins.nodedeclaredfeatures import node_declared_features
 from kubesched.framework.plugins.nodelabel import node_label
 from kubesched.framework.plugins.nodename import node_name
 from kubesched.framework.plugins.nodeports import node_ports
@@ -25,10 +27,6 @@ from kubesched.framework.plugins.volumebinding import volume_binding
 from kubesched.framework.plugins.volumerestrictions import volume_restrictions
 from kubesched.framework.plugins.volumezone import volume_zone
 from kubesched.framework.runtime.registry import Registry
-
-# Upstream default plugins kubesched does not implement yet. A profile that enables them
-# still loads; the scheduler runs without them and `simulate` says so on stderr.
-NOT_BUILT: frozenset[str] = frozenset({names.DYNAMIC_RESOURCES})
 
 
 def new_in_tree_registry() -> Registry:
@@ -51,6 +49,8 @@ def new_in_tree_registry() -> Registry:
     r.register(names.VOLUME_ZONE, volume_zone.new)
     r.register(names.DEFAULT_BINDER, default_binder.new)
     r.register(names.DEFAULT_PREEMPTION, default_preemption.new)
+    r.register(names.DYNAMIC_RESOURCES, dynamic_resources.new)
+    r.register(names.NODE_DECLARED_FEATURES, node_declared_features.new)
     # Removed upstream; a v1 configuration cannot enable them, a translated Policy can.
     r.register(names.SELECTOR_SPREAD, selector_spread.new)
     r.register(names.NODE_LABEL, node_label.new)

@@ -1,4 +1,4 @@
-"""Queueing hints of the in-tree plugins, case by case as upstream's isSchedulableAfter* tables (v1.34, hints on)."""
+"""Queueing hints of the in-tree plugins, case by case as upstream's isSchedulableAfter* tables (v1.36, hints on)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,13 @@ from kubesched.framework.interface import Handle, QueueingHint
 from kubesched.framework.node_info import parse_node
 from kubesched.framework.plugins.interpodaffinity.plugin import InterPodAffinity
 from kubesched.framework.plugins.nodeaffinity.node_affinity import NodeAffinity
+from kubesched.framework.plugins.nodedeclaredfeatures.node_declared_features import NodeDeclaredFeatures
+from kubesched.framework.plugins.nodename.node_name import NodeName
 from kubesched.framework.plugins.nodeports.node_ports import NodePorts
 from kubesched.framework.plugins.noderesources.fit import Fit
 from kubesched.framework.plugins.nodeunschedulable.node_unschedulable import NodeUnschedulable
 from kubesched.framework.plugins.podtopologyspread.plugin import PodTopologySpread
+from kubesched.framework.plugins.schedulinggates.scheduling_gates import SchedulingGates
 from kubesched.framework.plugins.tainttoleration.taint_toleration import TaintToleration
 from kubesched.framework.types import new_pod_info
 from kubesched.testing.wrappers import make_node, make_pod
@@ -54,6 +57,14 @@ def test_events_registered_with_hints_on() -> None:
             (events.NODE, events.ADD | events.UPDATE_NODE_TAINT),
             (events.POD, events.UPDATE_POD_TOLERATION),
         }
+    assert registered(NodeName()) == {(events.NODE, events.ADD): None}
+    assert set(registered(SchedulingGates())) == {
+        (events.UNSCHEDULED_POD, events.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
+    }
+    assert set(registered(NodeDeclaredFeatures())) == {
+        (events.NODE, events.ADD | events.UPDATE_NODE_DECLARED_FEATURE),
+        (events.POD, events.UPDATE),
+    }
 
 
 # NodeAffinity: TestNodeAffinity_isSchedulableAfterNodeChange
@@ -219,7 +230,7 @@ def test_node_ports_after_pod_deleted(deleted: Any, want: QueueingHint) -> None:
     assert NodePorts()._after_pod_deleted(port_pod("p", 8080), deleted, None) == want
 
 
-# TaintToleration / NodeUnschedulable: node and toleration updates
+# TaintToleration: TestIsSchedulableAfterNodeChange / Test_isSchedulableAfterPodTolerationChange
 
 
 def tol_pod(name: str, *tolerations: tuple[str, str]) -> Any:
@@ -229,59 +240,132 @@ def tol_pod(name: str, *tolerations: tuple[str, str]) -> Any:
     return new_pod_info(w.obj())
 
 
+DEDICATED_USER2 = new_pod_info(make_pod("pod1").uid("pod1").toleration("dedicated", "user2", "NoSchedule").obj())
+
+
+def dedicated(*users: str) -> Any:
+    return node("nodeA", taints=[("dedicated", u, "NoSchedule") for u in users])
+
+
 @pytest.mark.parametrize(
     ("old", "new", "want"),
     [
-        pytest.param(
-            None, node(taints=[("foo", "bar", "NoSchedule")]), SKIP, id="skip-added-node-with-untolerated-taint"
-        ),
-        pytest.param(None, node(), Q, id="queue-added-node-without-taints"),
-        pytest.param(
-            node(taints=[("foo", "bar", "NoSchedule")]), node(), Q, id="queue-when-untolerated-taint-is-removed"
-        ),
-        pytest.param(node(), node(taints=[("a", "b", "NoSchedule")]), SKIP, id="skip-when-taint-is-added"),
+        pytest.param(None, dedicated("user1"), SKIP, id="skip-queue-on-untoleratedtaint-node-added"),
+        pytest.param(None, dedicated("user2"), Q, id="queue-on-toleratedtaint-node-added"),
+        pytest.param(dedicated("user1"), dedicated("user1", "user3"), SKIP, id="skip-unrelated-change"),
+        pytest.param(dedicated("user1"), dedicated("user2"), Q, id="queue-on-taint-change"),
+        pytest.param(None, node(), Q, id="kubesched: queue-added-node-without-taints"),
     ],
 )
 def test_taint_toleration_after_node_change(old: Any, new: Any, want: QueueingHint) -> None:
-    assert TaintToleration()._after_node_change(tol_pod("p"), old, new) == want
+    assert TaintToleration()._after_node_change(DEDICATED_USER2, old, new) == want
 
 
 @pytest.mark.parametrize(
-    ("old", "new", "want"),
+    ("pod", "old", "new", "want"),
     [
-        pytest.param(tol_pod("p"), tol_pod("p", ("foo", "NoSchedule")), Q, id="queue-when-the-pod-gains-a-toleration"),
-        pytest.param(tol_pod("other"), tol_pod("other", ("foo", "NoSchedule")), SKIP, id="skip-another-pods-update"),
         pytest.param(
-            tol_pod("p", ("foo", "NoSchedule")),
-            tol_pod("p", ("bar", "NoSchedule")),
-            SKIP,
-            id="skip-when-the-number-of-tolerations-is-unchanged",
+            tol_pod("uid0"), tol_pod("uid1"), tol_pod("uid1", ("foo", "NoSchedule")), SKIP, id="skip-updates-other-pod"
+        ),
+        pytest.param(
+            tol_pod("pod-1"),
+            tol_pod("pod-1"),
+            tol_pod("pod-1", ("foo", "NoSchedule")),
+            Q,
+            id="queue-on-toleration-added",
         ),
     ],
 )
-def test_taint_toleration_after_toleration_change(old: Any, new: Any, want: QueueingHint) -> None:
-    assert TaintToleration()._after_toleration_change(tol_pod("p"), old, new) == want
+def test_taint_toleration_after_toleration_change(pod: Any, old: Any, new: Any, want: QueueingHint) -> None:
+    assert TaintToleration()._after_toleration_change(pod, old, new) == want
+
+
+# NodeUnschedulable: TestIsSchedulableAfterNodeChange / TestIsSchedulableAfterPodTolerationChange
+
+NOT_READY = ("node.kubernetes.io/not-ready", "", "NoExecute")
 
 
 @pytest.mark.parametrize(
     ("old", "new", "want"),
     [
-        pytest.param(None, node(), Q, id="queue-added-schedulable-node"),
-        pytest.param(None, node(unschedulable=True), SKIP, id="skip-added-unschedulable-node"),
-        pytest.param(node(unschedulable=True), node(), Q, id="queue-when-node-is-uncordoned"),
-        pytest.param(node(), node(unschedulable=True), SKIP, id="skip-when-node-is-cordoned"),
+        pytest.param(None, node(unschedulable=True), SKIP, id="skip-queue-on-unschedulable-node-added"),
+        pytest.param(None, node(), Q, id="queue-on-schedulable-node-added"),
+        pytest.param(
+            node(unschedulable=True),
+            node(unschedulable=True, taints=[NOT_READY]),
+            SKIP,
+            id="skip-unrelated-change-unschedulable-true",
+        ),
+        pytest.param(node(), node(taints=[NOT_READY]), SKIP, id="skip-unrelated-change-unschedulable-false"),
+        pytest.param(node(unschedulable=True), node(), Q, id="queue-on-unschedulable-field-change"),
+        pytest.param(node(), node(unschedulable=True), SKIP, id="kubesched: skip-when-node-is-cordoned"),
     ],
 )
 def test_node_unschedulable_after_node_change(old: Any, new: Any, want: QueueingHint) -> None:
     assert NodeUnschedulable()._after_node_change(tol_pod("p"), old, new) == want
 
 
-def test_node_unschedulable_after_toleration_change() -> None:
-    pl = NodeUnschedulable()
+def test_node_unschedulable_hint_ignores_the_pods_tolerations() -> None:
+    """Upstream's node hint reads only spec.unschedulable: an added cordoned node is skipped, tolerated or not."""
     tolerating = tol_pod("p", ("node.kubernetes.io/unschedulable", "NoSchedule"))
-    assert pl._after_toleration_change(tol_pod("p"), tol_pod("p"), tolerating) == Q
-    assert pl._after_toleration_change(tol_pod("p"), tol_pod("p"), tol_pod("p", ("foo", "NoSchedule"))) == SKIP
-    assert pl._after_toleration_change(tol_pod("p"), tol_pod("q"), tol_pod("q", ("x", "NoSchedule"))) == SKIP
+    assert NodeUnschedulable()._after_node_change(tolerating, None, node(unschedulable=True)) == SKIP
+
+
+UNSCHEDULABLE_KEY = "node.kubernetes.io/unschedulable"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"),
+    [
+        pytest.param(
+            tol_pod("different-uid"),
+            tol_pod("different-uid", (UNSCHEDULABLE_KEY, "")),
+            SKIP,
+            id="skip-different-pod-update",
+        ),
+        pytest.param(
+            tol_pod("uid"), tol_pod("uid", (UNSCHEDULABLE_KEY, "")), Q, id="queue-when-the-unsched-pod-gets-toleration"
+        ),
+        pytest.param(
+            tol_pod("uid"),
+            tol_pod("uid", ("unrelated-key", "")),
+            SKIP,
+            id="skip-when-the-unsched-pod-gets-unrelated-toleration",
+        ),
+    ],
+)
+def test_node_unschedulable_after_toleration_change(old: Any, new: Any, want: QueueingHint) -> None:
+    assert NodeUnschedulable()._after_toleration_change(tol_pod("uid"), old, new) == want
+
+
+# SchedulingGates: Test_isSchedulableAfterPodChange
+
+
+def gated(name: str, uid: str, gates: list[str]) -> Any:
+    return new_pod_info(make_pod(name).uid(uid).scheduling_gates(gates).obj())
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "want"),
+    [
+        pytest.param(
+            gated("p", "uid0", ["foo", "bar"]),
+            gated("p1", "uid1", ["foo", "bar"]),
+            gated("p1", "uid1", ["foo"]),
+            SKIP,
+            id="skip-queue-on-other-pod-updated",
+        ),
+        pytest.param(
+            gated("p", "p", ["foo"]),
+            gated("p", "p", ["foo"]),
+            gated("p", "p", []),
+            Q,
+            id="queue-on-the-unsched-pod-updated",
+        ),
+    ],
+)
+def test_scheduling_gates_after_pod_change(pod: Any, old: Any, new: Any, want: QueueingHint) -> None:
+    assert SchedulingGates()._after_update(pod, old, new) == want
 
 
 # InterPodAffinity: Test_isSchedulableAfterPodChange / Test_isSchedulableAfterNodeChange

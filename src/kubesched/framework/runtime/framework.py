@@ -68,7 +68,6 @@ class Framework:
         handle: Handle,
         *,
         percentage_of_nodes_to_score: int | None = None,
-        not_built: frozenset[str] = frozenset(),
     ) -> None:
         self.profile_name = profile.schedulerName or ""
         self.handle = handle
@@ -81,7 +80,6 @@ class Framework:
             else percentage_of_nodes_to_score
         )
         plugins = profile.plugins or Plugins()
-        self.missing: list[str] = []  # upstream plugins kubesched does not build yet
         wanted: dict[str, None] = {}
         for point in ("multiPoint", *EXTENSION_POINTS):
             for p in getattr(plugins, point).enabled:
@@ -92,9 +90,6 @@ class Framework:
             if factory is None and is_import_path(name):
                 factory = import_path_factory(name)
             if factory is None:
-                if name in not_built:
-                    self.missing.append(name)
-                    continue
                 raise FrameworkError(f'plugin "{name}" does not exist')
             try:
                 plugin = factory(args.get(name), handle)
@@ -148,8 +143,6 @@ class Framework:
         enabled: dict[str, None] = {}
         for p in specific.enabled:
             if p.name not in self.plugins_map:
-                if p.name in self.missing:
-                    continue
                 raise FrameworkError(f'{type_name} "{p.name}" does not exist')
             if not isinstance(self.plugins_map[p.name], kind):
                 raise FrameworkError(f'plugin "{p.name}" does not extend {type_name} plugin')
@@ -166,8 +159,6 @@ class Framework:
         for p in multi.enabled:
             pl = self.plugins_map.get(p.name)
             if pl is None:
-                if p.name in self.missing:
-                    continue
                 raise FrameworkError(f'{type_name} "{p.name}" does not exist')
             if not isinstance(pl, kind) or p.name in disabled:
                 continue

@@ -1,4 +1,8 @@
-"""ImageLocality: favours nodes that already hold the pod's images (imagelocality/image_locality.go)."""
+"""ImageLocality: favours nodes that already hold the pod's images (imagelocality/image_locality.go).
+
+Since v1.36 the images of image volumes (`spec.volumes[].image.reference`) count too; the
+score's ceiling still grows with the number of containers only.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +30,13 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
+def pod_image_references(pod: PodInfo) -> tuple[str, ...]:
+    """Container and init container images, then image volume references, duplicates kept as upstream sums them."""
+    volumes = (pod.obj.get("spec") or {}).get("volumes") or ()
+    refs = tuple(str(v["image"].get("reference") or "") for v in volumes if v.get("image") is not None)
+    return pod.images + refs if refs else pod.images
+
+
 def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
     return int(state.size * (state.num_nodes / total_num_nodes))
 
@@ -46,24 +57,32 @@ class ImageLocality(ScorePlugin):
         self._handle = handle
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
-        total = len(self._handle.snapshot.node_info_list)
-        states = node_info.image_states
-        total_score = 0
-        for image in pod.images:
-            s = states.get(normalized_image_name(image))
-            if s is not None:
-                total_score += scaled_image_score(s, total)
-        spec = pod.obj.get("spec") or {}
-        num_containers = len(spec.get("initContainers") or ()) + len(spec.get("containers") or ())
-        return calculate_priority(total_score, num_containers), None
+        return self._score(pod_image_references(pod), _num_containers(pod), node_info), None
 
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:
         if table.image_nodes == 0:
             return np.zeros(len(positions), dtype=np.int64)
         nodes = table.node_infos
+        images = pod_image_references(pod)
+        num_containers = _num_containers(pod)
         return np.fromiter(
-            (self.score(state, pod, nodes[p])[0] for p in positions), dtype=np.int64, count=len(positions)
+            (self._score(images, num_containers, nodes[p]) for p in positions), dtype=np.int64, count=len(positions)
         )
+
+    def _score(self, images: tuple[str, ...], num_containers: int, node_info: NodeInfo) -> int:
+        total = len(self._handle.snapshot.node_info_list)
+        states = node_info.image_states
+        total_score = 0
+        for image in images:
+            s = states.get(normalized_image_name(image))
+            if s is not None:
+                total_score += scaled_image_score(s, total)
+        return calculate_priority(total_score, num_containers)
+
+
+def _num_containers(pod: PodInfo) -> int:
+    spec = pod.obj.get("spec") or {}
+    return len(spec.get("initContainers") or ()) + len(spec.get("containers") or ())
 
 
 def new(args: Any, handle: Handle) -> ImageLocality:

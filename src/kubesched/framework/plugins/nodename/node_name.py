@@ -8,18 +8,10 @@ import numpy as np
 
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import (
-    BoolArray,
-    ClusterEventWithHint,
-    EnqueueExtensions,
-    FilterPlugin,
-    Handle,
-    QueueingHint,
-)
-from kubesched.framework.node_info import NodeInfo, ParsedNode
+from kubesched.framework.interface import BoolArray, ClusterEventWithHint, EnqueueExtensions, FilterPlugin, Handle
+from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.plugins import names
-from kubesched.framework.plugins.helper.hints import node_now_passes
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 
@@ -35,10 +27,8 @@ class NodeName(FilterPlugin, EnqueueExtensions):
     NAME = NAME
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [events.event(events.NODE, events.ADD, self._after_node_add)]
-
-    def _after_node_add(self, pod: PodInfo, old: ParsedNode | None, new: ParsedNode | None) -> QueueingHint:
-        return node_now_passes(lambda n: not pod.node_name or pod.node_name == n.name, old, new)
+        """A node add, without a hint: upstream retries on every added node, whatever its name."""
+        return [events.event(events.NODE, events.ADD)]
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         if not fits(pod, node_info):

@@ -41,8 +41,8 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
         ]
 
     def _after_node_change(self, pod: PodInfo, old: ParsedNode | None, new: ParsedNode | None) -> QueueingHint:
-        tolerates = tolerations_tolerate_taint(pod.tolerations, _UNSCHEDULABLE_TAINT)
-        return node_now_passes(lambda n: tolerates or not n.unschedulable, old, new)
+        """A schedulable node added, or a node uncordoned; the pod's tolerations are not consulted, as upstream."""
+        return node_now_passes(lambda n: not n.unschedulable, old, new)
 
     def _after_toleration_change(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
         if same_pod(pod, new) and new is not None and tolerations_tolerate_taint(new.tolerations, _UNSCHEDULABLE_TAINT):

@@ -1,4 +1,8 @@
-"""Cases from taint_toleration_test.go (v1.34 wording); case names unchanged."""
+"""Cases from taint_toleration_test.go (v1.36); case names unchanged.
+
+TaintTolerationComparisonOperators is alpha and off in v1.36: a Gt or Lt toleration tolerates
+nothing, so only upstream's cases that hold with the gate off are ported.
+"""
 
 import pytest
 
@@ -174,3 +178,65 @@ def test_taint_toleration_filter(pod, node, want, batch):
     snap = build_snapshot([node])
     plugin = new_plugin(new, None, snap)
     assert filter_statuses(plugin, pod, snap, batch=batch) == [want]
+
+
+SLA = "node.kubernetes.io/sla"
+
+GATE_OFF_FILTER_CASES = [
+    pytest.param(
+        pod_with_tolerations(dict(key=SLA, operator="Gt", value="950", effect="NoSchedule")),
+        node_with_taints("nodeA", (SLA, "high", "NoSchedule")),
+        UNTOLERATED,
+        id="Pod with Gt toleration cannot be scheduled on node with non-numeric taint value",
+    ),
+    pytest.param(
+        pod_with_tolerations(dict(key=SLA, operator="Gt", value="750", effect="NoSchedule")),
+        node_with_taints("nodeA", (SLA, "950", "NoSchedule")),
+        UNTOLERATED,
+        id="Pod with Gt toleration cannot be scheduled when feature gate is disabled",
+    ),
+    pytest.param(
+        pod_with_tolerations(dict(key=SLA, operator="Lt", value="950", effect="NoSchedule")),
+        node_with_taints("nodeA", (SLA, "800", "NoSchedule")),
+        UNTOLERATED,
+        id="Pod with Lt toleration cannot be scheduled when feature gate is disabled",
+    ),
+    pytest.param(
+        pod_with_tolerations(
+            dict(key="dedicated", operator="Equal", value="user1", effect="NoSchedule"),
+            dict(key=SLA, operator="Gt", value="750", effect="NoSchedule"),
+        ),
+        node_with_taints("nodeA", ("dedicated", "user1", "NoSchedule")),
+        None,
+        id="Pod with mixed tolerations (Equal and Gt) when feature gate is disabled - only Equal is honored",
+    ),
+    pytest.param(
+        pod_with_tolerations(
+            dict(key="dedicated", operator="Equal", value="user1", effect="NoSchedule"),
+            dict(key=SLA, operator="Gt", value="750", effect="NoSchedule"),
+        ),
+        node_with_taints("nodeA", ("dedicated", "user1", "NoSchedule"), (SLA, "950", "NoSchedule")),
+        UNTOLERATED,
+        id="Pod with mixed tolerations, Gt toleration needed but filtered out when feature gate is disabled",
+    ),
+]
+
+
+@pytest.mark.parametrize(("pod", "node", "want"), GATE_OFF_FILTER_CASES)
+def test_taint_toleration_filter_with_comparison_operators_off(pod, node, want, batch):
+    snap = build_snapshot([node])
+    plugin = new_plugin(new, None, snap)
+    assert filter_statuses(plugin, pod, snap, batch=batch) == [want]
+
+
+def test_comparison_operator_toleration_does_not_count_for_score(batch):
+    """kubesched: with the gate off, upstream's Gt score case leaves both PreferNoSchedule taints untolerated."""
+    pod = pod_with_tolerations(dict(key=SLA, operator="Gt", value="950", effect="PreferNoSchedule"))
+    nodes = [
+        node_with_taints("nodeA", (SLA, "800", "PreferNoSchedule")),
+        node_with_taints("nodeB", (SLA, "999", "PreferNoSchedule")),
+        node_with_taints("nodeC"),
+    ]
+    snap = build_snapshot(nodes)
+    plugin = new_plugin(new, None, snap)
+    assert score_nodes(plugin, pod, snap, batch=batch) == ([0, 0, 100], None)
