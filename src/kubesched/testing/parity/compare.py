@@ -77,9 +77,14 @@ def _result(node: str | None, error: bool) -> str:
     return f"bound to {node}" if node is not None else ("error" if error else "unschedulable")
 
 
-def check(decision: Decision, config: dict[str, Any], *, compare_examined: bool = False) -> Mismatch | None:
+def check(
+    decision: Decision, config: dict[str, Any], *, compare_examined: bool = False, restrict: bool = False
+) -> Mismatch | None:
+    """`restrict`: replay on upstream's feasible nodes (large clusters, where which nodes it examined is timing)."""
+    up = decision.upstream
+    only = set(up.scores) if restrict and up.node is not None and up.scores else None
     try:
-        ours = replay(decision.state, decision.pod, config, decision.start_index)
+        ours = replay(decision.state, decision.pod, config, decision.start_index, only_nodes=only)
     except Exception as err:  # the replay itself failing is a finding, not a crash of the harness
         return Mismatch(decision, None, ["replay"], [f"replay: {type(err).__name__}: {err}"])
     kinds, details = compare(decision.upstream, ours, compare_examined=compare_examined)
@@ -92,6 +97,7 @@ def tally(
     config_of: Callable[[Decision], dict[str, Any]],
     *,
     compare_examined: bool = False,
+    restrict: bool = False,
 ) -> FamilyReport:
     report = FamilyReport(family)
     for d in decisions:
@@ -101,7 +107,7 @@ def tally(
             report.ambiguous += 1
             continue
         report.decisions += 1
-        m = check(d, config_of(d), compare_examined=compare_examined)
+        m = check(d, config_of(d), compare_examined=compare_examined, restrict=restrict)
         if m is None:
             report.exact += 1
             continue

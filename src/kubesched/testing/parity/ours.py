@@ -15,6 +15,12 @@ from kubesched.backend.embedded import EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import load_config
 from kubesched.event_handlers import informed_scheduler
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import FilterPlugin
+from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.runtime.registry import Registry
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
 from kubesched.scheduler import Outcome, SchedulerEvent
 from kubesched.simulator.load import LoadedInput, SourcedObject, prepare_objects
 from kubesched.simulator.run import _FIRST
@@ -36,6 +42,36 @@ class OurAttempt:
     examined: int = 0
 
 
+RESTRICT = "ParityRestrict"
+
+
+class _Restrict(FilterPlugin):
+    """Keeps the nodes upstream found feasible, and no others.
+
+    In a large cluster upstream filters on 16 goroutines and stops at enough feasible
+    nodes, so which ones it saw is a matter of timing. Scores depend on that set
+    (normalisation, spreading weights), so the replay scores exactly upstream's set, after
+    the real filters had their say on each of those nodes.
+    """
+
+    NAME = RESTRICT
+
+    def __init__(self, nodes: set[str]) -> None:
+        self.nodes = nodes
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        if node_info.name in self.nodes:
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "not among the nodes upstream found feasible")
+
+
+def _restricted(config: Obj, nodes: set[str]) -> tuple[Obj, Registry]:
+    registry = Registry()
+    registry.register(RESTRICT, lambda args, handle: _Restrict(nodes))
+    profile = {"schedulerName": "default-scheduler", "plugins": {"filter": {"enabled": [{"name": RESTRICT}]}}}
+    return {**config, "profiles": [profile]}, registry
+
+
 class _Observer:
     def __init__(self) -> None:
         self.outcome: Outcome | None = None
@@ -48,15 +84,31 @@ class _Observer:
         self.events.append(event)
 
 
-def replay(state: list[Obj], pod_key: str, config: Obj, start_index: int = 0, seed: int = 0) -> OurAttempt:
-    """One scheduling cycle for `pod_key` on `state` (the pod pending in it), with upstream's start index."""
+def replay(
+    state: list[Obj],
+    pod_key: str,
+    config: Obj,
+    start_index: int = 0,
+    seed: int = 0,
+    only_nodes: set[str] | None = None,
+) -> OurAttempt:
+    """One scheduling cycle for `pod_key` on `state` (the pod pending in it), with upstream's start index.
+
+    `only_nodes`: score exactly these (upstream's feasible nodes) where upstream's choice of
+    nodes to examine cannot be reproduced.
+    """
+    registry = None
+    if only_nodes is not None:
+        config, registry = _restricted(config, only_nodes)
     loaded = LoadedInput(objects=[SourcedObject(copy.deepcopy(o), "state", i + 1) for i, o in enumerate(state)])
     objects = prepare_objects(loaded)
     cfg = load_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **config})
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock, pv_controller=False)
     observer = _Observer()
-    sched = informed_scheduler(cfg, cluster, client=cluster, clock=clock, seed=seed, record=True, observer=observer)
+    sched = informed_scheduler(
+        cfg, cluster, client=cluster, clock=clock, seed=seed, record=True, observer=observer, registry=registry
+    )
     rank = {k: i for i, k in enumerate(_FIRST)}
     first = sorted((so for so in objects if so.obj["kind"] in rank), key=lambda so: rank[so.obj["kind"]])
     nodes = [so for so in objects if so.obj["kind"] == "Node"]
@@ -98,7 +150,9 @@ def replay(state: list[Obj], pod_key: str, config: Obj, start_index: int = 0, se
     rec = observer.outcome.record if observer.outcome is not None else None
     if rec is not None:
         out.scores = {node: dict(p) for node, p in rec.final_score.items()}
-        out.filters = {node: dict(p) for node, p in rec.filter.items()}
+        out.filters = {
+            node: {name: verdict for name, verdict in p.items() if name != RESTRICT} for node, p in rec.filter.items()
+        }
         out.totals = {node: sum(p.values()) for node, p in rec.final_score.items()}
     if out.totals:
         best = max(out.totals.values())

@@ -34,7 +34,11 @@ Obj = dict[str, Any]
 START = datetime(2026, 1, 1, tzinfo=UTC)
 # Verbosity: attempts, bindings and preemption at 3; scores (schedule_one.go) at 10; cache events at 4.
 VMODULE = "schedule_one=10,eventhandlers=4"
-PENDING_GONE = "gone"
+# A victim deleted now, or one already terminating (no API call, but a victim all the same).
+_VICTIM_LINES = (
+    "Preemptor Pod preempted victim Pod",
+    "Victim Pod is already being deleted, skipping the API call for it",
+)
 
 
 @dataclass
@@ -53,6 +57,8 @@ class Attempt:
     victims: list[str] = field(default_factory=list)
     batch_hint: bool = False  # OpportunisticBatching handed this attempt a node
     done: bool = False
+    start_seq: int = 0  # the log line that started it, to order it against other events
+    preemption_started: bool = False  # the asynchronous victim deletion began
     preemption_done: bool = False
 
 
@@ -76,16 +82,20 @@ class AttemptLog:
         self.attempts: dict[str, list[Attempt]] = {}
         self.synced = False
         self.cache_updates: dict[str, int] = {}  # pod -> scheduled-pod update events seen
-        self.deletes: set[str] = set()
+        self.deleted_at: dict[str, int] = {}  # pod -> the log line where the scheduler saw it deleted
+        self.nodes_added: set[str] = set()
+        self.assigned_added: set[str] = set()
+        self.seq = 0
 
     def _current(self, pod: str) -> Attempt:
         lst = self.attempts.setdefault(pod, [])
         if not lst or lst[-1].done:
-            lst.append(Attempt(pod))
+            lst.append(Attempt(pod, start_seq=self.seq))
         return lst[-1]
 
     def poll(self) -> None:
         for line in self.follower.read():
+            self.seq += 1
             self._take(line)
 
     def _take(self, line: Line) -> None:
@@ -94,7 +104,7 @@ class AttemptLog:
         if msg == "Handlers synced":
             self.synced = True
         elif msg == "Attempting to schedule pod":
-            self.attempts.setdefault(v["pod"], []).append(Attempt(v["pod"]))
+            self.attempts.setdefault(v["pod"], []).append(Attempt(v["pod"], start_seq=self.seq))
         elif msg == "Plugin scored node for pod":
             self._current(v["pod"]).scores.setdefault(v["node"], {})[v["plugin"]] = int(v["score"])
         elif msg == "Calculated node's final score for pod":
@@ -111,16 +121,22 @@ class AttemptLog:
         elif msg == "Error scheduling pod; retrying":
             a = self._last(v["pod"])
             a.message, a.error, a.done = v.get("err", ""), True, True
-        elif msg == "Preemptor Pod preempted victim Pod":
+        elif msg in _VICTIM_LINES:
             self._preemption(v["preemptor"]).victims.append(v["victim"])
         elif msg == "the target node for the preemption is determined":
-            self._preemption(v["pod"]).nominated = v["node"]
-        elif msg == "Async Preemption finished completely" or msg == "No preemption candidate is found":
-            self._preemption(v.get("preemptor") or v.get("pod", "")).preemption_done = True
+            self._last(v["pod"]).nominated = v["node"]
+        elif msg == "Start the preemption asynchronously":
+            self._preemption(v["preemptor"]).preemption_started = True
+        elif msg == "Async Preemption finished completely":
+            self._preemption(v["preemptor"]).preemption_done = True
+        elif msg == "Add event for node":
+            self.nodes_added.add(v["node"])
+        elif msg == "Add event for scheduled pod":
+            self.assigned_added.add(v["pod"])
         elif msg == "Update event for scheduled pod":
             self.cache_updates[v["pod"]] = self.cache_updates.get(v["pod"], 0) + 1
         elif msg in ("Delete event for unscheduled pod", "Delete event for scheduled pod"):
-            self.deletes.add(v["pod"])
+            self.deleted_at[v["pod"]] = self.seq
 
     def _last(self, pod: str) -> Attempt:
         lst = self.attempts.setdefault(pod, [])
@@ -129,10 +145,12 @@ class AttemptLog:
         return lst[-1]
 
     def _preemption(self, pod: str) -> Attempt:
-        """Preemption lines of the latest failed attempt (they may come after it ended)."""
-        lst = self.attempts.get(pod) or []
-        for a in reversed(lst):
-            if a.node is None:
+        """The attempt whose preemption an asynchronous line reports: the latest one that nominated.
+
+        Victim deletion goes on in the background, so its lines may arrive after the next attempt began.
+        """
+        for a in reversed(self.attempts.get(pod) or []):
+            if a.nominated:
                 return a
         return self._last(pod)
 
@@ -205,7 +223,11 @@ class UpstreamRunner:
         )
 
     def _create_all(self, objects: list[Obj]) -> None:
-        """In order of kind, each kind's objects concurrently (large clusters have thousands)."""
+        """In order of kind, each kind's objects concurrently (large clusters have thousands), nodes one by one.
+
+        Nodes go in the order the state lists them, so that the scheduler's node tree (filled
+        from watch events, in arrival order) holds them in the order a replay adds them.
+        """
         from concurrent.futures import ThreadPoolExecutor
 
         groups: list[list[Obj]] = []
@@ -216,6 +238,10 @@ class UpstreamRunner:
                 groups.append([obj])
         with ThreadPoolExecutor(16) as pool:
             for group in groups:
+                if group[0]["kind"] == "Node":
+                    for node in sorted(group, key=lambda n: n["metadata"]["name"]):
+                        self.create(copy.deepcopy(node))
+                    continue
                 list(pool.map(lambda o: self.create(copy.deepcopy(o)), group))
 
     def kubelet_start(self, pod: Obj) -> Obj:
@@ -264,12 +290,28 @@ class UpstreamRunner:
             pdb["status"] = {**(pdb.get("status") or {}), **status}
             self.api.request("PUT", pdb_r.path(ns, pdb["metadata"]["name"], "status"), body=pdb)
 
-    def setup(self, case: Case) -> None:
-        self.reset()
-        self._ensure_namespaces(case.namespace_labels)
+    def setup(self, case: Case, alog: AttemptLog) -> None:
+        """Objects created while the scheduler watches, then a wait until it has seen every node and bound pod.
+
+        Started on an empty cluster, the scheduler adds nodes to its node tree in creation
+        order; nodes it finds at start-up arrive in an order of Go's map iteration instead.
+        """
         self._create_all(case.objects)
         self.update_pdbs()
         self.pv_controller()
+        nodes = {o["metadata"]["name"] for o in case.objects if o["kind"] == "Node"}
+        bound = {
+            f"{o['metadata'].get('namespace', 'default')}/{o['metadata']['name']}"
+            for o in case.objects
+            if o["kind"] == "Pod" and o["spec"].get("nodeName")
+        }
+        wait(
+            lambda: nodes <= alog.nodes_added and bound <= alog.assigned_added,
+            120,
+            "the scheduler to see the cluster",
+            alog.poll,
+        )
+        self._settle(alog)
 
     # The PV controller's part (and an external provisioner's), run between and during decisions
 
@@ -396,8 +438,10 @@ class UpstreamRunner:
     # Playing a case
 
     def run(self, case: Case) -> list[Decision]:
-        self.setup(case)
+        self.reset()
+        self._ensure_namespaces(case.namespace_labels)
         log_ = self.start_scheduler(case)
+        self.setup(case, log_)
         stop = threading.Event()
         controller = threading.Thread(target=self._controllers, args=(stop,), daemon=True)
         controller.start()
@@ -472,37 +516,44 @@ class UpstreamRunner:
         alog.poll()
 
     def _nominated(self, key: str, attempt: Attempt, alog: AttemptLog) -> bool:
-        """Whether preemption chose a node; waits for the asynchronous preemption to finish."""
-        if attempt.error:
+        """Whether preemption chose a node; waits for its asynchronous victim deletion, if one starts.
+
+        Victims that were already terminating get no API call and no goroutine: when none has
+        started a moment after the attempt, there is nothing to wait for.
+        """
+        if attempt.error or not attempt.nominated:
             return False
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline and not attempt.preemption_started:
             alog.poll()
-            if attempt.preemption_done:
-                break
-            pod = self._pod(key)
-            if pod is not None and (pod.get("status") or {}).get("nominatedNodeName") and attempt.nominated:
-                break
             time.sleep(0.02)
-        if attempt.nominated:
+        if attempt.preemption_started:
             wait(lambda: attempt.preemption_done, 30, f"{key}'s preemption to finish", alog.poll)
-        return bool(attempt.nominated)
+        return True
 
     def _after_preemption(
         self, case: Case, key: str, first: Attempt, alog: AttemptLog, start_index: int
     ) -> Decision | None:
-        """Finish the victims (no kubelet will), then record the attempt that follows."""
-        pending_form = None
+        """Finish the victims (no kubelet will), then record the first attempt after the scheduler saw them go.
+
+        Attempts in between (the victims still terminating) are upstream retrying on their
+        update events; the one compared starts after the last victim's deletion was seen, when
+        the cluster is the one listed here with the pod put back as pending and nominated.
+        """
         for v in first.victims:
-            pod = self._pod(v)
-            if pod is not None:
-                self._force_delete(v)
-        n_before = len(alog.attempts.get(key) or [])
+            self._force_delete(v)
+        wait(
+            lambda: all(v in alog.deleted_at for v in first.victims),
+            30,
+            f"the scheduler to see {key}'s victims deleted",
+            alog.poll,
+        )
+        gone_at = max((alog.deleted_at[v] for v in first.victims), default=0)
 
         def settled() -> Attempt | None:
-            lst = alog.attempts.get(key) or []
-            if lst and lst[-1].done and (lst[-1].node is not None or len(lst) > n_before):
-                return lst[-1]
+            for a in alog.attempts.get(key) or ():
+                if a.done and (a.start_seq > gone_at or a.node is not None) and a is not first:
+                    return a
             return None
 
         try:
@@ -522,6 +573,8 @@ class UpstreamRunner:
         status["phase"] = "Pending"
         state = [o for o in after if not _same(o, pending_form)] + [pending_form]
         decision = Decision(case.family, case.seed, key, "after preemption", state, start_index, last)
+        if last.start_seq <= gone_at:
+            decision.ambiguous = "bound before the harness finished the victims"
         if last.node is not None:
             self._kubelet(key, alog)
         else:
@@ -538,8 +591,7 @@ class UpstreamRunner:
 
     def _delete_pod(self, key: str, alog: AttemptLog) -> None:
         self._force_delete(key)
-        wait(lambda: key in alog.deletes, 30, f"the scheduler to see {key} deleted", alog.poll)
-        alog.deletes.discard(key)
+        wait(lambda: key in alog.deleted_at, 30, f"the scheduler to see {key} deleted", alog.poll)
 
 
 def _same(a: Obj, b: Obj) -> bool:
