@@ -3,7 +3,7 @@
 import pytest
 
 from kubesched.api.quantity import QuantityError, format_quantity, milli_value, value
-from kubesched.api.resources import pod_requests
+from kubesched.api.resources import NON_ZERO_DEFAULTS, pod_requests
 from kubesched.api.selectors import parse_label_selector, parse_node_selector_term
 from kubesched.api.taints import Taint, Toleration
 
@@ -57,7 +57,7 @@ def c(cpu=None, mem=None, **extra):
 
 def test_pod_requests_take_max_of_init_and_sum_of_containers():
     spec = {"containers": [c("1", "1Gi"), c("500m", "1Gi")], "initContainers": [c("2", "512Mi")]}
-    assert pod_requests(spec) == {"cpu": 2000, "memory": 2 * 2**30}
+    assert pod_requests({"spec": spec}) == {"cpu": 2000, "memory": 2 * 2**30}
 
 
 def test_sidecars_add_to_containers_and_to_later_init_containers():
@@ -66,13 +66,13 @@ def test_sidecars_add_to_containers_and_to_later_init_containers():
         "initContainers": [c("500m", "100Mi", restartPolicy="Always"), c("2", "100Mi")],
     }
     # regular: 1 + 0.5 sidecar = 1.5; init peak: 2 + 0.5 sidecar = 2.5
-    assert pod_requests(spec)["cpu"] == 2500
+    assert pod_requests({"spec": spec})["cpu"] == 2500
 
 
 def test_overhead_and_non_zero_defaults():
     spec = {"containers": [c(), c("200m")], "overhead": {"cpu": "10m"}}
-    assert pod_requests(spec) == {"cpu": 210}
-    nz = pod_requests(spec, non_zero=True)
+    assert pod_requests({"spec": spec}) == {"cpu": 210}
+    nz = pod_requests({"spec": spec}, non_missing=NON_ZERO_DEFAULTS)
     assert nz["cpu"] == 100 + 200 + 10
     assert nz["memory"] == 2 * 200 * 1024 * 1024
 

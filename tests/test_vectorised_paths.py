@@ -88,6 +88,8 @@ def pods(draw, node_names):
         w.volume({"name": f"iv{i}", "image": {"reference": image}})
     obj = w.obj()
     if draw(st.booleans()):
+        obj["spec"]["resources"] = {"requests": {"cpu": draw(st.sampled_from(CPUS[1:]))}}  # pod-level requests
+    if draw(st.booleans()):
         obj["spec"]["containers"].append(
             {"name": "r", "image": "pause", "restartPolicyRules": [{"action": "RestartAllContainers"}]}
         )
@@ -107,6 +109,9 @@ def cluster(draw):
         .obj()
         for i in range(draw(st.integers(0, 6)))
     ]
+    for e in existing:
+        if draw(st.booleans()):
+            e["spec"]["resources"] = {"requests": {"memory": draw(st.sampled_from(MEMS[1:]))}}  # pod-level requests
     pod = draw(pods(names))
     if pod["spec"].get("nodeName"):
         pod["spec"].pop("nodeName")  # pending pods only; NodeName is exercised through filter below

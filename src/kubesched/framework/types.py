@@ -12,7 +12,7 @@ from typing import Any
 
 from kubesched.api.errors import FieldError
 from kubesched.api.quantity import QuantityError
-from kubesched.api.resources import CPU, MEMORY, Resources, parse_resource_list, pod_requests
+from kubesched.api.resources import Resources, calculate_resource, parse_resource_list
 from kubesched.api.selectors import (
     LabelSelector,
     NodeSelector,
@@ -198,8 +198,7 @@ def new_pod_info(pod: dict[str, Any]) -> PodInfo:
     namespace = str(meta.get("namespace") or "default")
     labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
     try:
-        requests = pod_requests(spec)
-        non_zero = pod_requests(spec, non_zero=True)
+        requests, non_zero_cpu, non_zero_mem = calculate_resource(pod)
     except QuantityError as err:
         raise FieldError(_find_bad_quantity(spec), str(err)) from err
     affinity = spec.get("affinity") or {}
@@ -235,8 +234,8 @@ def new_pod_info(pod: dict[str, Any]) -> PodInfo:
         scheduler_name=str(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME),
         node_name=str(spec.get("nodeName") or ""),
         requests=requests,
-        non_zero_cpu=non_zero.get(CPU, 0),
-        non_zero_mem=non_zero.get(MEMORY, 0),
+        non_zero_cpu=non_zero_cpu,
+        non_zero_mem=non_zero_mem,
         tolerations=parse_tolerations(spec.get("tolerations")),
         host_ports=container_host_ports(spec),
         node_selector={str(k): str(v) for k, v in (spec.get("nodeSelector") or {}).items()},

@@ -1,7 +1,11 @@
-"""NodeResourcesBalancedAllocation: favours nodes whose resource fractions stay even.
+"""NodeResourcesBalancedAllocation: favours nodes whose resource fractions the pod evens out.
 
-Mirrors framework/plugins/noderesources/balanced_allocation.go (v1.34): plain requests,
-fractions capped at 1, score = (1 - std) * 100; best-effort pods skip scoring.
+Mirrors framework/plugins/noderesources/balanced_allocation.go (v1.36). The balance of a
+node is (1 - std of its usage fractions) * 100 over plain requests, fractions capped at
+1. Since v1.36 the score is the change the pod makes to it, 50 + (50 + after - before) / 2:
+75 for a pod that leaves the balance as it was, towards 100 for one that evens the node
+out, towards 50 for one that skews it. Best-effort pods skip scoring (PreScore Skip, or
+0 when Score runs without PreScore).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import numpy as np
 
 from kubesched.config.types import NodeResourcesBalancedAllocationArgs, ResourceSpec
 from kubesched.framework.cycle_state import CycleState, read_state
-from kubesched.framework.interface import MAX_NODE_SCORE, Handle, IntArray, PreScorePlugin, ScorePlugin
+from kubesched.framework.interface import Handle, IntArray, PreScorePlugin, ScorePlugin
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.plugins import names
@@ -54,30 +58,26 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
         reqs = self._pod_requests(state, pod)
-        requested, allocatable = ra.requested_and_allocatable(node_info, self.resources, reqs, use_requested=True)
-        return ra.balanced_resource_scorer(requested, allocatable), None
+        if not any(reqs):
+            return 0, None
+        requested, allocated, allocatable = ra.node_allocatable_request(
+            node_info, self.resources, reqs, use_requested=True
+        )
+        return ra.balanced_resource_scorer(requested, allocated, allocatable), None
 
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:
         reqs = self._pod_requests(state, pod)
-        cols = [
-            ra.table_columns(table, positions, r.name, w, use_requested=True)
-            for r, w in zip(self.resources, reqs, strict=True)
-        ]
-        valid = [a > 0 for a, _ in cols]
-        if len(cols) == 2 and valid[0].all() and valid[1].all():
-            f0 = np.minimum(cols[0][1] / cols[0][0], 1.0)
-            f1 = np.minimum(cols[1][1] / cols[1][0], 1.0)
-            std = np.abs((f0 - f1) / 2)
-            return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
-        # Nodes differ in which resources count: score them one by one, exactly.
-        return np.fromiter(
-            (
-                ra.balanced_resource_scorer([int(q[i]) if a[i] else 0 for a, q in cols], [int(a[i]) for a, _ in cols])
-                for i in range(len(positions))
-            ),
-            dtype=np.int64,
-            count=len(positions),
-        )
+        if not any(reqs):
+            return np.zeros(len(positions), dtype=np.int64)
+        allocatable, allocated, requested = [], [], []
+        for r, want in zip(self.resources, reqs, strict=True):
+            a, used = ra.table_columns(table, positions, r.name, want, use_requested=True)
+            allocatable.append(a)
+            allocated.append(used)
+            requested.append(used + want)
+        with_pod = ra.balanced_resource_scores(requested, allocatable)
+        without_pod = ra.balanced_resource_scores(allocated, allocatable)
+        return np.asarray(ra.balance_change_score(with_pod, without_pod), dtype=np.int64)
 
 
 def new(args: NodeResourcesBalancedAllocationArgs, handle: Handle) -> BalancedAllocation:

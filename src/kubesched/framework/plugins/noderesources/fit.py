@@ -1,8 +1,16 @@
-"""NodeResourcesFit: mirrors framework/plugins/noderesources/fit.go.
+"""NodeResourcesFit: mirrors framework/plugins/noderesources/fit.go (v1.36).
 
-Filter checks the pod count and every requested resource against free allocatable;
-Score applies the configured strategy (LeastAllocated, MostAllocated or
-RequestedToCapacityRatio) over the configured resources.
+Filter checks the pod count and every requested resource (pod-level requests
+included) against free allocatable; Score applies the configured strategy
+(LeastAllocated, MostAllocated or RequestedToCapacityRatio) over the configured
+resources, counting the pod as resource_allocation.pod_request_list says.
+
+What v1.36 adds and why it is absent here: with DRAExtendedResource (beta, on) an
+extended resource that a DeviceClass maps and the node does not list is left to
+DynamicResources, in Filter and Score alike; with no DeviceClass objects (and this
+scheduler reads none) the behaviour and messages are v1.34's. ScorePlacement serves pod
+groups under TopologyAwareWorkloadScheduling (alpha, off), and SignPod serves
+opportunistic batching, which this scheduler does not do.
 """
 
 from __future__ import annotations
@@ -13,7 +21,15 @@ from typing import Any, Final
 
 import numpy as np
 
-from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_extended_resource_name
+from kubesched.api.resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    is_extended_resource_name,
+    pod_requests,
+    reads_status_resources,
+)
 from kubesched.config.types import NodeResourcesFitArgs, ResourceSpec, UtilizationShapePoint
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
@@ -108,13 +124,27 @@ def fits_request(
     return out
 
 
+def have_any_requested_resources_increased(
+    requests: dict[str, int], original: ParsedNode, modified: ParsedNode
+) -> bool:
+    """Whether the node now allows more pods, or more of a resource the pod asks for."""
+    if modified.allocatable.get(PODS, 0) > original.allocatable.get(PODS, 0):
+        return True
+    return any(
+        modified.allocatable.get(k, 0) > original.allocatable.get(k, 0)
+        for k, v in requests.items()
+        if v > 0 and k != PODS
+    )
+
+
 class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     NAME = NAME
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             events.event(events.POD, events.DELETE | events.UPDATE_POD_SCALE_DOWN, self._after_pod_event),
-            # With queueing hints on there is no preCheck, so taint and label updates are not needed (1.34).
+            # With queueing hints on there is no preCheck, so taint and label updates are not needed. v1.36 also
+            # registers DeviceClass add/update (DRAExtendedResource); no DeviceClass events reach this scheduler.
             events.event(events.NODE, events.ADD | events.UPDATE_NODE_ALLOCATABLE, self._after_node_change),
         ]
 
@@ -139,8 +169,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             return QueueingHint.QUEUE_SKIP
         if old is None:
             return QueueingHint.QUEUE
-        requested = [k for k, v in pod.requests.items() if v > 0]
-        grew = any(new.allocatable.get(k, 0) > old.allocatable.get(k, 0) for k in (*requested, PODS))
+        grew = have_any_requested_resources_increased(pod.requests, old, new)
         return QueueingHint.QUEUE if grew else QueueingHint.QUEUE_SKIP
 
     def __init__(self, args: NodeResourcesFitArgs) -> None:
@@ -154,7 +183,11 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         self.scorer = ra.strategy_scorer(self.strategy, self.resources, self._shape)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Any) -> tuple[PreFilterResult | None, Status | None]:
-        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pod.requests))
+        """computePodResourceRequest: pod-level requests count; resize status does not, the pod is not running yet."""
+        requests = pod.requests
+        if reads_status_resources(pod.obj):
+            requests = pod_requests(pod.obj, use_status_resources=False)
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(requests))
         return None, None
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
@@ -187,13 +220,20 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(ra.pod_request_list(pod, self.resources, use_requested=False)))
         return None
 
+    def _pod_requests(self, state: CycleState, pod: PodInfo) -> list[int]:
+        """The PreScore state, or the same list computed here when PreScore did not run (as upstream's Score)."""
+        try:
+            return read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState).pod_requests
+        except RuntimeError:
+            return ra.pod_request_list(pod, self.resources, use_requested=False)
+
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
-        reqs = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState).pod_requests
-        requested, allocatable = ra.requested_and_allocatable(node_info, self.resources, reqs, use_requested=False)
+        reqs = self._pod_requests(state, pod)
+        requested, _, allocatable = ra.node_allocatable_request(node_info, self.resources, reqs, use_requested=False)
         return self.scorer(requested, allocatable), None
 
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:
-        reqs = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState).pod_requests
+        reqs = self._pod_requests(state, pod)
         return strategy_scores(self.strategy, self.resources, self._shape, reqs, table, positions)
 
 
@@ -210,7 +250,8 @@ def strategy_scores(
     node_score = np.zeros(k, dtype=np.int64)
     weight_sum = np.zeros(k, dtype=np.int64)
     for r, want in zip(resources, reqs, strict=True):
-        a, q = ra.table_columns(table, positions, r.name, want, use_requested=False)
+        a, used = ra.table_columns(table, positions, r.name, want, use_requested=False)
+        q = used + want
         valid = a > 0
         safe_a = np.where(valid, a, 1)
         if strategy == LEAST_ALLOCATED:

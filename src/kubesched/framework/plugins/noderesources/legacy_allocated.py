@@ -47,7 +47,7 @@ class AllocatedScore(ScorePlugin):
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
         reqs = self._requests(state, pod)
-        requested, allocatable = ra.requested_and_allocatable(node_info, self.resources, reqs, use_requested=False)
+        requested, _, allocatable = ra.node_allocatable_request(node_info, self.resources, reqs, use_requested=False)
         return self.scorer(requested, allocatable), None
 
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:

@@ -1,8 +1,10 @@
 """The shared scorer of NodeResourcesFit and BalancedAllocation (noderesources/resource_allocation.go).
 
-Each scorer takes per-resource (requested, allocatable) pairs; resources with zero
-allocatable are left out. The per-node and vectorised paths share the formulas in
-least_allocated/most_allocated/requested_to_capacity_ratio/balanced below.
+Per configured resource a node gives (requested with the pod, allocated without it,
+allocatable); resources with zero allocatable, and scalar resources the pod does not
+ask for, are left out. The strategies read only requested and allocatable; since v1.36
+BalancedAllocation also compares against the node without the pod. The per-node and
+vectorised paths share the formulas below.
 """
 
 from __future__ import annotations
@@ -13,9 +15,18 @@ from typing import Final
 
 import numpy as np
 
-from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource_name
+from kubesched.api.resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    NON_ZERO_DEFAULTS,
+    is_pod_level_requests_set,
+    is_scalar_resource_name,
+    pod_requests,
+    reads_status_resources,
+)
 from kubesched.config.types import ResourceSpec, UtilizationShapePoint
-from kubesched.framework.interface import MAX_NODE_SCORE, IntArray
+from kubesched.framework.interface import MAX_NODE_SCORE, BoolArray, IntArray
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.plugins.helper.normalize_score import div_trunc, go_round
@@ -25,56 +36,66 @@ MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
 
 Scorer = Callable[[Sequence[int], Sequence[int]], int]
+FloatArray = np.ndarray
 
 
 def pod_request_list(pod: PodInfo, resources: Sequence[ResourceSpec], *, use_requested: bool) -> list[int]:
-    """calculatePodResourceRequestList: non-zero cpu/memory unless `use_requested`."""
-    out = []
-    for r in resources:
-        if not use_requested and r.name == CPU:
-            out.append(pod.non_zero_cpu)
-        elif not use_requested and r.name == MEMORY:
-            out.append(pod.non_zero_mem)
-        else:
-            out.append(pod.requests.get(r.name, 0))
-    return out
+    """calculatePodResourceRequestList: the pod's request for each configured resource.
+
+    BalancedAllocation (`use_requested`) counts the pod as its node will: pod.requests.
+    NodeResourcesFit's scorer is built upstream (v1.34 and v1.36 alike) without the
+    PodLevelResources and InPlacePodVerticalScaling flags, so it sums the containers'
+    spec requests with the scoring defaults for a missing cpu/memory, ignoring pod-level
+    requests and resize status; only pods that have either need the recount.
+    """
+    if use_requested:
+        return [pod.requests.get(r.name, 0) for r in resources]
+    if is_pod_level_requests_set(pod.obj.get("spec") or {}) or reads_status_resources(pod.obj):
+        reqs = pod_requests(
+            pod.obj, use_status_resources=False, skip_pod_level_resources=True, non_missing=NON_ZERO_DEFAULTS
+        )
+        return [reqs.get(r.name, 0) for r in resources]
+    non_zero = {CPU: pod.non_zero_cpu, MEMORY: pod.non_zero_mem}
+    return [non_zero[r.name] if r.name in non_zero else pod.requests.get(r.name, 0) for r in resources]
 
 
-def allocatable_and_requested(
+def allocatable_and_allocated(
     node_info: NodeInfo, resource: str, pod_request: int, *, use_requested: bool
 ) -> tuple[int, int]:
+    """calculateResourceAllocatableRequest: (allocatable, requested by the node's pods); (0, 0) skips the resource."""
     if pod_request == 0 and is_scalar_resource_name(resource):
         return 0, 0
     alloc = node_info.allocatable
     if resource == CPU:
-        base = node_info.requested.get(CPU, 0) if use_requested else node_info.non_zero_cpu
-        return alloc.get(CPU, 0), base + pod_request
+        return alloc.get(CPU, 0), node_info.requested.get(CPU, 0) if use_requested else node_info.non_zero_cpu
     if resource == MEMORY:
-        base = node_info.requested.get(MEMORY, 0) if use_requested else node_info.non_zero_mem
-        return alloc.get(MEMORY, 0), base + pod_request
+        return alloc.get(MEMORY, 0), node_info.requested.get(MEMORY, 0) if use_requested else node_info.non_zero_mem
     if resource == EPHEMERAL_STORAGE:
-        return alloc.get(EPHEMERAL_STORAGE, 0), node_info.requested.get(EPHEMERAL_STORAGE, 0) + pod_request
+        return alloc.get(EPHEMERAL_STORAGE, 0), node_info.requested.get(EPHEMERAL_STORAGE, 0)
     if resource in alloc and is_scalar_resource_name(resource):
-        return alloc[resource], node_info.requested.get(resource, 0) + pod_request
+        return alloc[resource], node_info.requested.get(resource, 0)
     return 0, 0
 
 
-def requested_and_allocatable(
+def node_allocatable_request(
     node_info: NodeInfo, resources: Sequence[ResourceSpec], pod_requests: Sequence[int], *, use_requested: bool
-) -> tuple[list[int], list[int]]:
-    """Per configured resource, (requested incl. the pod, allocatable); both 0 where the resource is skipped."""
-    requested, allocatable = [], []
+) -> tuple[list[int], list[int], list[int]]:
+    """Per configured resource, (requested incl. the pod, allocated without it, allocatable); all 0 where skipped."""
+    requested, allocated, allocatable = [], [], []
     for r, want in zip(resources, pod_requests, strict=True):
-        a, q = allocatable_and_requested(node_info, r.name, want, use_requested=use_requested)
+        a, used = allocatable_and_allocated(node_info, r.name, want, use_requested=use_requested)
+        if a == 0:
+            used = want = 0
         allocatable.append(a)
-        requested.append(q if a else 0)
-    return requested, allocatable
+        allocated.append(used)
+        requested.append(used + want)
+    return requested, allocated, allocatable
 
 
 def table_columns(
     table: NodeTable, positions: IntArray, resource: str, pod_request: int, *, use_requested: bool
 ) -> tuple[IntArray, IntArray]:
-    """The vectorised allocatable_and_requested for the nodes at `positions`."""
+    """The vectorised allocatable_and_allocated for the nodes at `positions`."""
     zeros = np.zeros(len(positions), dtype=np.int64)
     if pod_request == 0 and is_scalar_resource_name(resource):
         return zeros, zeros
@@ -82,13 +103,13 @@ def table_columns(
     if resource in (CPU, MEMORY):
         alloc = table.allocatable[positions, table.resource_index[resource]]
         if use_requested:
-            base = table.requested[positions, table.resource_index[resource]]
+            used = table.requested[positions, table.resource_index[resource]]
         else:
-            base = table.non_zero_requested[positions, 0 if resource == CPU else 1]
-        return alloc, base + pod_request
+            used = table.non_zero_requested[positions, 0 if resource == CPU else 1]
+        return alloc, used
     if j is None or not (resource == EPHEMERAL_STORAGE or is_scalar_resource_name(resource)):
         return zeros, zeros
-    return table.allocatable[positions, j], table.requested[positions, j] + pod_request
+    return table.allocatable[positions, j], table.requested[positions, j]
 
 
 def least_requested_score(requested: int, capacity: int) -> int:
@@ -183,13 +204,14 @@ def strategy_scorer(strategy: str, resources: Sequence[ResourceSpec], shape: Seq
     return requested_to_capacity_ratio_scorer(resources, shape)
 
 
-def balanced_resource_scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """(1 - std of the usage fractions) * 100, each fraction capped at 1; in [50, 100]."""
     fractions = []
     total = 0.0
     for r, a in zip(requested, allocatable, strict=True):
         if a == 0:
             continue
-        f = min(r / a, 1.0)
+        f = min(float(r) / float(a), 1.0)  # Go converts before dividing; Python's int division would not
         total += f
         fractions.append(f)
     std = 0.0
@@ -199,3 +221,49 @@ def balanced_resource_scorer(requested: Sequence[int], allocatable: Sequence[int
         mean = total / len(fractions)
         std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
     return int((1 - std) * MAX_NODE_SCORE)
+
+
+def balance_change_score(with_pod: IntArray | int, without_pod: IntArray | int) -> IntArray | int:
+    """v1.36 scores the change in balance the pod makes: 75 when it changes nothing, 100 and 50 at the extremes.
+
+    Both balances lie in [50, 100], so the numerator is never negative and floor
+    division equals Go's truncation.
+    """
+    return MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + with_pod - without_pod) // 2
+
+
+def balanced_resource_scorer(requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]) -> int:
+    """balancedResourceScorer: how the node's balance changes when the pod is added."""
+    after = balanced_resource_score(requested, allocatable)
+    return int(balance_change_score(after, balanced_resource_score(allocated, allocatable)))
+
+
+def balanced_resource_scores(used: Sequence[IntArray], allocatable: Sequence[IntArray]) -> IntArray:
+    """balanced_resource_score over columns, with Go's summation order so every float matches.
+
+    A resource counts on the nodes where its allocatable is non-zero; nodes counting
+    exactly two resources take the |a - b| / 2 shortcut as upstream does.
+    """
+    n = len(allocatable[0]) if allocatable else 0
+    fracs: list[FloatArray] = []
+    valids: list[BoolArray] = []
+    for q, a in zip(used, allocatable, strict=True):
+        valid = a > 0
+        fracs.append(np.where(valid, np.minimum(q / np.where(valid, a, 1), 1.0), 0.0))
+        valids.append(valid)
+    count = np.zeros(n, dtype=np.int64)
+    total = np.zeros(n)
+    first = np.zeros(n)
+    second = np.zeros(n)
+    for f, valid in zip(fracs, valids, strict=True):
+        first = np.where(valid & (count == 0), f, first)
+        second = np.where(valid & (count == 1), f, second)
+        total = total + f
+        count += valid
+    safe = np.where(count > 0, count, 1)
+    mean = total / safe
+    var = np.zeros(n)
+    for f, valid in zip(fracs, valids, strict=True):
+        var = var + np.where(valid, (f - mean) * (f - mean), 0.0)
+    std = np.where(count == 2, np.abs((first - second) / 2), np.where(count > 2, np.sqrt(var / safe), 0.0))
+    return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)

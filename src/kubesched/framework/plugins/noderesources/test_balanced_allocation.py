@@ -1,82 +1,196 @@
-"""Cases from balanced_allocation_test.go (v1.34: best-effort pods skip scoring)."""
+"""balanced_allocation_test.go (v1.36): the score is the change in balance the pod makes.
 
+Upstream's table first (case names unchanged; the DRA-backed cases need DeviceClasses and
+ResourceSlices, which this scheduler does not read), then cases whose scores were read
+from kube-scheduler v1.36.3 at --v=10 ("Plugin scored node for pod").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
 import pytest
 
 from kubesched.config.defaults import default_args
+from kubesched.config.types import NodeResourcesBalancedAllocationArgs, ResourceSpec
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.plugins.noderesources import resource_allocation as ra
 from kubesched.framework.plugins.noderesources.balanced_allocation import new
+from kubesched.framework.plugins.noderesources.util_test import CHECKED_AGAINST_V136, DEFAULT_RESOURCES, make_node_res
 from kubesched.framework.status import Code
+from kubesched.framework.types import new_pod_info
 from kubesched.testing.framework import build_snapshot, new_plugin, score_nodes
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched.testing.wrappers import make_pod
 
-CASES = [
+GPU = "nvidia.com/gpu"
+DEFAULT = DEFAULT_RESOURCES
+WITH_GPU = [*DEFAULT, ResourceSpec(name=GPU, weight=1)]
+
+
+def cpu_and_memory(cpu: str, memory: str) -> dict[str, str]:
+    return {"cpu": cpu, "memory": memory}
+
+
+def args(resources: list[ResourceSpec]) -> NodeResourcesBalancedAllocationArgs:
+    return default_args("NodeResourcesBalancedAllocation", NodeResourcesBalancedAllocationArgs(resources=resources))
+
+
+def two_containers() -> Any:
+    return make_pod().req(cpu_and_memory("1000m", "2000")).req(cpu_and_memory("2000m", "3000"))
+
+
+UPSTREAM = [
     pytest.param(
-        make_pod().req({"cpu": "3000", "memory": "5000"}).obj(),
-        [
-            make_node("node1").capacity({"cpu": "4000", "memory": "10000"}).obj(),
-            make_node("node2").capacity({"cpu": "6000", "memory": "10000"}).obj(),
-        ],
+        two_containers().obj(),
+        [make_node_res("node1", 4000, 10000), make_node_res("node2", 6000, 10000)],
         [],
-        [87, 100],
+        [68, 75],
+        DEFAULT,
         id="nothing scheduled, resources requested, differently sized nodes",
     ),
     pytest.param(
-        make_pod().req({"cpu": "3000", "memory": "5000"}).obj(),
+        two_containers().obj(),
+        [make_node_res("node1", 10000, 20000), make_node_res("node2", 10000, 20000)],
         [
-            make_node("node1").capacity({"cpu": "10000", "memory": "20000"}).obj(),
-            make_node("node2").capacity({"cpu": "10000", "memory": "20000"}).obj(),
+            make_pod().node("node1").req({"cpu": "1000m"}).req({"cpu": "2000m"}).obj(),
+            two_containers().node("node2").obj(),
         ],
-        [
-            make_pod("e1").node("node1").req({"cpu": "3000", "memory": "0"}).obj(),
-            make_pod("e2").node("node2").req({"cpu": "3000", "memory": "5000"}).obj(),
-        ],
-        [82, 95],
+        [73, 74],
+        DEFAULT,
         id="resources requested, pods scheduled with resources",
     ),
     pytest.param(
-        make_pod().req({"cpu": "3000", "memory": "5000"}).obj(),
+        two_containers().obj(),
+        [make_node_res("node1", 10000, 20000), make_node_res("node2", 10000, 50000)],
         [
-            make_node("node1").capacity({"cpu": "10000", "memory": "20000"}).obj(),
-            make_node("node2").capacity({"cpu": "10000", "memory": "50000"}).obj(),
+            make_pod().node("node1").req({"cpu": "1000m"}).req({"cpu": "2000m"}).obj(),
+            two_containers().node("node2").obj(),
         ],
-        [
-            make_pod("e1").node("node1").req({"cpu": "3000", "memory": "0"}).obj(),
-            make_pod("e2").node("node2").req({"cpu": "3000", "memory": "5000"}).obj(),
-        ],
-        [82, 80],
+        [73, 70],
+        DEFAULT,
         id="resources requested, pods scheduled with resources, differently sized nodes",
     ),
     pytest.param(
-        make_pod().req({"cpu": "3000", "memory": "5000"}).obj(),
+        make_pod().req({"memory": "2000"}).req({"memory": "3000"}).obj(),
+        [make_node_res("node1", 3000, 5000), make_node_res("node2", 3000, 5000)],
+        [make_pod().node("node1").req({"cpu": "1000m"}).req({"cpu": "2000m"}).obj()],
+        [100, 50],
+        DEFAULT,
+        id="resources requested, pods scheduled with resources, nodes to reach min/max score",
+    ),
+    pytest.param(
+        make_pod().req({"cpu": "1000m"}).req({"cpu": "2000m"}).obj(),
+        [make_node_res("node1", 6000, 10000), make_node_res("node2", 6000, 10000)],
         [
-            make_node("node1").capacity({"cpu": "4000", "memory": "10000"}).obj(),
-            make_node("node2").capacity({"cpu": "4000", "memory": "10000"}).obj(),
+            make_pod().node("node1").req({"cpu": "1000m"}).req({"cpu": "2000m"}).obj(),
+            two_containers().node("node2").obj(),
         ],
-        [
-            make_pod("e1").node("node1").req({"cpu": "3000", "memory": "0"}).obj(),
-            make_pod("e2").node("node2").req({"cpu": "3000", "memory": "5000"}).obj(),
-        ],
-        [75, 100],
+        [62, 62],
+        DEFAULT,
         id="requested resources at node capacity",
     ),
     pytest.param(
-        make_pod().req({"cpu": "3000", "memory": "5000"}).obj(),
-        [make_node("node1").obj(), make_node("node2").obj()],
+        make_pod().req({"cpu": "0", "memory": "0", GPU: "1"}).obj(),
+        [make_node_res("node1", 3500, 40000, {GPU: 8}), make_node_res("node2", 3500, 40000, {GPU: 8})],
+        [
+            make_pod()
+            .node("node1")
+            .req(cpu_and_memory("1000m", "2000"))
+            .req({"cpu": "2000m", "memory": "3000", GPU: "3"})
+            .obj(),
+            two_containers().node("node2").obj(),
+        ],
+        [75, 76],
+        WITH_GPU,
+        id="scalar resource is included in the score computation if pod requests the scalar resource",
+    ),
+    pytest.param(
+        two_containers().obj(),
+        [make_node_res("node1", 3500, 40000, {GPU: 8}), make_node_res("node2", 3500, 40000)],
         [],
-        [100, 100],
-        id="zero node resources, pods scheduled with resources",
+        [56, 56],
+        WITH_GPU,
+        id="scalar resource is not included in the score computation if pod doesn't request the scalar resource",
     ),
 ]
 
 
-@pytest.mark.parametrize(("pod", "nodes", "existing", "expected"), CASES)
-def test_node_resources_balanced_allocation(pod, nodes, existing, expected, batch):
+@pytest.mark.parametrize(("pod", "nodes", "existing", "expected", "resources"), UPSTREAM)
+def test_node_resources_balanced_allocation(
+    pod: dict[str, Any], nodes: list[Any], existing: list[Any], expected: list[int], resources: Any, batch: bool
+) -> None:
     snap = build_snapshot(nodes, existing)
-    plugin = new_plugin(new, default_args("NodeResourcesBalancedAllocation", None), snap)
+    plugin = new_plugin(new, args(resources), snap)
     assert score_nodes(plugin, pod, snap, batch=batch) == (expected, None)
 
 
-def test_best_effort_pod_skips_pre_score():
-    snap = build_snapshot([make_node("node1").capacity({"cpu": "4000", "memory": "10000"}).obj()])
-    plugin = new_plugin(new, default_args("NodeResourcesBalancedAllocation", None), snap)
+def test_nothing_requested_skips_in_pre_score() -> None:
+    """nothing scheduled, nothing requested, skip in PreScore."""
+    snap = build_snapshot([make_node_res("node1", 4000, 10000), make_node_res("node2", 4000, 10000)])
+    plugin = new_plugin(new, args(DEFAULT), snap)
     _, status = score_nodes(plugin, make_pod().obj(), snap)
     assert status is not None and status.code == Code.SKIP
+
+
+@pytest.mark.parametrize(
+    ("pod", "expected"),
+    [
+        pytest.param(
+            two_containers().obj(),
+            [73, 74],
+            id="resources requested, pods scheduled with resources if PreScore not called",
+        ),
+        pytest.param(make_pod().obj(), [0, 0], id="kubesched: a best-effort pod scores 0 without PreScore"),
+    ],
+)
+def test_score_without_pre_score(pod: dict[str, Any], expected: list[int]) -> None:
+    snap = build_snapshot(
+        [make_node_res("node1", 10000, 20000), make_node_res("node2", 10000, 20000)],
+        [
+            make_pod().node("node1").req({"cpu": "1000m"}).req({"cpu": "2000m"}).obj(),
+            two_containers().node("node2").obj(),
+        ],
+    )
+    plugin = new_plugin(new, args(DEFAULT), snap)
+    info = new_pod_info(pod)
+    positions = np.arange(2, dtype=np.int64)
+    assert [plugin.score(CycleState(), info, ni)[0] for ni in snap.node_info_list] == expected
+    assert plugin.score_batch(CycleState(), info, snap.table, positions).tolist() == expected
+
+
+@pytest.mark.parametrize(("pod_obj", "nodes", "existing", "expected", "fit"), CHECKED_AGAINST_V136)
+def test_scores_read_from_kube_scheduler_v136(
+    pod_obj: dict[str, Any], nodes: list[Any], existing: list[Any], expected: list[int], fit: list[int], batch: bool
+) -> None:
+    snap = build_snapshot(nodes, existing)
+    plugin = new_plugin(new, default_args("NodeResourcesBalancedAllocation", None), snap)
+    assert score_nodes(plugin, pod_obj, snap, batch=batch) == (expected, None)
+
+
+@pytest.mark.parametrize(
+    ("requested", "allocated", "allocatable", "want"),
+    [
+        pytest.param([1, 1], [0, 0], [4, 8], 71, id="empty node, uneven pod"),
+        pytest.param([2, 4], [1, 2], [4, 8], 75, id="no change in balance"),
+        pytest.param([4, 0], [0, 0], [4, 8], 50, id="worst change"),
+        pytest.param([4, 8], [4, 0], [4, 8], 100, id="best change"),
+        pytest.param([0, 0, 0], [0, 0, 0], [0, 0, 0], 75, id="no resource counts"),
+        pytest.param([3, 5, 1], [2, 1, 0], [4, 10, 2], 80, id="three resources: 88 after, 78 before"),
+    ],
+)
+def test_balanced_resource_scorer(
+    requested: list[int], allocated: list[int], allocatable: list[int], want: int
+) -> None:
+    assert ra.balanced_resource_scorer(requested, allocated, allocatable) == want
+
+
+def test_vectorised_balance_agrees_with_per_node_on_mixed_resources() -> None:
+    """Nodes counting 1, 2 or 3 resources, fractions above 1 included: the column path matches float for float."""
+    rng = np.random.default_rng(7)
+    cols = 3
+    alloc = [rng.integers(0, 5, 400) * rng.integers(1, 10**6, 400) for _ in range(cols)]
+    used = [rng.integers(0, 2 * 10**6, 400) for _ in range(cols)]
+    got = ra.balanced_resource_scores(used, alloc)
+    want = [ra.balanced_resource_score([int(u[i]) for u in used], [int(a[i]) for a in alloc]) for i in range(400)]
+    assert got.tolist() == want
