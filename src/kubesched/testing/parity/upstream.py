@@ -209,11 +209,12 @@ class UpstreamRunner:
         if obj["kind"] == "Pod" and obj["spec"].get("nodeName"):
             out = self.kubelet_start(out)
         elif obj["kind"] == "PersistentVolume":
-            out = self._set_status(out, {"phase": "Available"})
+            out = self._set_status("PersistentVolume", out, {"phase": "Available"})
         return out
 
-    def _set_status(self, obj: Obj, status: Obj) -> Obj:
-        r = BY_KIND[obj["kind"]]
+    def _set_status(self, kind: str, obj: Obj, status: Obj) -> Obj:
+        """A merge patch of the status subresource (list items carry no kind, hence the argument)."""
+        r = BY_KIND[kind]
         meta = obj["metadata"]
         return self.api.request(
             "PATCH",
@@ -368,8 +369,9 @@ class UpstreamRunner:
             {vol.ANN_BIND_COMPLETED: "yes", vol.ANN_BOUND_BY_CONTROLLER: "yes"}
         )
         pvc = self.api.request("PUT", pvc_r.path(ns, name), body=pvc)
-        self._set_status(pv, {"phase": "Bound"})
+        self._set_status("PersistentVolume", pv, {"phase": "Bound"})
         self._set_status(
+            "PersistentVolumeClaim",
             pvc,
             {"phase": "Bound", "accessModes": pv["spec"]["accessModes"], "capacity": pv["spec"]["capacity"]},
         )
