@@ -14,7 +14,7 @@ from kubesched.testing.parity.ours import OurAttempt, replay
 from kubesched.testing.parity.upstream import Attempt, Decision
 
 # Kinds of difference, in the order a report lists them.
-KINDS = ("result", "message", "feasible", "scores", "node", "nominated", "victims", "examined", "replay")
+KINDS = ("result", "message", "feasible", "scores", "node", "nominated", "victims", "replay")
 
 
 @dataclass
@@ -37,7 +37,7 @@ class FamilyReport:
     notes: dict[str, int] = field(default_factory=dict)  # things counted, not compared (e.g. batch hints)
 
 
-def compare(up: Attempt, ours: OurAttempt, *, compare_examined: bool = False) -> tuple[list[str], list[str]]:
+def compare(up: Attempt, ours: OurAttempt) -> tuple[list[str], list[str]]:
     """The kinds of difference and a line of detail for each."""
     kinds: list[str] = []
     details: list[str] = []
@@ -68,8 +68,6 @@ def compare(up: Attempt, ours: OurAttempt, *, compare_examined: bool = False) ->
         add("nominated", f"upstream {up.nominated}, kubesched {ours.nominated}")
     if not up_bound and sorted(up.victims) != sorted(ours.victims):
         add("victims", f"upstream {sorted(up.victims)}, kubesched {sorted(ours.victims)}")
-    if compare_examined and up_bound and up.evaluated is not None and up.evaluated != ours.examined:
-        add("examined", f"upstream evaluated {up.evaluated} nodes, kubesched {ours.examined}")
     return kinds, details
 
 
@@ -77,17 +75,15 @@ def _result(node: str | None, error: bool) -> str:
     return f"bound to {node}" if node is not None else ("error" if error else "unschedulable")
 
 
-def check(
-    decision: Decision, config: dict[str, Any], *, compare_examined: bool = False, restrict: bool = False
-) -> Mismatch | None:
+def check(decision: Decision, config: dict[str, Any], *, restrict: bool = False) -> Mismatch | None:
     """`restrict`: replay on upstream's feasible nodes (large clusters, where which nodes it examined is timing)."""
     up = decision.upstream
     only = set(up.scores) if restrict and up.node is not None and up.scores else None
     try:
-        ours = replay(decision.state, decision.pod, config, decision.start_index, only_nodes=only)
+        ours = replay(decision.state, decision.pod, config, only_nodes=only)
     except Exception as err:  # the replay itself failing is a finding, not a crash of the harness
         return Mismatch(decision, None, ["replay"], [f"replay: {type(err).__name__}: {err}"])
-    kinds, details = compare(decision.upstream, ours, compare_examined=compare_examined)
+    kinds, details = compare(decision.upstream, ours)
     return Mismatch(decision, ours, kinds, details) if kinds else None
 
 
@@ -96,18 +92,24 @@ def tally(
     decisions: Iterable[Decision],
     config_of: Callable[[Decision], dict[str, Any]],
     *,
-    compare_examined: bool = False,
     restrict: bool = False,
 ) -> FamilyReport:
     report = FamilyReport(family)
     for d in decisions:
-        if d.upstream.batch_hint:
-            report.notes["batch hints"] = report.notes.get("batch hints", 0) + 1
+        for note, counted in (
+            ("batch hints", d.upstream.batch_hint),
+            ("preemptions (a node nominated)", d.upstream.nominated is not None and d.upstream.node is None),
+            ("attempts after a preemption", d.label == "after preemption"),
+            ("decided beside a standing nomination", d.nominations > 0),
+            ("unschedulable", d.upstream.node is None),
+        ):
+            if counted:
+                report.notes[note] = report.notes.get(note, 0) + 1
         if d.ambiguous:
             report.ambiguous += 1
             continue
         report.decisions += 1
-        m = check(d, config_of(d), compare_examined=compare_examined, restrict=restrict)
+        m = check(d, config_of(d), restrict=restrict)
         if m is None:
             report.exact += 1
             continue
@@ -129,7 +131,6 @@ def write_mismatch(m: Mismatch, out_dir: Path, config: dict[str, Any]) -> Path:
     detail = {
         "pod": d.pod,
         "decision": d.label,
-        "start_index": d.start_index,
         "differences": m.details,
         "upstream": {
             "node": d.upstream.node,
@@ -149,7 +150,6 @@ def write_mismatch(m: Mismatch, out_dir: Path, config: dict[str, Any]) -> Path:
             "victims": m.ours.victims,
             "scores": m.ours.scores,
             "totals": m.ours.totals,
-            "examined": m.ours.examined,
             "filters": m.ours.filters,
         },
     }

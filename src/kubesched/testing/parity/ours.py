@@ -39,7 +39,6 @@ class OurAttempt:
     nominated: str | None = None
     victims: list[str] = field(default_factory=list)
     top: list[str] = field(default_factory=list)  # nodes with the highest total
-    examined: int = 0
 
 
 RESTRICT = "ParityRestrict"
@@ -88,11 +87,13 @@ def replay(
     state: list[Obj],
     pod_key: str,
     config: Obj,
-    start_index: int = 0,
     seed: int = 0,
     only_nodes: set[str] | None = None,
 ) -> OurAttempt:
-    """One scheduling cycle for `pod_key` on `state` (the pod pending in it), with upstream's start index.
+    """One scheduling cycle for `pod_key` on `state` (the pod pending in it).
+
+    Clusters here either have fewer than 100 nodes (every node is examined, wherever the
+    rotating start index points) or are replayed with `only_nodes`.
 
     `only_nodes`: score exactly these (upstream's feasible nodes) where upstream's choice of
     nodes to examine cannot be reproduced.
@@ -117,7 +118,6 @@ def replay(
     pending = [so for so in pods if not (so.obj.get("spec") or {}).get("nodeName")]
     for so in (*first, *nodes, *bound, *pending):
         cluster.create(so.obj)
-    sched.next_start_node_index = start_index
     target = None
     while (qpi := sched.queue.pop()) is not None:
         if qpi.pod_info.key == pod_key:
@@ -128,12 +128,9 @@ def replay(
         sched.queue.done(qpi.pod_info.uid)
     if target is None:
         raise LookupError(f"{pod_key} is not pending in the state")
-    before = sched.next_start_node_index
     sched.schedule_one(target)
     clock.run_due()  # the binding cycle, which reports the outcome and its record
     out = OurAttempt()
-    n = len(nodes)
-    out.examined = (sched.next_start_node_index - before) % n if n else 0
     for ev in observer.events:
         if ev.pod == pod_key and ev.type == "Scheduled":
             out.node = ev.node

@@ -69,9 +69,9 @@ class Decision:
     pod: str
     label: str  # "first attempt" | "after preemption"
     state: list[Obj]  # the cluster as upstream saw it, the pod pending in it
-    start_index: int
     upstream: Attempt
     ambiguous: str = ""  # why this decision cannot be compared, if it cannot
+    nominations: int = 0  # other pods waiting with a nomination when it was decided
 
 
 class AttemptLog:
@@ -177,6 +177,7 @@ class UpstreamRunner:
         self.verbosity = verbosity
         self._clock = 0
         self.scheduler: Process | None = None
+        self._last_seen: dict[str, Obj] = {}
 
     # Cluster set-up
 
@@ -435,7 +436,12 @@ class UpstreamRunner:
             self.scheduler = None
 
     def snapshot(self) -> list[Obj]:
-        return take_snapshot(self.api)
+        """The cluster as manifests; every pod seen is remembered, to put back victims deleted since."""
+        objects = take_snapshot(self.api)
+        for o in objects:
+            if o["kind"] == "Pod":
+                self._last_seen[_key(o)] = o
+        return objects
 
     # Playing a case
 
@@ -463,9 +469,14 @@ class UpstreamRunner:
                 log.debug("pv controller: %s", err)
 
     def _play(self, case: Case, alog: AttemptLog) -> list[Decision]:
+        """Each pending pod in turn; a preemptor whose victims are still terminating waits nominated.
+
+        While it waits, the next pod is decided with the nomination standing (upstream counts
+        nominated pods on their node), and only then are the victims finished and the
+        preemptor's own next attempt recorded.
+        """
         decisions: list[Decision] = []
-        start_index = 0
-        num_nodes = len(case.nodes)
+        waiting: list[tuple[str, Attempt]] = []
         for raw in case.pending:
             pod = copy.deepcopy(raw)
             key = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
@@ -473,23 +484,34 @@ class UpstreamRunner:
             self._settle(alog)
             state = self.snapshot()
             created = self.create(pod)
+            began = alog.seq
             state.append(clean(created, WATCHED["Pod"]))
             first = wait(lambda k=key: self._ended(alog, k, 0), 60, f"{key}'s first attempt", alog.poll)
-            decisions.append(Decision(case.family, case.seed, key, "first attempt", state, start_index, first))
-            if first.node is not None and first.evaluated is not None and num_nodes:
-                start_index = (start_index + first.evaluated) % num_nodes
+            decision = Decision(case.family, case.seed, key, "first attempt", state, first)
+            decision.nominations = len(waiting)
+            for other, _ in waiting:
+                if any(began < a.start_seq for a in alog.attempts.get(other) or ()):
+                    decision.ambiguous = f"{other}, nominated, was tried again meanwhile"
+            decisions.append(decision)
+            for other, its_first in waiting:
+                decisions.extend(self._finish_preemption(case, other, its_first, alog))
+            waiting.clear()
             if first.node is not None:
                 self._kubelet(key, alog)
-                continue
-            if self._nominated(key, first, alog):
-                after = self._after_preemption(case, key, first, alog, start_index)
-                if after is not None:
-                    decisions.append(after)
-                    if after.upstream.node is not None and after.upstream.evaluated is not None and num_nodes:
-                        start_index = (start_index + after.upstream.evaluated) % num_nodes
-                continue
-            self._delete_pod(key, alog)
+            elif self._nominated(key, first, alog):
+                if any(self._pod(v) is not None for v in first.victims):
+                    waiting.append((key, first))
+                else:
+                    decisions.extend(self._finish_preemption(case, key, first, alog))
+            else:
+                self._delete_pod(key, alog)
+        for other, its_first in waiting:
+            decisions.extend(self._finish_preemption(case, other, its_first, alog))
         return decisions
+
+    def _finish_preemption(self, case: Case, key: str, first: Attempt, alog: AttemptLog) -> list[Decision]:
+        after = self._after_preemption(case, key, first, alog)
+        return [after] if after is not None else []
 
     def _ended(self, alog: AttemptLog, key: str, index: int) -> Attempt | None:
         lst = alog.attempts.get(key) or []
@@ -533,9 +555,7 @@ class UpstreamRunner:
             wait(lambda: attempt.preemption_done, 30, f"{key}'s preemption to finish", alog.poll)
         return True
 
-    def _after_preemption(
-        self, case: Case, key: str, first: Attempt, alog: AttemptLog, start_index: int
-    ) -> Decision | None:
+    def _after_preemption(self, case: Case, key: str, first: Attempt, alog: AttemptLog) -> Decision | None:
         """Finish the victims (no kubelet will), then record the first attempt after the scheduler saw them go.
 
         Attempts in between (the victims still terminating) are upstream retrying on their
@@ -563,7 +583,12 @@ class UpstreamRunner:
         except TimeoutError:
             self._delete_pod(key, alog)
             return None
+        if last.nominated:
+            self._nominated(key, last, alog)
         after = self.snapshot()
+        # Victims of this very attempt were deleted after it: they belong to the state it saw.
+        gone = [self._last_seen[v] for v in last.victims if v in self._last_seen]
+        after.extend(v for v in gone if not any(_same(v, o) for o in after))
         current = self._pod(key)
         if current is None:
             return None
@@ -574,7 +599,7 @@ class UpstreamRunner:
         status.pop("startTime", None)
         status["phase"] = "Pending"
         state = [o for o in after if not _same(o, pending_form)] + [pending_form]
-        decision = Decision(case.family, case.seed, key, "after preemption", state, start_index, last)
+        decision = Decision(case.family, case.seed, key, "after preemption", state, last)
         if last.start_seq <= gone_at:
             decision.ambiguous = "bound before the harness finished the victims"
         if last.node is not None:
@@ -594,6 +619,11 @@ class UpstreamRunner:
     def _delete_pod(self, key: str, alog: AttemptLog) -> None:
         self._force_delete(key)
         wait(lambda: key in alog.deleted_at, 30, f"the scheduler to see {key} deleted", alog.poll)
+
+
+def _key(obj: Obj) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace', 'default')}/{meta.get('name')}"
 
 
 def _same(a: Obj, b: Obj) -> bool:
