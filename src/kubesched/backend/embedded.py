@@ -19,6 +19,9 @@ from kubesched.backend.store import KINDS, NAMESPACED, Listener, Obj, ObjectStor
 from kubesched.framework.types import PodInfo
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # virtual time 0, for timestamps written on objects
+# PodTopologyLabels admission (beta, on in v1.36) copies these from the node onto a pod
+# bound to it, at binding and at creation with spec.nodeName.
+TOPOLOGY_LABELS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/region")
 
 
 __all__ = ["KINDS", "NAMESPACED", "ConflictError", "EmbeddedCluster", "object_key"]
@@ -60,6 +63,8 @@ class EmbeddedCluster(ObjectStore):
         key = object_key(obj)
         if key in self.objects[kind]:
             raise ConflictError(f'{kind} "{"/".join(p for p in key if p)}" already exists')
+        if kind == "Pod" and (obj.get("spec") or {}).get("nodeName"):
+            self._copy_topology_labels(obj, obj["spec"]["nodeName"])
         self._bump(obj)
         self.objects[kind][key] = obj
         self._emit(kind, "ADDED", None, obj)
@@ -85,18 +90,36 @@ class EmbeddedCluster(ObjectStore):
 
     # Client: what DefaultBinder calls.
 
+    def _copy_topology_labels(self, pod: Obj, node_name: str) -> None:
+        node = self.objects["Node"].get(("", node_name))
+        node_labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+        found = {k: node_labels[k] for k in TOPOLOGY_LABELS if k in node_labels}
+        if found:
+            meta = pod.setdefault("metadata", {})
+            meta["labels"] = {**(meta.get("labels") or {}), **found}
+
     def bind(self, pod: PodInfo, node_name: str) -> None:
+        """The pods/binding subresource as v1.36 serves it: checks, then nodeName, topology labels,
+        PodScheduled=True and the nomination cleared (ClearingNominatedNodeNameAfterBinding)."""
         current = self.objects["Pod"].get((pod.namespace, pod.name))
         if current is None:
             raise ConflictError(f'pods "{pod.name}" not found')
-        if (current.get("spec") or {}).get("nodeName"):
-            raise ConflictError(
-                f'pod {pod.namespace}/{pod.name} is already assigned to node "{current["spec"]["nodeName"]}"'
-            )
+        meta, spec = current.get("metadata") or {}, current.get("spec") or {}
+        if meta.get("deletionTimestamp"):
+            raise ConflictError(f"pod {pod.name} is being deleted, cannot be assigned to a host")
+        if spec.get("nodeName"):
+            raise ConflictError(f'pod {pod.name} is already assigned to node "{spec["nodeName"]}"')
+        if spec.get("schedulingGates"):
+            raise ConflictError(f"pod {pod.name} has non-empty .spec.schedulingGates")
         bound = copy.copy(current)
-        bound["spec"] = dict(current.get("spec") or {}, nodeName=node_name)
+        bound["metadata"] = dict(meta)
+        bound["spec"] = dict(spec, nodeName=node_name)
+        self._copy_topology_labels(bound, node_name)
+        now = self.timestamp()
+        status = current.get("status") or {}
+        status = apply_status_patch(status, status_patch(status, {"type": "PodScheduled", "status": "True"}, "", now))
         # Nobody runs kubelets here: a bound pod counts as started at once.
-        bound["status"] = dict(current.get("status") or {}, startTime=self.timestamp(), phase="Running")
+        bound["status"] = dict(status, startTime=now, phase="Running")
         self.update(bound)
 
     def apply_extender_binding(self, pod: PodInfo, node_name: str) -> None:

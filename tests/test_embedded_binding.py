@@ -1,0 +1,75 @@
+"""The embedded cluster's pods/binding answers as v1.36's API server does (compared live in tests/upstream)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubesched.backend.embedded import ConflictError, EmbeddedCluster
+from kubesched.framework.types import new_pod_info
+
+NODE = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {
+        "name": "n1",
+        "labels": {"topology.kubernetes.io/zone": "z1", "topology.kubernetes.io/region": "r1", "disk": "ssd"},
+    },
+}
+
+
+DELETED_AT = "2026-01-01T00:00:00Z"
+
+
+def pod(name: str, **spec: object) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": "a"}},
+        "spec": {"containers": [{"name": "c", "image": "i"}], **spec},
+        "status": {"nominatedNodeName": "n1"},
+    }
+
+
+def cluster() -> EmbeddedCluster:
+    c = EmbeddedCluster()
+    c.create(dict(NODE))
+    return c
+
+
+def test_binding_copies_topology_labels_clears_nomination_and_marks_scheduled() -> None:
+    c = cluster()
+    c.create(pod("p"))
+    c.bind(new_pod_info(c.get("Pod", "default", "p")), "n1")
+    got = c.get("Pod", "default", "p")
+    assert got["spec"]["nodeName"] == "n1"
+    assert got["metadata"]["labels"] == {
+        "app": "a",
+        "topology.kubernetes.io/zone": "z1",
+        "topology.kubernetes.io/region": "r1",
+    }
+    assert "nominatedNodeName" not in got["status"]
+    assert [(x["type"], x["status"]) for x in got["status"]["conditions"]] == [("PodScheduled", "True")]
+
+
+def test_pod_created_bound_gets_topology_labels() -> None:
+    c = cluster()
+    c.create(pod("p", nodeName="n1"))
+    assert c.get("Pod", "default", "p")["metadata"]["labels"]["topology.kubernetes.io/zone"] == "z1"
+
+
+@pytest.mark.parametrize(
+    ("obj", "message"),
+    [
+        (pod("gated", schedulingGates=[{"name": "g"}]), "pod gated has non-empty .spec.schedulingGates"),
+        (
+            {**pod("going"), "metadata": {"name": "going", "namespace": "default", "deletionTimestamp": DELETED_AT}},
+            "pod going is being deleted, cannot be assigned to a host",
+        ),
+        (pod("taken", nodeName="n0"), 'pod taken is already assigned to node "n0"'),
+    ],
+)
+def test_binding_refusals(obj: dict, message: str) -> None:
+    c = cluster()
+    c.create(obj)
+    with pytest.raises(ConflictError, match=message):
+        c.bind(new_pod_info(c.get("Pod", "default", obj["metadata"]["name"])), "n1")
