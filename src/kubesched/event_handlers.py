@@ -48,6 +48,10 @@ class EventHandlers:
     def _event(self, resource: str, action: int, old: object, new: object) -> None:
         self.sched.queue.move_all_to_active_or_backoff_queue(ClusterEvent(resource, action), old, new)
 
+    def _event_for(self, resource: str, action: int, old: object, new: object, pods: list[Any]) -> None:
+        """An event offered only to `pods` (upstream's PreEnqueueCheck)."""
+        self.sched.queue.move_all_to_active_or_backoff_queue(ClusterEvent(resource, action), old, new, pods)
+
     def add_node(self, node: ParsedNode) -> None:
         self.sched.cache.add_node(node)
         self._event(events.NODE, events.ADD, None, node)
@@ -96,7 +100,31 @@ class EventHandlers:
             if action:
                 self.sched.queue.assigned_pod_updated(old, new, action)
         elif self.sched.responsible_for(new):
+            if self.sched.cache.is_assumed_pod(new):
+                # Held by a binding cycle: only the start of its deletion matters (updatePodInSchedulingQueue).
+                if new.deleting and not old.deleting:
+                    self._assumed_pod_deleting(new)
+                return
             self.sched.queue.update(old, new)
+            if old.nominated_node_name and old.nominated_node_name != new.nominated_node_name:
+                # The old nominated node loses a pod that lower or equal priority pods counted there.
+                waiting = [
+                    q
+                    for q in (*self.sched.queue.unschedulable_pods.values(), *self.sched.queue.gated_pods.values())
+                    if q.pod_info.priority <= old.priority
+                ]
+                self._event_for(events.ASSIGNED_POD, events.DELETE, old, None, waiting)
+
+    def _assumed_pod_deleting(self, pod: PodInfo) -> None:
+        """handleAssumedPodDeletion: a pod waiting at Permit is rejected; one further on is forgotten."""
+        assumed = self.sched.cache.get_pod(pod.uid) or pod
+        fwk = self.sched.profiles.get(pod.scheduler_name)
+        if fwk is None or not fwk.reject_waiting_pod(pod.uid):
+            try:
+                self.sched.cache.forget_pod(assumed)
+            except CacheError as err:
+                log.error("Scheduler cache ForgetPod failed err=%s", err)
+        self._event(events.ASSIGNED_POD, events.DELETE, assumed, None)
 
     def delete_pod(self, pod: PodInfo) -> None:
         if pod.node_name:
