@@ -149,6 +149,9 @@ def test_score_batch_agrees_with_score(c, strategy):
     ns, existing, pod = c
     pod["spec"].pop("nodeName", None)
     snap = build_snapshot(ns, existing)
+    shape = [{"utilization": 0, "score": 0}, {"utilization": 60, "score": 9}, {"utilization": 100, "score": 3}]
+    # v1.36 refuses a requestedToCapacityRatio beside another strategy type.
+    ratio = {"requestedToCapacityRatio": {"shape": shape}} if strategy == "RequestedToCapacityRatio" else {}
     cfg = load_config(
         {
             "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -166,13 +169,7 @@ def test_score_batch_agrees_with_score(c, strategy):
                                         {"name": "memory", "weight": 1},
                                         {"name": "example.com/gpu", "weight": 2},
                                     ],
-                                    "requestedToCapacityRatio": {
-                                        "shape": [
-                                            {"utilization": 0, "score": 0},
-                                            {"utilization": 60, "score": 9},
-                                            {"utilization": 100, "score": 3},
-                                        ]
-                                    },
+                                    **ratio,
                                 }
                             },
                         }

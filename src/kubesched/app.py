@@ -29,7 +29,9 @@ from kubesched.backend.kube.leader_election import LeaderElectionConfig, LeaderE
 from kubesched.backend.kube.lock import SchedulerLock
 from kubesched.backend.kube.reflector import Backoff
 from kubesched.clock import WallClock
+from kubesched.config.goduration import format_go_duration
 from kubesched.config.load import SchedulerConfig
+from kubesched.config.render import go_number, render_config
 from kubesched.event_handlers import informed_scheduler
 from kubesched.metrics import SchedulerMetrics
 from kubesched.serving import Endpoints
@@ -61,11 +63,43 @@ class RunOptions:
     sync_timeout: float | None = None
     informer_backoff: Callable[[], Backoff] = Backoff
     on_serving: Callable[[str, int], None] | None = None
+    verbosity: int = 0  # -v: from 2 on, /configz shows the profiles as the frameworks completed them
     identity: str = field(default_factory=lambda: f"{socket.gethostname()}_{uuid.uuid4()}")
 
 
 def _first(*values: Any) -> Any:
     return next(v for v in values if v is not None)
+
+
+def _go_duration(seconds: float) -> str:
+    return format_go_duration(round(seconds * 1e9))
+
+
+def configz(config: SchedulerConfig, opts: RunOptions) -> dict[str, Any]:
+    """/configz's componentconfig: the v1 configuration with the flags kube-scheduler applies to it.
+
+    The leader election flags always override it; without a --config file the client
+    flags fill in clientConnection (upstream's deprecated flags apply only then). Below
+    -v=2 the profiles are as defaulted, from -v=2 as the frameworks captured them.
+    """
+    out = render_config(config, completed=opts.verbosity >= 2)
+    le = out["leaderElection"]
+    for key, value in (
+        ("leaderElect", opts.leader_elect),
+        ("leaseDuration", None if opts.lease_duration is None else _go_duration(opts.lease_duration)),
+        ("renewDeadline", None if opts.renew_deadline is None else _go_duration(opts.renew_deadline)),
+        ("retryPeriod", None if opts.retry_period is None else _go_duration(opts.retry_period)),
+        ("resourceName", opts.lease_name),
+        ("resourceNamespace", opts.lease_namespace),
+    ):
+        if value is not None:
+            le[key] = value
+    if not config.source:
+        cc = out["clientConnection"]
+        cc["kubeconfig"] = opts.kubeconfig or cc["kubeconfig"]
+        cc["qps"] = go_number(_first(opts.qps, cc["qps"]))
+        cc["burst"] = _first(opts.burst, cc["burst"])
+    return out
 
 
 class SchedulerApp:
@@ -114,7 +148,7 @@ class SchedulerApp:
             )
         self.endpoints = Endpoints(
             registry=self.metrics.registry,
-            configz={"componentconfig": raw.model_dump(mode="json", by_alias=True, exclude_none=True)},
+            configz={"componentconfig": configz(config, opts)},
             healthz={"ping": lambda: True, "leaderElection": self._leader_healthy},
             readyz={"informer-sync": self.store.synced, "shutdown": lambda: not self.stop.is_set()},
         )

@@ -194,6 +194,7 @@ def run_command(args: argparse.Namespace) -> int:
             tls_cert_file=args.tls_cert_file,
             tls_private_key_file=args.tls_private_key_file,
             record_annotations=args.record_annotations,
+            verbosity=args.verbosity,
         )
         app = SchedulerApp(config, opts)
     except (LoadError, ConfigError, FrameworkError) as err:

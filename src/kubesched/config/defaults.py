@@ -1,10 +1,20 @@
-"""Upstream defaults for KubeSchedulerConfiguration v1 (pkg/scheduler/apis/config/v1)."""
+"""Upstream defaults for KubeSchedulerConfiguration v1 (pkg/scheduler/apis/config/v1), v1.36 default gates.
+
+Gates that matter here, at their v1.36 defaults: NodeDeclaredFeatures (on: the plugin
+joins the default set), DynamicResourceAllocation (on: DynamicResources, weight 2),
+DRASchedulerFilterTimeout (on: filterTimeout 10s), DRADeviceBindingConditions and
+DRAResourceClaimDeviceStatus (on: bindingTimeout 10m), StorageCapacityScoring (off:
+VolumeBinding gets no shape), GangScheduling and TopologyAwareWorkloadScheduling
+(off: their plugins stay out of the default set).
+"""
 
 from __future__ import annotations
 
+from kubesched.config.goduration import parse_go_duration
 from kubesched.config.types import (
     ARGS_TYPES,
     EXTENSION_POINTS,
+    PLACEMENT_POINTS,
     DefaultPreemptionArgs,
     DynamicResourcesArgs,
     InterPodAffinityArgs,
@@ -25,6 +35,11 @@ from kubesched.config.types import (
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0
+DYNAMIC_RESOURCES_FILTER_TIMEOUT = "10s"
+DYNAMIC_RESOURCES_BINDING_TIMEOUT = "10m0s"
+
+ALL_POINTS = ("multiPoint", *EXTENSION_POINTS, *PLACEMENT_POINTS)
+"""Every plugin set of a profile, multiPoint first."""
 
 # default_plugins.go, v1.36 with its default gates: one multiPoint list; order here is the order within every point.
 DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
@@ -60,31 +75,33 @@ def default_resources() -> list[ResourceSpec]:
 
 
 def _merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
-    """mergePluginSet: disabled (or `*`) drops defaults, a same-named custom entry replaces in place."""
-    disabled = {p.name for p in custom.disabled}
+    """mergePluginSet: disabled (or `*`) drops defaults, a same-named custom entry replaces in place.
+
+    Disabled entries keep only their names; duplicated custom entries all stay, for the
+    framework to refuse.
+    """
+    disabled = [Plugin(name=p.name) for p in (*custom.disabled, *default.disabled)]
+    disabled_names = {p.name for p in disabled}
     custom_by_name = {p.name: (i, p) for i, p in enumerate(custom.enabled)}
     replaced: set[int] = set()
     enabled: list[Plugin] = []
-    if "*" not in disabled:
+    if "*" not in disabled_names:
         for p in default.enabled:
-            if p.name in disabled:
+            if p.name in disabled_names:
                 continue
             if p.name in custom_by_name:
                 i, p = custom_by_name[p.name]
                 replaced.add(i)
-            enabled.append(p)
-    enabled.extend(p for i, p in enumerate(custom.enabled) if i not in replaced)
-    return PluginSet(enabled=enabled, disabled=list(custom.disabled))
+            enabled.append(p.model_copy())
+    enabled.extend(p.model_copy() for i, p in enumerate(custom.enabled) if i not in replaced)
+    return PluginSet(enabled=enabled, disabled=disabled)
 
 
 def merge_plugins(default: Plugins, custom: Plugins | None) -> Plugins:
     if custom is None:
         return default
     return Plugins(
-        **{
-            point: _merge_plugin_set(getattr(default, point), getattr(custom, point))
-            for point in (*EXTENSION_POINTS, "multiPoint")
-        }
+        **{point: _merge_plugin_set(getattr(default, point), getattr(custom, point)) for point in ALL_POINTS}
     )
 
 
@@ -120,32 +137,53 @@ def default_args(name: str, args: _Args | None) -> _Args | None:
         if args.bindTimeoutSeconds is None:
             args.bindTimeoutSeconds = 600
     elif isinstance(args, DynamicResourcesArgs):
-        args.filterTimeout = args.filterTimeout or "10s"
+        if args.filterTimeout is None:
+            args.filterTimeout = DYNAMIC_RESOURCES_FILTER_TIMEOUT
+        if args.bindingTimeout is None:
+            args.bindingTimeout = DYNAMIC_RESOURCES_BINDING_TIMEOUT
     return args
 
 
 def enabled_plugin_names(plugins: Plugins) -> list[str]:
+    """Every plugin some point enables, in first-seen order, multiPoint first."""
     seen: dict[str, None] = {}
-    for point in ("multiPoint", *EXTENSION_POINTS):
+    for point in ALL_POINTS:
         for p in getattr(plugins, point).enabled:
             seen.setdefault(p.name, None)
     return list(seen)
 
 
 def set_defaults_profile(profile: KubeSchedulerProfile) -> None:
+    """Merged plugins; then a default config for each enabled in-tree args kind not configured, by name."""
     profile.plugins = merge_plugins(default_plugins(), profile.plugins)
     configured = {pc.name for pc in profile.pluginConfig}
-    for name in enabled_plugin_names(profile.plugins):
+    for name in sorted(enabled_plugin_names(profile.plugins)):
         if name in ARGS_TYPES and name not in configured:
             profile.pluginConfig.append(PluginConfig(name=name, args=None))
 
 
 def set_defaults(cfg: KubeSchedulerConfiguration) -> None:
+    """SetDefaults_KubeSchedulerConfiguration; zero durations and empty strings count as unset, as in Go."""
     if not cfg.profiles:
         cfg.profiles.append(KubeSchedulerProfile())
     if len(cfg.profiles) == 1 and cfg.profiles[0].schedulerName is None:
         cfg.profiles[0].schedulerName = DEFAULT_SCHEDULER_NAME
-    if cfg.percentageOfNodesToScore is None:
-        cfg.percentageOfNodesToScore = DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE
     for prof in cfg.profiles:
         set_defaults_profile(prof)
+    if cfg.percentageOfNodesToScore is None:
+        cfg.percentageOfNodesToScore = DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE
+    le = cfg.leaderElection
+    le.resourceLock = le.resourceLock or "leases"
+    le.resourceNamespace = le.resourceNamespace or "kube-system"
+    le.resourceName = le.resourceName or "kube-scheduler"
+    for name, default in (("leaseDuration", "15s"), ("renewDeadline", "10s"), ("retryPeriod", "2s")):
+        if parse_go_duration(getattr(le, name)) == 0:
+            setattr(le, name, default)
+    cc = cfg.clientConnection
+    cc.contentType = cc.contentType or "application/vnd.kubernetes.protobuf"
+    cc.qps = cc.qps or 50.0
+    cc.burst = cc.burst or 100
+    if cfg.enableProfiling is None:
+        cfg.enableProfiling = True
+    if cfg.enableContentionProfiling is None:
+        cfg.enableContentionProfiling = cfg.enableProfiling

@@ -1,4 +1,11 @@
-"""Load, default and validate a KubeSchedulerConfiguration document."""
+"""Load, default and validate a KubeSchedulerConfiguration document, in kube-scheduler's order.
+
+Decode strictly (decode.py), default (defaults.py), validate (validation.py), then the
+checks upstream only makes while it builds each profile's framework and that the
+configuration alone decides (NodeResourcesFit's args, plugins v1 does not know, one
+queue sort for all profiles). Errors read as kube-scheduler's: ConfigError.message is
+its text, several field errors joined the way Go's aggregate error joins them.
+"""
 
 from __future__ import annotations
 
@@ -6,29 +13,99 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pydantic
+from pydantic import BaseModel
 
 from kubesched.api.errors import FieldError
-from kubesched.config.defaults import default_args, set_defaults
-from kubesched.config.types import API_VERSION, ARGS_TYPES, KIND, KubeSchedulerConfiguration, _Args
-from kubesched.config.validation import validate_args, validate_configuration
+from kubesched.config.decode import DecodeError, decode_configuration
+from kubesched.config.defaults import default_args, enabled_plugin_names, set_defaults
+from kubesched.config.goduration import go_quote as q
+from kubesched.config.goduration import parse_go_duration
+from kubesched.config.types import ARGS_TYPES, KIND, PLACEMENT_POINTS, KubeSchedulerConfiguration, NodeResourcesFitArgs
+from kubesched.config.validation import (
+    FRAMEWORK_POINT_ORDER,
+    LEGACY_ONLY_PLUGINS,
+    POINT_TYPE_NAMES,
+    validate_configuration,
+    validate_fit_args,
+)
+
+DEFAULT_DOCUMENT = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": KIND}
+# v1.36's in-tree registry beyond kubesched's: accepted upstream, no implementation here.
+UPSTREAM_ONLY_PLUGINS = frozenset({"GangScheduling", "TopologyPlacementGenerator", "PodGroupPodsCount"})
+# v1.36's in-tree plugins that kubesched implements too (framework/plugins/names).
+_IN_TREE = frozenset(
+    {
+        "SchedulingGates",
+        "PrioritySort",
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "DynamicResources",
+        "DefaultPreemption",
+        "NodeResourcesBalancedAllocation",
+        "ImageLocality",
+        "DefaultBinder",
+        "NodeDeclaredFeatures",
+    }
+)
+DEFAULT_EXTENDER_TIMEOUT = "5s"
+MAX_NODE_SCORE = 100
+MAX_TOTAL_SCORE = 2**63 - 1
+_SCORE_PLUGINS = frozenset(
+    {
+        "TaintToleration",
+        "NodeAffinity",
+        "NodeResourcesFit",
+        "VolumeBinding",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "DynamicResources",
+        "NodeResourcesBalancedAllocation",
+        "ImageLocality",
+    }
+)
+
+
+def aggregate(messages: list[str]) -> str:
+    """utilerrors.NewAggregate's text: one error alone, several in brackets."""
+    if len(messages) == 1:
+        return messages[0]
+    return "[" + ", ".join(messages) + "]"
 
 
 class ConfigError(ValueError):
-    """An unusable configuration; `errors` lists every field at fault."""
+    """An unusable configuration; `errors` lists the fields at fault, `message` is upstream's text."""
 
-    def __init__(self, errors: list[FieldError], source: str = "", *, kind: str = KIND) -> None:
+    def __init__(
+        self, errors: list[FieldError], source: str = "", *, kind: str = KIND, message: str | None = None
+    ) -> None:
         self.errors = errors
         self.source = source
+        self.message = message if message is not None else aggregate([str(e) for e in errors])
         prefix = f"{source}: " if source else ""
-        super().__init__(prefix + f"invalid {kind}: " + "; ".join(str(e) for e in errors))
+        super().__init__(prefix + f"invalid {kind}: " + self.message)
 
 
 @dataclass
 class SchedulerConfig:
-    """A defaulted, validated configuration with typed args per profile."""
+    """A defaulted, validated configuration with typed args per profile.
+
+    `source` is the file it came from ("" for the built-in defaults): without one,
+    kube-scheduler's own flags fill in clientConnection.
+    """
 
     raw: KubeSchedulerConfiguration
     profile_args: list[dict[str, Any]] = field(default_factory=list)
+    source: str = ""
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
@@ -48,47 +125,139 @@ def pydantic_errors(err: pydantic.ValidationError, prefix: str = "") -> list[Fie
     return out
 
 
-def load_config(doc: dict[str, Any] | None, *, source: str = "") -> SchedulerConfig:
-    """Turn a parsed YAML document (or None for the defaults) into a SchedulerConfig."""
-    doc = dict(doc or {"apiVersion": API_VERSION, "kind": KIND})
-    errors: list[FieldError] = []
-    if doc.get("kind", KIND) != KIND:
-        errors.append(FieldError("kind", f'"{doc.get("kind")}" is not {KIND}'))
-    if doc.get("apiVersion", API_VERSION) != API_VERSION:
-        errors.append(FieldError("apiVersion", f'"{doc.get("apiVersion")}" is not supported, use {API_VERSION}'))
-    if errors:
-        raise ConfigError(errors, source)
+def _framework_error(profile_name: str, detail: str) -> str:
+    return f"initializing profiles: creating profile for scheduler name {profile_name}: {detail}"
+
+
+def _wrap64(v: int) -> int:
+    return (v + 2**63) % 2**64 - 2**63
+
+
+def _score_weights_overflow(plugins: Any) -> bool:
+    """getValidScoreWeights' int64 arithmetic: a negative weight wraps the running total."""
+    seen: set[str] = set()
+    total = 0
+    for p in (*plugins.score.enabled, *plugins.multiPoint.enabled):
+        if p.name not in _SCORE_PLUGINS or p.name in seen:
+            continue
+        seen.add(p.name)
+        weighted = (p.weight or 1) * MAX_NODE_SCORE
+        if weighted > _wrap64(MAX_TOTAL_SCORE - total):
+            return True
+        total = _wrap64(total + weighted)
+    return False
+
+
+def _build_extenders(cfg: KubeSchedulerConfiguration) -> str | None:
+    """buildExtenders' effect on the configuration: a zero httpTimeout becomes 5s, and the managed
+    resources the scheduler ignores replace NodeResourcesFit's ignoredResources in every profile.
+    A CA with `insecure` is refused, as client-go's transport refuses it."""
+    ignored: list[str] = []
+    for ext in cfg.extenders:
+        if parse_go_duration(ext.httpTimeout) == 0:
+            ext.httpTimeout = DEFAULT_EXTENDER_TIMEOUT
+        tls = ext.tlsConfig
+        if tls is not None and tls.insecure and (tls.caData or tls.caFile):
+            return "couldn't build extenders: specifying a root certificates file with the insecure flag is not allowed"
+        ignored += [r.name for r in ext.managedResources if r.ignoredByScheduler]
+    if not ignored:
+        return None
+    for prof in cfg.profiles:
+        args = next((pc.args for pc in prof.pluginConfig if pc.name == "NodeResourcesFit"), None)
+        if not isinstance(args, NodeResourcesFitArgs):
+            return "couldn't build extenders: can't find NodeResourcesFitArgs in plugin config"
+        args.ignoredResources = list(ignored)
+    return None
+
+
+def _framework_checks(cfg: KubeSchedulerConfiguration) -> str | None:
+    """What upstream refuses while building each profile's framework, as far as the configuration decides it."""
+    queue_sort, queue_sort_args = "", None
+    for prof in cfg.profiles:
+        name = prof.schedulerName or ""
+        plugins = prof.plugins
+        assert plugins is not None
+        if "NodeResourcesFit" in enabled_plugin_names(plugins):
+            fit = next((pc.args for pc in prof.pluginConfig if pc.name == "NodeResourcesFit"), None)
+            errs = validate_fit_args("", fit) if isinstance(fit, NodeResourcesFitArgs) else []
+            if errs:
+                detail = aggregate([str(e) for e in errs])
+                return _framework_error(name, f'initializing plugin "NodeResourcesFit": {detail}')
+        for point in FRAMEWORK_POINT_ORDER:
+            for p in getattr(plugins, point).enabled:
+                if p.name in LEGACY_ONLY_PLUGINS:
+                    return _framework_error(name, f"{POINT_TYPE_NAMES[point]} {q(p.name)} does not exist")
+        for p in plugins.multiPoint.enabled:
+            if p.name in LEGACY_ONLY_PLUGINS:
+                return _framework_error(name, f"PreFilterPlugin {q(p.name)} does not exist")
+        for point in PLACEMENT_POINTS:
+            for p in getattr(plugins, point).enabled:
+                kind = POINT_TYPE_NAMES[point]
+                if p.name in UPSTREAM_ONLY_PLUGINS:
+                    return _framework_error(name, f"{kind} {q(p.name)} is not implemented by kubesched")
+                if p.name in _IN_TREE:
+                    return _framework_error(name, f"plugin {q(p.name)} does not extend {kind} plugin")
+                return _framework_error(name, f"{kind} {q(p.name)} does not exist")
+        if _score_weights_overflow(plugins):
+            return _framework_error(name, "score plugins: total score of Score plugins could overflow")
+        mine = _queue_sort_of(prof)
+        mine_args = _plain(next((pc.args for pc in prof.pluginConfig if pc.name == mine), None))
+        if not queue_sort:
+            queue_sort, queue_sort_args = mine, mine_args
+        elif mine and mine != queue_sort:
+            detail = f"{q(name)}: {q(mine)}, first: {q(queue_sort)}"
+            return f"initializing profiles: different queue sort plugins for profile {detail}"
+        elif mine_args != queue_sort_args:
+            return f"initializing profiles: different queue sort plugin args for profile {q(name)}"
+    return None
+
+
+def _plain(args: Any) -> Any:
+    return args.model_dump() if isinstance(args, BaseModel) else args
+
+
+def _queue_sort_of(prof: Any) -> str:
+    """The queue sort plugin the framework will pick: the queueSort point's, else PrioritySort from multiPoint."""
+    specific = prof.plugins.queueSort
+    if specific.enabled:
+        return str(specific.enabled[0].name)
+    disabled = {p.name for p in specific.disabled}
+    if "*" in disabled:
+        return ""
+    for p in prof.plugins.multiPoint.enabled:
+        if p.name == "PrioritySort" and p.name not in disabled:
+            return "PrioritySort"
+    return ""
+
+
+def defaulted_configuration(doc: dict[str, Any] | None, *, source: str = "") -> KubeSchedulerConfiguration:
+    """Decode and default, as upstream's codec does before validation; pluginConfig args come out typed."""
     try:
-        cfg = KubeSchedulerConfiguration.model_validate(doc)
-    except pydantic.ValidationError as err:
+        normalised = decode_configuration(DEFAULT_DOCUMENT if doc is None else doc)
+    except DecodeError as err:
+        raise ConfigError([FieldError("", str(err))], source, message=str(err)) from err
+    try:
+        cfg = KubeSchedulerConfiguration.model_validate(normalised)
+    except pydantic.ValidationError as err:  # decoding let through what the models refuse
         raise ConfigError(pydantic_errors(err), source) from err
     set_defaults(cfg)
-    profile_args: list[dict[str, Any]] = []
-    for i, prof in enumerate(cfg.profiles):
-        typed: dict[str, Any] = {}
-        for j, pc in enumerate(prof.pluginConfig):
-            path = f"profiles[{i}].pluginConfig[{j}].args"
+    for prof in cfg.profiles:
+        for pc in prof.pluginConfig:
             kind = ARGS_TYPES.get(pc.name)
-            if kind is None:
-                typed[pc.name] = pc.args
-                continue
-            want = f"{pc.name}Args"
-            if pc.args and pc.args.get("kind") not in (None, want):
-                errors.append(
-                    FieldError(f"{path}.kind", f'"{pc.args.get("kind")}" does not match plugin {pc.name}, want {want}')
-                )
-                continue
-            try:
-                args: _Args | None = kind.model_validate(pc.args) if pc.args is not None else None
-            except pydantic.ValidationError as err:
-                errors += pydantic_errors(err, path)
-                continue
-            args = default_args(pc.name, args)
-            assert args is not None
-            errors += validate_args(pc.name, args, path)
-            typed[pc.name] = args
-        profile_args.append(typed)
-    errors += validate_configuration(cfg)
+            if kind is not None:
+                typed = kind.model_validate(pc.args) if pc.args is not None else None
+                pc.args = default_args(pc.name, typed)
+    return cfg
+
+
+def load_config(doc: dict[str, Any] | None, *, source: str = "") -> SchedulerConfig:
+    """Turn a parsed YAML document (or None for the defaults) into a SchedulerConfig."""
+    cfg = defaulted_configuration(doc, source=source)
+    errors = validate_configuration(cfg)
     if errors:
         raise ConfigError(errors, source)
-    return SchedulerConfig(cfg, profile_args)
+    problem = _build_extenders(cfg) or _framework_checks(cfg)
+    if problem is not None:
+        raise ConfigError([FieldError("", problem)], source, message=problem)
+    profile_args = [{pc.name: pc.args for pc in prof.pluginConfig} for prof in cfg.profiles]
+    return SchedulerConfig(cfg, profile_args, source)
