@@ -108,10 +108,12 @@ class EventHandlers:
             self.sched.queue.update(old, new)
             if old.nominated_node_name and old.nominated_node_name != new.nominated_node_name:
                 # The old nominated node loses a pod that lower or equal priority pods counted there.
+                # Upstream offers the event to the pod itself too; after a failed binding cycle clears
+                # its own nomination, that retries it forever with nothing changed: left out here.
                 waiting = [
                     q
                     for q in (*self.sched.queue.unschedulable_pods.values(), *self.sched.queue.gated_pods.values())
-                    if q.pod_info.priority <= old.priority
+                    if q.pod_info.priority <= old.priority and q.pod_info.uid != new.uid
                 ]
                 self._event_for(events.ASSIGNED_POD, events.DELETE, old, None, waiting)
 

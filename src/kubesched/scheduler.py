@@ -309,8 +309,28 @@ class Scheduler:
 
         if s is not None and s.is_wait():
             fwk.waiting_pods[pod.uid] = WaitingPod(assumed, waits, self.clock, after_permit)
-        else:
+        if not self._start_binding_cycle(b):
+            return
+        if s is None or not s.is_wait():
             self.clock.call_later(0, lambda: after_permit(None))
+
+    def _start_binding_cycle(self, b: _Binding) -> bool:
+        """PreBindPreFlight; when PreBind will work or the pod waits at Permit, the chosen node is written
+        as its nominatedNodeName for other components to see (NominatedNodeNameForExpectation, v1.36)."""
+        fwk, assumed = b.fwk, b.assumed
+        pf = fwk.run_pre_bind_pre_flights(b.state, assumed, b.host)
+        if pf is not None and not pf.is_skip():
+            fwk.waiting_pods.pop(assumed.uid, None)
+            self._binding_failed(b, pf)
+            return False
+        if pf is None or fwk.will_wait_on_permit(assumed):
+            patch = getattr(self.client, "patch_pod_status", None)
+            if patch is not None:
+                try:
+                    patch(assumed, None, b.host)
+                except Exception as err:  # not critical: the binding goes on
+                    log.error("Failed to update the nominated node name in the binding cycle %s: %s", assumed.key, err)
+        return True
 
     def _activate_pods(self, state: CycleState) -> None:
         """PodsToActivate that plugins wrote during the cycle go to activeQ."""

@@ -18,12 +18,13 @@ class StateNotFound(KeyError):
 
 
 class CycleState:
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "pods_to_activate")
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "skip_pre_bind_plugins", "pods_to_activate")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        self.skip_pre_bind_plugins: set[str] = set()
         self.pods_to_activate: dict[str, Any] = {}
 
     def read(self, key: str) -> Any:
@@ -43,6 +44,7 @@ class CycleState:
         c._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
+        c.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
         return c
 
 

@@ -186,6 +186,14 @@ class PermitPlugin(Plugin):
 
 
 class PreBindPlugin(Plugin):
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Whether PreBind will have work for this pod: Success (the default), Skip (PreBind is not run) or Error.
+
+        Work in PreBind (or a wait at Permit) makes the scheduler write the chosen node as the
+        pod's nominatedNodeName first (NominatedNodeNameForExpectation, on in v1.36).
+        """
+        return None
+
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         raise NotImplementedError
 

@@ -464,8 +464,35 @@ class Framework:
             ), waits
         return None, {}
 
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Success when some PreBind plugin will have work, Skip when none will; the skipped ones are
+        remembered so that PreBind passes them by. Any other answer is an error."""
+        result: Status | None = Status(Code.SKIP)
+        skip = state.skip_pre_bind_plugins
+        for pl in self.pre_bind_plugins:
+            s = pl.pre_bind_pre_flight(state, pod, node_name)  # type: ignore[attr-defined]
+            if s is None or s.is_success():
+                result = None
+            elif s.is_skip():
+                skip.add(pl.name)
+            elif s.code == Code.ERROR:
+                return as_status(RuntimeError(f'running PreBindPreFlight "{pl.name}": {s.message()}'))
+            else:
+                return as_status(
+                    RuntimeError(
+                        f'PreBindPreFlight {pl.name} returned "{s.code}", which is unsupported. '
+                        "It is supposed to return Success, Skip, or Error status"
+                    )
+                )
+        return result
+
+    def will_wait_on_permit(self, pod: PodInfo) -> bool:
+        return pod.uid in self.waiting_pods
+
     def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for pl in self.pre_bind_plugins:
+            if pl.name in state.skip_pre_bind_plugins:
+                continue
             s = pl.pre_bind(state, pod, node_name)  # type: ignore[attr-defined]
             if s is not None and s.is_skip():
                 continue

@@ -117,6 +117,9 @@ class DynamicResources(
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         return None
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return Status(Code.SKIP)
+
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         return None
 

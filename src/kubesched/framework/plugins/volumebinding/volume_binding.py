@@ -176,6 +176,14 @@ class VolumeBinding(
         if pod_volumes is not None:
             self.binder.revert_assumed_pod_volumes(pod_volumes)
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        s = read_state(state, STATE_KEY, _State)
+        if s.all_bound:
+            return Status(Code.SKIP)
+        if node_name not in s.by_node:
+            return Status(Code.ERROR, f'no pod volumes found for node "{node_name}"')
+        return None
+
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s = read_state(state, STATE_KEY, _State)
         if s.all_bound:
