@@ -1107,3 +1107,18 @@ def test_configz_applies_the_flags_kube_scheduler_applies() -> None:
     assert with_file["clientConnection"]["kubeconfig"] == "" and with_file["clientConnection"]["qps"] == 50
     assert with_file["leaderElection"]["leaderElect"] is False
     assert "pluginConfig" in with_file["profiles"][0]
+
+
+def test_default_plugins_a_point_relists_keep_that_points_order() -> None:
+    """expandMultiPointPlugins part 1: overrides in the specific point's order, before the other multiPoint ones."""
+    doc = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {"filter": {"enabled": [{"name": "NodeAffinity"}, {"name": "TaintToleration"}]}},
+            }
+        ],
+    }
+    assert names(framework(doc).filter_plugins)[:3] == ["NodeAffinity", "TaintToleration", "NodeUnschedulable"]

@@ -27,7 +27,7 @@ from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import ClusterEvent, EnqueueExtensions, Handle, NominatingInfo
 from kubesched.framework.plugins.registry import new_in_tree_registry
-from kubesched.framework.runtime.framework import Framework
+from kubesched.framework.runtime.framework import Framework, FrameworkError
 from kubesched.framework.runtime.out_of_tree import entry_point_registry
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.runtime.waiting_pods import WaitingPod
@@ -144,9 +144,14 @@ class Scheduler:
                 extenders=self.extenders,
             )
             handles.append(handle)
-            self.profiles[prof.schedulerName or ""] = Framework(
-                reg, prof, args, handle, percentage_of_nodes_to_score=raw.percentageOfNodesToScore
-            )
+            try:
+                self.profiles[prof.schedulerName or ""] = Framework(
+                    reg, prof, args, handle, percentage_of_nodes_to_score=raw.percentageOfNodesToScore
+                )
+            except FrameworkError as err:
+                raise FrameworkError(
+                    f"initializing profiles: creating profile for scheduler name {prof.schedulerName}: {err}"
+                ) from err
         self.percentage_of_nodes_to_score = raw.percentageOfNodesToScore or 0
         self.cache = Cache()
         self.snapshot = Snapshot()

@@ -71,7 +71,6 @@ def points(**sets: Any) -> dict[str, Any]:
 
 NA_TERM = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}
 EXT = {"urlPrefix": "http://127.0.0.1:1/ext"}
-FRAMEWORK_TEXT = "our framework words it differently (framework/runtime/framework.py)"
 
 CASES = [
     # Valid: top level.
@@ -479,10 +478,12 @@ CASES = [
     X("DynamicResources bad timeouts", args("DynamicResources", {"filterTimeout": "-1s", "bindingTimeout": "500ms"})),
     # Invalid: what upstream finds while building the frameworks.
     X("negative weight", points(score={"enabled": [{"name": "ImageLocality", "weight": -1}]})),
-    X("unknown plugin", points(filter={"enabled": [{"name": "Nope"}]}), differs=FRAMEWORK_TEXT),
+    X("unknown plugin", points(filter={"enabled": [{"name": "Nope"}]})),
+    X("unknown plugin at multiPoint", points(multiPoint={"enabled": [{"name": "Nope"}]})),
     X("plugin not at its point", points(filter={"enabled": [{"name": "ImageLocality"}]})),
     X("placement point", points(placementScore={"enabled": [{"name": "ImageLocality"}]})),
-    X("no bind plugin", points(bind={"disabled": [{"name": "*"}]}), differs=FRAMEWORK_TEXT),
+    X("no bind plugin", points(bind={"disabled": [{"name": "*"}]})),
+    X("the same queue sort twice", points(queueSort={"enabled": [{"name": "PrioritySort"}, {"name": "PrioritySort"}]})),
     X("duplicate at a point", points(score={"enabled": [{"name": "ImageLocality"}, {"name": "ImageLocality"}]})),
 ]
 

@@ -121,6 +121,7 @@ class ControlPlane:
     apiserver_port: int = 0
     etcd_port: int = 0
     schedulers: list[Process] = field(default_factory=list)
+    started_schedulers: int = 0  # numbers each scheduler's config and log file
 
     @property
     def url(self) -> str:
@@ -307,7 +308,8 @@ class ControlPlane:
         cfg.setdefault("kind", "KubeSchedulerConfiguration")
         cfg["clientConnection"] = {**(cfg.get("clientConnection") or {}), "kubeconfig": str(self.kubeconfig_path)}
         cfg.setdefault("leaderElection", {"leaderElect": False})
-        n = len(self.schedulers)
+        n = self.started_schedulers
+        self.started_schedulers += 1
         path = self.workdir / f"{name}-{n}.yaml"
         path.write_text(yaml.safe_dump(cfg))
         proc = Process(

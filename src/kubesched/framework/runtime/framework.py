@@ -52,6 +52,21 @@ POINT_TYPES: dict[str, type[Plugin]] = {
     "bind": fw.BindPlugin,
     "postBind": fw.PostBindPlugin,
 }
+# getExtensionPoints' order: which point a configuration error is reported for.
+BUILD_ORDER = (
+    "preFilter",
+    "filter",
+    "postFilter",
+    "reserve",
+    "preScore",
+    "score",
+    "preBind",
+    "bind",
+    "postBind",
+    "permit",
+    "preEnqueue",
+    "queueSort",
+)
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 
@@ -90,7 +105,7 @@ class Framework:
             if factory is None and is_import_path(name):
                 factory = import_path_factory(name)
             if factory is None:
-                raise FrameworkError(f'plugin "{name}" does not exist')
+                continue  # reported by the first point that lists it, with that point's type
             try:
                 plugin = factory(args.get(name), handle)
             except PluginLoadError as err:
@@ -105,9 +120,11 @@ class Framework:
                 plugin.NAME = name  # type: ignore[misc]  # known by the name its profile gives it
             self.plugins_map[name] = plugin
         self.score_weights: dict[str, int] = {}
+        specific = {point: self._specific_point(point, getattr(plugins, point)) for point in BUILD_ORDER}
         self.points: dict[str, list[Plugin]] = {}
-        for point in EXTENSION_POINTS:
-            self.points[point] = self._build_point(point, getattr(plugins, point), plugins.multiPoint)
+        for point in BUILD_ORDER:
+            expanded = self._expand_multi_point(point, specific[point], getattr(plugins, point), plugins.multiPoint)
+            self.points[point] = [self.plugins_map[n] for n in expanded]
         self.pre_enqueue_plugins = self.points["preEnqueue"]
         self.pre_filter_plugins = self.points["preFilter"]
         self.filter_plugins = self.points["filter"]
@@ -127,17 +144,20 @@ class Framework:
             total += w * MAX_NODE_SCORE
         if len(self.points["queueSort"]) != 1:
             raise FrameworkError(
-                f"only one queue sort plugin required for profile with scheduler name {self.profile_name!r}, "
-                f"got {len(self.points['queueSort'])}"
+                f'only one queue sort plugin required for profile with scheduler name "{self.profile_name}", '
+                f"but got {len(self.points['queueSort'])}"
             )
         if not self.bind_plugins:
-            raise FrameworkError(f"at least one bind plugin is needed for profile {self.profile_name!r}")
+            raise FrameworkError(
+                f'at least one bind plugin is needed for profile with scheduler name "{self.profile_name}"'
+            )
         self.queue_sort = self.points["queueSort"][0]
         # Which filter plugins have a vectorised twin: decided once, not per pod.
         self.batch_filter_plugins = [p for p in self.filter_plugins if hasattr(p, "filter_batch")]
         self.per_node_filter_plugins = [p for p in self.filter_plugins if not hasattr(p, "filter_batch")]
 
-    def _build_point(self, point: str, specific: PluginSet, multi: PluginSet) -> list[Plugin]:
+    def _specific_point(self, point: str, specific: PluginSet) -> list[str]:
+        """updatePluginList: the point's own list, every name known and of the point's type, once."""
         kind = POINT_TYPES[point]
         type_name = kind.__name__
         enabled: dict[str, None] = {}
@@ -151,10 +171,16 @@ class Framework:
             enabled[p.name] = None
             if point == "score":
                 self.score_weights[p.name] = p.weight or 1
+        return list(enabled)
+
+    def _expand_multi_point(self, point: str, enabled: list[str], specific: PluginSet, multi: PluginSet) -> list[str]:
+        """expandMultiPointPlugins: plugins the point re-lists (in its order), then multiPoint's, then its others."""
+        kind = POINT_TYPES[point]
+        type_name = kind.__name__
         disabled = {p.name for p in specific.disabled}
         if "*" in disabled:
-            return [self.plugins_map[n] for n in enabled]
-        overrides: dict[str, None] = {}
+            return enabled
+        overrides: set[str] = set()
         from_multi: dict[str, None] = {}
         for p in multi.enabled:
             pl = self.plugins_map.get(p.name)
@@ -163,15 +189,18 @@ class Framework:
             if not isinstance(pl, kind) or p.name in disabled:
                 continue
             if p.name in enabled:
-                overrides[p.name] = None
+                overrides.add(p.name)
                 continue
             if p.name in from_multi:
                 raise FrameworkError(f'plugin "{p.name}" already registered as "{type_name}"')
             from_multi[p.name] = None
             if point == "score":
                 self.score_weights[p.name] = p.weight or 1
-        order = {**overrides, **from_multi, **enabled}
-        return [self.plugins_map[n] for n in order]
+        return [
+            *(n for n in enabled if n in overrides),
+            *from_multi,
+            *(n for n in enabled if n not in overrides),
+        ]
 
     # PreEnqueue / QueueSort
 
