@@ -10,7 +10,7 @@ from kubesched.testing.controlplane import ControlPlane
 from kubesched.testing.parity.compare import format_table
 from kubesched.testing.parity.run import run_family
 
-SMOKE = {"plain": range(1, 4), "preemption": range(1, 4)}
+SMOKE = {"plain": range(1, 5), "preemption": range(1, 5), "volumes": range(1, 5), "large": range(2, 3)}
 
 
 @pytest.mark.parametrize("family", sorted(SMOKE))
