@@ -31,14 +31,14 @@ def run(tmp_path, capsys, text, *extra):
             "  - name: c\n    resources: {requests: {cpu: 2x}}\n",
             [
                 "in.yaml, document 2 (Pod default/web-1)",
-                "spec.containers[0].resources.requests.cpu",
-                '"2x" is not a valid quantity',
+                "spec.containers[0].resources.requests[cpu]",
+                'Invalid value: "2x": quantities must match the regular expression',
             ],
             id="invalid quantity",
         ),
         pytest.param(
             "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: lots}}\n",
-            ["document 1 (Node n1)", "status.allocatable.cpu"],
+            ["document 1 (Node n1)", "status.allocatable[cpu]"],
             id="invalid node quantity",
         ),
         pytest.param(
@@ -50,7 +50,7 @@ def run(tmp_path, capsys, text, *extra):
             NODE + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  affinity:\n    podAffinity:\n"
             "      requiredDuringSchedulingIgnoredDuringExecution:\n      - topologyKey: zone\n"
             "        labelSelector: {matchExpressions: [{key: a, operator: Near}]}\n",
-            ["(Pod default/p)", "podAffinity", 'operator "Near"'],
+            ["(Pod default/p)", "podAffinity", 'operator: Invalid value: "Near": not a valid selector operator'],
             id="malformed selector",
         ),
         pytest.param(

@@ -196,7 +196,7 @@ def test_permit_wait_times_out(tmp_path):
         (
             "- at: 1s\n  create: [{apiVersion: v1, kind: Pod, metadata: {name: x},\n"
             "    spec: {containers: [{name: c, resources: {requests: {cpu: 2x}}}]}}]\n",
-            "steps[0].create[0] (Pod default/x): spec.containers[0].resources.requests.cpu",
+            "steps[0].create[0] (Pod default/x): spec.containers[0].resources.requests[cpu]",
         ),
     ],
 )

@@ -5,19 +5,25 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import socket
 import sys
-
-import yaml
+import urllib.parse
+from pathlib import Path
+from typing import Any, TextIO
 
 from kubesched.api.duration import parse_duration
 from kubesched.config.legacy import load_algorithm_provider, load_policy, parse_feature_gates
 from kubesched.config.load import ConfigError, SchedulerConfig, load_config
 from kubesched.framework.runtime.framework import FrameworkError
-from kubesched.simulator.load import LoadedInput, LoadError, load_manifests
+from kubesched.simulator.documents import DocumentError, parse_documents
+from kubesched.simulator.load import LoadedInput, LoadError, load_manifests, read_text
 from kubesched.simulator.report import print_table, to_json
 from kubesched.simulator.run import build_config, simulate
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERNAL_ERROR = 1
+EXTENDER_PROBE_TIMEOUT = 2.0  # seconds to wait for an extender's TCP port before the simulation starts
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -107,16 +113,15 @@ def _duration(text: str) -> float:
 
 
 def _load_config_file(path: str, kind: str = "KubeSchedulerConfiguration") -> dict:
+    """One YAML or JSON document from a file, read with the same limits as manifests."""
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except OSError as err:
-        raise LoadError(f"{path}: cannot read: {err}") from err
-    except yaml.YAMLError as err:
-        raise LoadError(f"{path}: invalid YAML: {err}") from err
-    if not isinstance(doc, dict):
-        raise LoadError(f"{path}: expected a {kind} object")
-    return doc
+        docs = [d for d in parse_documents(read_text(Path(path))) if d is not None]
+    except DocumentError as err:
+        raise LoadError(f"{path}: {err}") from err
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        found = "no document" if not docs else f"{len(docs)} documents" if len(docs) > 1 else type(docs[0]).__name__
+        raise LoadError(f"{path}: expected one {kind} object, found {found}")
+    return docs[0]
 
 
 def _scheduler_config(args: argparse.Namespace, loaded: LoadedInput) -> tuple[SchedulerConfig, list[str]]:
@@ -148,28 +153,77 @@ def _scheduler_config(args: argparse.Namespace, loaded: LoadedInput) -> tuple[Sc
     return result.config, result.warnings
 
 
+def _check_extenders(config: SchedulerConfig) -> None:
+    """Every extender the simulation cannot do without must accept a connection before anything runs."""
+    for i, ext in enumerate(config.raw.extenders):
+        if ext.ignorable:
+            continue
+        url = urllib.parse.urlsplit(ext.urlPrefix if "://" in ext.urlPrefix else "http://" + ext.urlPrefix)
+        try:
+            port = url.port or (443 if url.scheme == "https" or ext.enableHTTPS else 80)
+            with socket.create_connection((url.hostname or "", port), timeout=EXTENDER_PROBE_TIMEOUT):
+                pass
+        except (OSError, ValueError) as err:
+            reason = getattr(err, "strerror", None) or str(err) or type(err).__name__
+            source = f"{config.source}: " if config.source else ""
+            raise LoadError(f"{source}extenders[{i}].urlPrefix: cannot connect to {ext.urlPrefix!r}: {reason}") from err
+
+
+def _config_source(args: argparse.Namespace, loaded: LoadedInput | None) -> str:
+    if args.config:
+        return str(args.config)
+    if args.policy_config_file:
+        return str(args.policy_config_file)
+    return loaded.config_source if loaded is not None else ""
+
+
 def simulate_command(args: argparse.Namespace) -> int:
+    loaded: LoadedInput | None = None
     try:
         loaded = load_manifests(args.files)
         config, config_warnings = _scheduler_config(args, loaded)
+        _check_extenders(config)
         record = args.record == "full"
         result = simulate(
             loaded, config, seed=args.seed, record=record, until=args.until, bind_latency=args.bind_latency
         )
-    except (LoadError, ConfigError, FrameworkError) as err:
+    except (LoadError, ConfigError) as err:
         print(f"kubesched: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except FrameworkError as err:
+        source = _config_source(args, loaded)
+        prefix = f"{source}: " if source and not str(err).startswith(source) else ""
+        print(f"kubesched: {prefix}{err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     assert result.scheduler is not None
     for warning in [*config_warnings, *result.warnings]:
         print(f"kubesched: warning: {warning}", file=sys.stderr)
     doc = to_json(result, record=record)
     output = args.output or ("table" if sys.stdout.isatty() else "json")
-    if output == "json":
-        json.dump(doc, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        print_table(doc, sys.stdout)
+    return _write(doc, output, sys.stdout)
+
+
+def _write(doc: dict[str, Any], output: str, out: TextIO) -> int:
+    """Print the result; a reader that goes away early (`| head`) ends the command quietly."""
+    try:
+        if output == "json":
+            json.dump(doc, out, indent=1)
+            out.write("\n")
+        else:
+            print_table(doc, out)
+        out.flush()
+    except BrokenPipeError:
+        _silence_stdout()
     return 0
+
+
+def _silence_stdout() -> None:
+    """After EPIPE, point stdout at /dev/null so the interpreter's final flush does not complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -220,11 +274,19 @@ def snapshot_command(args: argparse.Namespace) -> int:
     except Exception as err:  # no credentials, unreadable kubeconfig, unreachable server
         print(f"kubesched: cannot reach the cluster: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if args.output == "-":
-        write_manifests(objects, sys.stdout)
-    else:
-        with open(args.output, "w", encoding="utf-8") as f:
-            write_manifests(objects, f)
+    try:
+        if args.output == "-":
+            write_manifests(objects, sys.stdout)
+            sys.stdout.flush()
+        else:
+            with open(args.output, "w", encoding="utf-8") as f:
+                write_manifests(objects, f)
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+    except OSError as err:
+        print(f"kubesched: snapshot: cannot write {args.output}: {err.strerror or err}", file=sys.stderr)
+        return 1
     counts: dict[str, int] = {}
     for obj in objects:
         counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1
@@ -232,14 +294,32 @@ def snapshot_command(args: argparse.Namespace) -> int:
     return 0
 
 
+class _TextFormatter(logging.Formatter):
+    """Log lines without Python tracebacks (only the exception's message), unless -v=4 or more asks for them."""
+
+    def __init__(self, fmt: str, tracebacks: bool = False) -> None:
+        super().__init__(fmt)
+        self.tracebacks = tracebacks
+
+    def formatException(self, ei: Any) -> str:
+        if self.tracebacks:
+            return super().formatException(ei)
+        return f"  error: {ei[1]}" if ei and ei[1] is not None else ""
+
+
 class _JSONFormatter(logging.Formatter):
     """--logging-format=json: one object a line, with klog's field names."""
+
+    def __init__(self, tracebacks: bool = False) -> None:
+        super().__init__()
+        self.tracebacks = tracebacks
 
     def format(self, record: logging.LogRecord) -> str:
         doc: dict[str, object] = {"ts": record.created, "level": record.levelname, "logger": record.name}
         doc["msg"] = record.getMessage()
         if record.exc_info:
-            doc["err"] = self.formatException(record.exc_info)
+            error = record.exc_info[1]
+            doc["err"] = self.formatException(record.exc_info) if self.tracebacks else str(error)
         return json.dumps(doc)
 
 
@@ -249,21 +329,32 @@ def _log_level(verbosity: int, command: str) -> int:
     return logging.INFO if command == "run" or verbosity >= 2 else logging.WARNING
 
 
+TRACEBACK_VERBOSITY = 4
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    tracebacks = args.verbosity >= TRACEBACK_VERBOSITY
     handler = logging.StreamHandler(sys.stderr)
     if getattr(args, "logging_format", "text") == "json":
-        handler.setFormatter(_JSONFormatter())
+        handler.setFormatter(_JSONFormatter(tracebacks))
     else:
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(_TextFormatter("%(levelname)s %(name)s: %(message)s", tracebacks))
     logging.basicConfig(level=_log_level(args.verbosity, args.command), handlers=[handler])
-    if args.command == "simulate":
-        return simulate_command(args)
-    if args.command == "run":
-        return run_command(args)
-    if args.command == "snapshot":
-        return snapshot_command(args)
-    return EXIT_BAD_INPUT
+    commands = {"simulate": simulate_command, "run": run_command, "snapshot": snapshot_command}
+    try:
+        return commands[args.command](args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+    except (Exception, RecursionError, MemoryError) as err:  # a bug: say so in one line, not a traceback
+        if tracebacks:
+            logging.getLogger("kubesched").exception("internal error")
+        hint = "" if tracebacks else f" (run with -v={TRACEBACK_VERBOSITY} for the traceback)"
+        print(f"kubesched: internal error: {type(err).__name__}: {err}{hint}", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
 
 
 if __name__ == "__main__":

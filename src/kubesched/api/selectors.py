@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.api import field, names
+
 Labels = Mapping[str, str]
 
 
@@ -188,3 +190,112 @@ def validate_node_selector_terms(terms: Sequence[Mapping[str, Any]]) -> None:
             parse_node_selector_term(t, strict=True)
         except SelectorError as err:
             raise SelectorError(f"nodeSelectorTerms[{i}]: {err}") from err
+
+
+# Validation as the API server does it (field paths and wording of apimachinery and core/v1 validation),
+# on decoded manifests; each function returns the field errors, empty when the value is valid.
+
+
+def validate_labels(labels: Mapping[str, Any] | None, path: str) -> list[str]:
+    """ValidateLabels: qualified-name keys and label values, all reported at the map's path."""
+    errs: list[str] = []
+    for k, v in (labels or {}).items():
+        errs.extend(field.invalid(path, k, msg) for msg in names.is_qualified_name(str(k)))
+        errs.extend(field.invalid(path, v, msg) for msg in names.is_valid_label_value(str(v)))
+    return errs
+
+
+def validate_label_name(key: str, path: str) -> list[str]:
+    return [field.invalid(path, key, msg) for msg in names.is_qualified_name(key)]
+
+
+def validate_label_selector(
+    raw: Mapping[str, Any] | None, path: str, *, allow_invalid_values: bool = False
+) -> list[str]:
+    """ValidateLabelSelector: matchLabels as labels, each expression's operator, key and values."""
+    if raw is None:
+        return []
+    errs = validate_labels(raw.get("matchLabels"), f"{path}.matchLabels")
+    for i, expr in enumerate(raw.get("matchExpressions") or ()):
+        p = f"{path}.matchExpressions[{i}]"
+        op, values = expr.get("operator", ""), expr.get("values") or []
+        if op in ("In", "NotIn"):
+            if not values:
+                errs.append(field.required(f"{p}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+        elif op in ("Exists", "DoesNotExist"):
+            if values:
+                errs.append(
+                    field.forbidden(f"{p}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+                )
+        else:
+            errs.append(field.invalid(f"{p}.operator", op, "not a valid selector operator"))
+        errs.extend(validate_label_name(str(expr.get("key", "")), f"{p}.key"))
+        if not allow_invalid_values:
+            for j, v in enumerate(values):
+                errs.extend(field.invalid(f"{p}.values[{j}]", v, msg) for msg in names.is_valid_label_value(str(v)))
+    return errs
+
+
+def validate_node_selector_requirement(raw: Mapping[str, Any], path: str, *, allow_invalid_values: bool) -> list[str]:
+    errs: list[str] = []
+    op, values = raw.get("operator", ""), raw.get("values") or []
+    if op in ("In", "NotIn"):
+        if not values:
+            errs.append(field.required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            errs.append(
+                field.forbidden(f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+            )
+    elif op in ("Gt", "Lt"):
+        if len(values) != 1:
+            errs.append(
+                field.required(f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'")
+            )
+    else:
+        errs.append(field.invalid(f"{path}.operator", op, "not a valid selector operator"))
+    errs.extend(validate_label_name(str(raw.get("key", "")), f"{path}.key"))
+    if not allow_invalid_values:
+        for j, v in enumerate(values):
+            errs.extend(field.invalid(f"{path}.values[{j}]", v, msg) for msg in names.is_valid_label_value(str(v)))
+    return errs
+
+
+def validate_node_selector_term(raw: Mapping[str, Any], path: str, *, allow_invalid_values: bool = False) -> list[str]:
+    errs: list[str] = []
+    for j, req in enumerate(raw.get("matchExpressions") or ()):
+        errs.extend(
+            validate_node_selector_requirement(
+                req, f"{path}.matchExpressions[{j}]", allow_invalid_values=allow_invalid_values
+            )
+        )
+    for j, req in enumerate(raw.get("matchFields") or ()):
+        p = f"{path}.matchFields[{j}]"
+        op, values = req.get("operator", ""), req.get("values") or []
+        if op in ("In", "NotIn"):
+            if len(values) != 1:
+                errs.append(
+                    field.required(
+                        f"{p}.values",
+                        "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+                    )
+                )
+        else:
+            errs.append(field.invalid(f"{p}.operator", op, "not a valid selector operator"))
+        if req.get("key") != "metadata.name":
+            errs.append(field.invalid(f"{p}.key", req.get("key", ""), "not a valid field selector key"))
+        else:
+            for i, v in enumerate(values):
+                errs.extend(field.invalid(f"{p}.values[{i}]", v, msg) for msg in names.is_dns1123_subdomain(str(v)))
+    return errs
+
+
+def validate_node_selector(raw: Mapping[str, Any], path: str) -> list[str]:
+    """ValidateNodeSelector: at least one term, each term's requirements."""
+    terms = raw.get("nodeSelectorTerms") or []
+    if not terms:
+        return [field.required(f"{path}.nodeSelectorTerms", "must have at least one node selector term")]
+    errs: list[str] = []
+    for i, term in enumerate(terms):
+        errs.extend(validate_node_selector_term(term, f"{path}.nodeSelectorTerms[{i}]"))
+    return errs

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from kubesched.api import field, names
 
 NO_SCHEDULE = "NoSchedule"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
@@ -111,3 +113,70 @@ def host_ports_conflict(used: Iterable[HostPort], wanted: Iterable[HostPort]) ->
             if u.ip == w.ip or u.ip == DEFAULT_BIND_ALL_HOST_IP or w.ip == DEFAULT_BIND_ALL_HOST_IP:
                 return True
     return False
+
+
+# Validation as core/v1 validation does it, on decoded manifests; each returns the field errors.
+
+TAINT_EFFECTS = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
+
+
+def _validate_effect(effect: str, path: str, *, allow_empty: bool) -> list[str]:
+    if not effect:
+        return [] if allow_empty else [field.required(path)]
+    return [] if effect in TAINT_EFFECTS else [field.not_supported(path, effect, TAINT_EFFECTS)]
+
+
+def validate_taints(raw: Sequence[Mapping[str, Any]], path: str) -> list[str]:
+    """validateNodeTaints: key, value, a required effect, unique by key and effect."""
+    errs: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for i, t in enumerate(raw):
+        p = f"{path}[{i}]"
+        key, value, effect = str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", ""))
+        errs.extend(field.invalid(f"{p}.key", key, msg) for msg in names.is_qualified_name(key))
+        problems = names.is_valid_label_value(value)
+        if problems:
+            errs.append(field.invalid(f"{p}.value", value, ";".join(problems)))
+        errs.extend(_validate_effect(effect, f"{p}.effect", allow_empty=False))
+        if (key, effect) in seen:
+            shown = {"Key": key, "Value": value, "Effect": effect, "TimeAdded": t.get("timeAdded")}
+            errs.append(field.duplicate(p, shown) + ": taints must be unique by key and effect pair")
+            continue
+        seen.add((key, effect))
+    return errs
+
+
+def validate_tolerations(raw: Sequence[Mapping[str, Any]], path: str) -> list[str]:
+    """ValidateTolerations (v1.36, without the alpha Lt/Gt operators)."""
+    errs: list[str] = []
+    for i, t in enumerate(raw):
+        p = f"{path}[{i}]"
+        key, op, value = str(t.get("key", "")), str(t.get("operator", "")), str(t.get("value", ""))
+        effect = str(t.get("effect", ""))
+        if key:
+            errs.extend(field.invalid(f"{p}.key", key, msg) for msg in names.is_qualified_name(key))
+        if not key and op != "Exists":
+            errs.append(
+                field.invalid(
+                    f"{p}.operator",
+                    op,
+                    'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+                )
+            )
+        if t.get("tolerationSeconds") is not None and effect != NO_EXECUTE:
+            errs.append(
+                field.invalid(f"{p}.effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set")
+            )
+        if op in ("Equal", ""):
+            problems = names.is_valid_label_value(value)
+            if problems:
+                errs.append(field.invalid(f"{p}.operator", value, ";".join(problems)))
+        elif op == "Exists":
+            if value:
+                errs.append(field.invalid(f"{p}.operator", value, "value must be empty when `operator` is 'Exists'"))
+        elif op in ("Lt", "Gt"):
+            errs.append(field.not_supported(f"{p}.operator", op, ("Equal", "Exists", "Lt", "Gt")))
+        else:
+            errs.append(field.not_supported(f"{p}.operator", op, ("Equal", "Exists")))
+        errs.extend(_validate_effect(effect, f"{p}.effect", allow_empty=True))
+    return errs

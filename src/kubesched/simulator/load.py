@@ -1,8 +1,12 @@
 """Reading manifests for the simulator: files, directories and stdin, with errors that name the spot.
 
-Every object is checked the way the scheduler will read it (quantities, selectors,
-priority classes), so a bad manifest fails before the simulation starts with
-`file, document N (Kind ns/name): field: problem`.
+kubesched stands in for the API server here, so every object goes through what
+kube-apiserver v1.36 would do on `kubectl apply` before the scheduler sees it:
+strict decoding (schema.py), defaulting (defaulting.py), the admission plugins that
+change what the scheduler reads (Priority, DefaultTolerationSeconds,
+DefaultStorageClass), validation (validation.py), and the store's uniqueness of
+names. Anything refused stops the run with
+`file, document N (Kind ns/name): field: problem`, in the API server's words.
 """
 
 from __future__ import annotations
@@ -12,22 +16,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kubesched.api.errors import FieldError
 from kubesched.backend.embedded import KINDS, NAMESPACED
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.framework.node_info import parse_node
 from kubesched.framework.types import new_pod_info
+from kubesched.simulator import admission
+from kubesched.simulator.defaulting import set_defaults
+from kubesched.simulator.documents import DocumentError, parse_documents
 from kubesched.simulator.scenario import KIND as SCENARIO_KIND
 from kubesched.simulator.scenario import ScenarioError, Step, parse_steps
+from kubesched.simulator.schema import decode_errors
+from kubesched.simulator.validation import SYSTEM_PRIORITY_CLASSES, validate
 
-try:
-    _Loader: type = yaml.CSafeLoader
-except AttributeError:  # PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
+__all__ = ["SYSTEM_PRIORITY_CLASSES", "LoadError", "LoadedInput", "SourcedObject", "load_manifests", "prepare_objects"]
 
-SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -40,16 +43,20 @@ class SourcedObject:
     obj: dict[str, Any]
     source: str
     document: int
-    path: str = ""  # where inside the document, for objects created by Scenario steps
+    path: str = ""  # where inside the document: list items, objects created by Scenario steps
+
+    def where(self) -> str:
+        inside = f", {self.path}" if self.path else ""
+        return f"{self.source}, document {self.document}{inside}"
 
     def describe(self) -> str:
         kind = self.obj.get("kind", "?")
-        meta = self.obj.get("metadata") or {}
+        meta = self.obj.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
         name = meta.get("name") or meta.get("generateName") or "?"
         ns = meta.get("namespace") or ("default" if kind in NAMESPACED else "")
-        ident = f"{ns}/{name}" if ns else str(name)
-        where = f", {self.path}" if self.path else ""
-        return f"{self.source}, document {self.document}{where} ({kind} {ident})"
+        ident = f"{ns}/{name}" if ns and isinstance(ns, str) else str(name)
+        return f"{self.where()} ({kind} {ident})"
 
 
 @dataclass(slots=True)
@@ -59,43 +66,57 @@ class LoadedInput:
     config_source: str = ""
     steps: list[Step] = field(default_factory=list)  # Scenario steps, in document order
     step_objects: list[SourcedObject] = field(default_factory=list)  # what the steps create
+    warnings: list[str] = field(default_factory=list)  # what prepare_objects noticed, for the result
 
 
 def _files(paths: list[str]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for p in paths:
         if p == "-":
-            out.append(("<stdin>", sys.stdin.read()))
+            out.append(("<stdin>", _read_stdin()))
             continue
         path = Path(p)
         if path.is_dir():
             for f in sorted(path.rglob("*")):
                 if f.is_file() and f.suffix in MANIFEST_SUFFIXES:
-                    out.append((str(f), _read(f)))
+                    out.append((str(f), read_text(f)))
         elif path.is_file():
-            out.append((str(path), _read(path)))
+            out.append((str(path), read_text(path)))
         else:
             raise LoadError(f"{p}: no such file or directory")
     return out
 
 
-def _read(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """A file's text, which must be UTF-8 (a BOM is dropped), or a LoadError naming it."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise LoadError(f"{path}: cannot read: {err}") from err
+        data = path.read_bytes()
+    except OSError as err:
+        raise LoadError(f"{path}: cannot read: {err.strerror or err}") from err
+    return _decode(str(path), data)
+
+
+def _read_stdin() -> str:
+    raw = getattr(sys.stdin, "buffer", None)
+    if raw is None:  # replaced by a text stream (tests)
+        return sys.stdin.read()
+    return _decode("<stdin>", raw.read())
+
+
+def _decode(source: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise LoadError(f"{source}: not UTF-8 text (byte {err.start}: {data[err.start]:#04x})") from err
 
 
 def load_manifests(paths: list[str]) -> LoadedInput:
     loaded = LoadedInput()
     for source, text in _files(paths):
         try:
-            docs = list(yaml.load_all(text, Loader=_Loader))
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-            problem = getattr(err, "problem", None) or str(err)
-            raise LoadError(f"{source}: invalid YAML{where}: {problem}") from err
+            docs = parse_documents(text)
+        except DocumentError as err:
+            raise LoadError(f"{source}: {err}") from err
         for i, doc in enumerate(docs, start=1):
             if doc is None:
                 continue
@@ -118,7 +139,8 @@ def _add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: 
         loaded.config_source = f"{source}, document {index}"
         return
     if kind == SCENARIO_KIND:
-        name = (doc.get("metadata") or {}).get("name") or "?"
+        meta = doc.get("metadata")
+        name = (meta.get("name") if isinstance(meta, dict) else None) or "?"
         where = f"{source}, document {index}"
         try:
             parsed = parse_steps(doc, where)
@@ -127,80 +149,104 @@ def _add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: 
         for step, created in parsed:
             loaded.steps.append(step)
             for obj, path in created:
-                loaded.step_objects.append(_checked(SourcedObject(obj, source, index, path), ""))
+                loaded.step_objects.append(_checked(SourcedObject(obj, source, index, path)))
         return
     if kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc):
-        for j, item in enumerate(doc.get("items") or []):
+        items = doc.get("items") or []
+        if not isinstance(items, list):
+            raise LoadError(f"{source}, document {index}: items: expected a list of objects")
+        for j, item in enumerate(items):
             if not isinstance(item, dict):
                 raise LoadError(f"{source}, document {index}: items[{j}]: expected an object")
-            loaded.objects.append(_checked(SourcedObject(item, source, index), f"items[{j}]."))
+            loaded.objects.append(_checked(SourcedObject(item, source, index, f"items[{j}]")))
         return
-    loaded.objects.append(_checked(SourcedObject(doc, source, index), ""))
+    loaded.objects.append(_checked(SourcedObject(doc, source, index)))
 
 
-def _checked(so: SourcedObject, prefix: str) -> SourcedObject:
+def _checked(so: SourcedObject) -> SourcedObject:
     """A supported kind with a name (or generateName); anything else names the spot."""
     kind = so.obj.get("kind")
     if not kind:
-        raise LoadError(f"{so.source}, document {so.document}: {prefix}kind: Required value")
-    if kind not in KINDS:
+        raise LoadError(f"{so.where()}: kind: Required value")
+    if not isinstance(kind, str) or kind not in KINDS:
         supported = ", ".join(sorted(KINDS | {CONFIG_KIND, "List"}))
-        raise LoadError(f'{so.describe()}: {prefix}kind: unknown kind "{kind}" (supported: {supported})')
+        raise LoadError(f'{so.describe()}: kind: unknown kind "{kind}" (supported: {supported})')
     meta = so.obj.get("metadata")
-    if not isinstance(meta, dict) or not (meta.get("name") or meta.get("generateName")):
-        raise LoadError(f"{so.describe()}: {prefix}metadata.name: Required value")
+    if meta is not None and not isinstance(meta, dict):
+        problems = decode_errors(so.obj)
+        raise LoadError(f"{so.describe()}: {problems[0] if problems else 'metadata: expected an object'}")
+    if not meta or not (meta.get("name") or meta.get("generateName")):
+        raise LoadError(f"{so.describe()}: metadata.name: Required value")
     return so
 
 
 def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
-    """Name generated objects, resolve pod priorities as admission would, and check what the scheduler reads.
+    """Admit every object as the API server would on create; returns those the scheduler's informers see.
 
-    Objects that Scenario steps create are prepared too (they are checked before anything runs).
+    Objects that Scenario steps create are admitted too (before anything runs), against
+    the classes the files define. Succeeded and Failed pods are left out (kube-scheduler
+    does not watch them); what else was noticed goes to `loaded.warnings`.
     """
-    classes = dict(SYSTEM_PRIORITY_CLASSES)
-    global_default: int | None = None
-    counters: dict[str, int] = {}
     everything = [*loaded.objects, *loaded.step_objects]
+    counters: dict[str, int] = {}
     for so in everything:
+        _check(so, decode_errors(so.obj))
         meta = so.obj["metadata"]
         if not meta.get("name"):
             prefix = meta["generateName"]
             counters[prefix] = counters.get(prefix, 0) + 1
             meta["name"] = f"{prefix}{counters[prefix]:05d}"
-        if so.obj["kind"] == "PriorityClass":
-            try:
-                classes[meta["name"]] = int(so.obj.get("value", 0))
-            except (TypeError, ValueError) as err:
-                raise LoadError(f"{so.describe()}: value: must be an integer") from err
-            if so.obj.get("globalDefault"):
-                global_default = classes[meta["name"]]
+        set_defaults(so.obj)
+    context = admission.Context.of([so.obj for so in everything])
     for so in everything:
-        kind = so.obj["kind"]
+        _check(so, context.admit(so.obj))
+        _check(so, validate(so.obj))
+        _check(so, context.validate_admission(so.obj))
+        _parse(so)
+    try:
+        admission.check_unique([(so.obj, so.where()) for so in loaded.objects])
+    except admission.AdmissionError as err:
+        raise LoadError(f"{err.where} ({err.kind} {err.ident}): {err}") from err
+    admission.distinct_uids([so.obj for so in everything])
+    nodes = {so.obj["metadata"]["name"] for so in everything if so.obj["kind"] == "Node"}
+    kept, warnings = admission.informer_view([so.obj for so in loaded.objects], nodes)
+    loaded.warnings.extend(warnings)
+    keep = {id(obj) for obj in kept}
+    return [so for so in loaded.objects if id(so.obj) in keep]
+
+
+def _check(so: SourcedObject, problems: list[str]) -> None:
+    if problems:
+        raise LoadError(f"{so.describe()}: {_aggregate(problems)}")
+
+
+def _aggregate(problems: list[str]) -> str:
+    return problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
+
+
+def _parse(so: SourcedObject) -> None:
+    """Last, the scheduler's own reading of what it parses (nothing valid should fail here)."""
+    try:
+        if so.obj["kind"] == "Pod":
+            new_pod_info(so.obj)
+        elif so.obj["kind"] == "Node":
+            parse_node(so.obj)
+    except (FieldError, TypeError, ValueError, AttributeError) as err:
+        raise LoadError(f"{so.describe()}: {err}") from err
+
+
+def admit_update(obj: dict[str, Any]) -> str:
+    """What the API server would say to an update that leaves `obj` ('' when it takes it); fills defaults."""
+    problems = decode_errors(obj)
+    if not problems:
+        set_defaults(obj)
+        problems = validate(obj)
+    if not problems:
         try:
-            if kind == "Pod":
-                _admit_pod(so.obj, classes, global_default)
-                new_pod_info(so.obj)
-            elif kind == "Node":
-                parse_node(so.obj)
-        except FieldError as err:
-            raise LoadError(f"{so.describe()}: {err}") from err
-        except (TypeError, ValueError, AttributeError) as err:
-            raise LoadError(f"{so.describe()}: {err}") from err
-    return loaded.objects
-
-
-def _admit_pod(pod: dict[str, Any], classes: dict[str, int], global_default: int | None) -> None:
-    spec = pod.get("spec")
-    if spec is None:
-        spec = pod["spec"] = {}
-    if not isinstance(spec, dict):
-        raise FieldError("spec", "must be an object")
-    name = spec.get("priorityClassName")
-    if name:
-        if name not in classes:
-            raise FieldError("spec.priorityClassName", f'no PriorityClass with name "{name}" was found')
-        spec.setdefault("priority", classes[name])
-    elif "priority" not in spec and global_default is not None:
-        spec["priority"] = global_default
-    if spec.get("priority") is not None and not isinstance(spec["priority"], int):
-        raise FieldError("spec.priority", f'"{spec["priority"]}" must be an integer')
+            if obj["kind"] == "Pod":
+                new_pod_info(obj)
+            elif obj["kind"] == "Node":
+                parse_node(obj)
+        except (FieldError, TypeError, ValueError, AttributeError) as err:
+            return str(err)
+    return _aggregate(problems) if problems else ""

@@ -6,16 +6,15 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.errors import FieldError
 from kubesched.backend.embedded import ConflictError, EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
 from kubesched.event_handlers import informed_scheduler
-from kubesched.framework.node_info import parse_node
 from kubesched.framework.plugins.dynamicresources.dynamic_resources import has_claims
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.scheduler import Outcome, Scheduler, SchedulerEvent
-from kubesched.simulator.load import LoadedInput, prepare_objects
+from kubesched.simulator.admission import TERMINAL_PHASES
+from kubesched.simulator.load import LoadedInput, admit_update, prepare_objects
 from kubesched.simulator.scenario import Step, merge_patch
 
 # Kinds the store must hold before nodes and pods arrive, as informers sync before scheduling starts.
@@ -86,7 +85,7 @@ def simulate(
     objects = prepare_objects(loaded)
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
-    result = SimulationResult()
+    result = SimulationResult(warnings=list(loaded.warnings))
     sched = embedded_scheduler(
         config, cluster, clock, registry=registry, seed=seed, record=record, observer=result, bind_latency=bind_latency
     )
@@ -117,6 +116,8 @@ def _play(step: Step, cluster: EmbeddedCluster, result: SimulationResult) -> Non
     """One Scenario step, as the watch events a real cluster would send; a step that cannot apply warns."""
     for obj in step.create:
         obj = copy.deepcopy(obj)
+        if _terminal(obj):
+            continue  # kube-scheduler's informers never see a finished pod
         try:
             cluster.create(obj)
         except ConflictError as err:
@@ -134,9 +135,13 @@ def _play(step: Step, cluster: EmbeddedCluster, result: SimulationResult) -> Non
         patched["kind"], patched.setdefault("metadata", {})["name"] = ref.kind, ref.name
         if ref.namespace:
             patched["metadata"]["namespace"] = ref.namespace
-        problem = _check(patched)
+        problem = admit_update(patched)
         if problem:
             result.warnings.append(f"{step.where}: update: {ref.describe()}: {problem}")
+            continue
+        if _terminal(patched):
+            # The pod finished: it leaves the scheduler's informer (field selector) as if deleted.
+            cluster.delete(ref.kind, ref.namespace, ref.name)
             continue
         cluster.update(patched)
     for ref in step.delete:
@@ -149,13 +154,5 @@ def _play(step: Step, cluster: EmbeddedCluster, result: SimulationResult) -> Non
             result.on_event(SchedulerEvent(cluster.clock(), f"{ref.namespace}/{ref.name}", "Deleted"))
 
 
-def _check(obj: dict[str, Any]) -> str:
-    """What the scheduler could not read in a patched object ('' when fine)."""
-    try:
-        if obj["kind"] == "Pod":
-            new_pod_info(obj)
-        elif obj["kind"] == "Node":
-            parse_node(obj)
-    except (FieldError, TypeError, ValueError, AttributeError) as err:
-        return str(err)
-    return ""
+def _terminal(obj: dict[str, Any]) -> bool:
+    return obj.get("kind") == "Pod" and (obj.get("status") or {}).get("phase") in TERMINAL_PHASES

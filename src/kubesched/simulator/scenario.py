@@ -14,6 +14,7 @@ the file, document and field, not an hour of virtual time later.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,9 @@ from kubesched.backend.embedded import KINDS, NAMESPACED
 
 API_VERSION = "kubesched.io/v1alpha1"
 KIND = "Scenario"
+MAX_STEP_TIME = 7 * 24 * 3600.0
+"""The latest a step may be: a week of virtual time. Pods left pending are retried every few minutes of it,
+so a step a million hours away would keep the simulation busy for hours of real time."""
 
 
 class ScenarioError(ValueError):
@@ -91,6 +95,10 @@ def parse_steps(doc: dict[str, Any], where: str) -> list[tuple[Step, list[tuple[
             at = parse_duration(raw["at"])
         except ValueError as err:
             raise ScenarioError(f"{path}.at: {err}") from err
+        if not math.isfinite(at) or not 0 <= at <= MAX_STEP_TIME:
+            raise ScenarioError(
+                f'{path}.at: Invalid value: "{raw["at"]}": must be between 0s and 168h (a week of virtual time)'
+            )
         step = Step(at, f"{where}, {path}")
         created: list[tuple[dict[str, Any], str]] = []
         for op in ("create", "update", "delete"):

@@ -110,7 +110,6 @@ class DynamicResources(
         """DefaultNormalizeScore over all-zero scores leaves them zero."""
         return None
 
-
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         return None
 

@@ -1,0 +1,290 @@
+"""Reading YAML and JSON streams into plain documents, safely, as kubectl would send them.
+
+PyYAML's own composer and constructor recurse once per nesting level (deep input
+crashes the interpreter) and share aliased nodes (an alias bomb is cheap to write and
+explodes when walked). Documents are built here from PyYAML's event stream instead,
+without recursion and with limits, giving what kubectl's YAML-to-JSON step gives the
+API server:
+
+- nesting deeper than MAX_DEPTH levels is refused;
+- an alias is a copy of what its anchor holds, and copies are counted: more than
+  MAX_ALIAS_NODES copied nodes is "excessive aliasing", as go-yaml says;
+- a key set twice in one mapping is refused (sigs.k8s.io/yaml: "key already set in map");
+- map keys are strings (YAML 1.1 `yes: x` or `1: x` give "true" and "1");
+- timestamps stay strings; NaN and infinities, which JSON cannot carry, are refused;
+- only the YAML core tags are understood.
+
+JSON input takes Python's JSON parser (much faster), with the same limits.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import yaml
+from yaml import events as ev
+from yaml.constructor import SafeConstructor
+from yaml.nodes import ScalarNode
+from yaml.resolver import Resolver
+
+try:
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # PyYAML built without libyaml
+    _Loader = yaml.SafeLoader
+
+MAX_DEPTH = 100
+MAX_ALIAS_NODES = 1_000_000
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _MERGE, _TIMESTAMP = _TAG + "str", _TAG + "merge", _TAG + "timestamp"
+_CONSTRUCTED = {_TAG + "int", _TAG + "float", _TAG + "bool", _TAG + "null"}
+_COLLECTION_TAGS = {None, "!", _TAG + "map", _TAG + "seq"}
+_resolver = Resolver()
+_constructor = SafeConstructor()
+_MISSING = object()
+
+
+class DocumentError(ValueError):
+    """Input that is not a stream of JSON-compatible documents; the message says where (line, column)."""
+
+
+def _where(mark: Any) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+
+
+def parse_documents(text: str) -> list[Any]:
+    """The documents of a YAML (or JSON) stream, empty ones as None, in order."""
+    head = text.lstrip()[:1]
+    if head in ("{", "["):
+        try:
+            return [_json_document(text)]
+        except json.JSONDecodeError:
+            pass  # not plain JSON: YAML flow style, or broken; the YAML parser says which
+    return _yaml_documents(text)
+
+
+def _json_document(text: str) -> Any:
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in items:
+            if k in out:
+                raise DocumentError(f'duplicate field "{k}"')
+            out[k] = v
+        return out
+
+    def constant(name: str) -> Any:
+        raise DocumentError(f"{name} is not a valid JSON number")
+
+    try:
+        doc = json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+    except RecursionError as err:
+        raise DocumentError(f"nesting deeper than {MAX_DEPTH} levels") from err
+    except json.JSONDecodeError:
+        raise
+    except ValueError as err:  # an integer too long to convert
+        if isinstance(err, DocumentError):
+            raise
+        raise DocumentError(f"invalid JSON: {err}") from err
+    if _depth(doc) > MAX_DEPTH:
+        raise DocumentError(f"nesting deeper than {MAX_DEPTH} levels")
+    return doc
+
+
+def _depth(root: Any) -> int:
+    """How deeply collections nest in `root` (a scalar is 0), without recursion."""
+    deepest = 0
+    todo: list[tuple[Any, int]] = [(root, 0)]
+    while todo:
+        node, depth = todo.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            return depth
+        todo.extend((c, depth) for c in children)
+    return deepest
+
+
+class _Frame:
+    __slots__ = ("value", "anchor", "depth", "key", "key_mark", "merges", "explicit")
+
+    def __init__(self, value: dict[str, Any] | list[Any], anchor: str | None) -> None:
+        self.value = value
+        self.anchor = anchor
+        self.depth = 1  # how deeply collections nest in value, itself included
+        self.key: Any = _MISSING
+        self.key_mark: Any = None
+        self.merges: list[tuple[Any, Any]] = []
+        self.explicit: set[str] = set()
+
+
+class _Builder:
+    """Turns one stream's events into documents, without recursion."""
+
+    def __init__(self) -> None:
+        self.docs: list[Any] = []
+        self.stack: list[_Frame] = []
+        self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, nesting depth of value)
+        self.open_anchors: set[str] = set()
+        self.copied = 0
+        self.root: Any = None
+
+    def feed(self, event: Any) -> None:
+        if isinstance(event, ev.ScalarEvent):
+            self._add(self._scalar(event), event.anchor, 0, event.start_mark)
+        elif isinstance(event, ev.MappingStartEvent | ev.SequenceStartEvent):
+            if event.tag not in _COLLECTION_TAGS:
+                raise DocumentError(f"{_where(event.start_mark)}unsupported tag {event.tag}")
+            if len(self.stack) >= MAX_DEPTH:
+                raise DocumentError(f"{_where(event.start_mark)}nesting deeper than {MAX_DEPTH} levels")
+            if event.anchor:
+                self.open_anchors.add(event.anchor)
+            container: Any = {} if isinstance(event, ev.MappingStartEvent) else []
+            self.stack.append(_Frame(container, event.anchor))
+        elif isinstance(event, ev.MappingEndEvent | ev.SequenceEndEvent):
+            frame = self.stack.pop()
+            if frame.merges:
+                self._merge(frame)
+            if frame.anchor:
+                self.open_anchors.discard(frame.anchor)
+            self._add(frame.value, frame.anchor, frame.depth, event.start_mark)
+        elif isinstance(event, ev.AliasEvent):
+            self._add(*self._alias(event), event.start_mark)
+        elif isinstance(event, ev.DocumentStartEvent):
+            self.anchors, self.root = {}, None
+        elif isinstance(event, ev.DocumentEndEvent):
+            self.docs.append(self.root)
+
+    def _scalar(self, event: Any) -> Any:
+        value = event.value
+        tag = event.tag
+        if tag is None or tag == "!":
+            if not event.implicit[0]:
+                return value  # quoted, literal or folded: a string
+            tag = _resolver.resolve(ScalarNode, value, event.implicit)
+        if tag in (_STR, _TIMESTAMP):
+            return value
+        if tag == _MERGE:
+            return _MERGE_KEY
+        if tag not in _CONSTRUCTED:
+            raise DocumentError(f"{_where(event.start_mark)}unsupported tag {tag}")
+        try:
+            out = _constructor.construct_object(ScalarNode(tag, value, event.start_mark, event.end_mark))
+        except (ValueError, yaml.YAMLError) as err:
+            shown = value if len(value) <= 40 else value[:37] + "..."
+            raise DocumentError(f"{_where(event.start_mark)}cannot read {shown!r} as {tag[len(_TAG) :]}") from err
+        if isinstance(out, float) and not math.isfinite(out):
+            raise DocumentError(f'{_where(event.start_mark)}"{value}": NaN and infinities are not valid JSON numbers')
+        return out
+
+    def _alias(self, event: Any) -> tuple[Any, None, int]:
+        name = event.anchor
+        if name in self.open_anchors:
+            raise DocumentError(f"{_where(event.start_mark)}anchor '{name}' value contains itself")
+        if name not in self.anchors:
+            raise DocumentError(f"{_where(event.start_mark)}unknown anchor '{name}' referenced")
+        value, depth = self.anchors[name]
+        if not isinstance(value, dict | list):
+            return value, None, 0
+        if len(self.stack) + depth > MAX_DEPTH:
+            raise DocumentError(f"{_where(event.start_mark)}nesting deeper than {MAX_DEPTH} levels")
+        return self._copy(value, event.start_mark), None, depth
+
+    def _copy(self, value: Any, mark: Any) -> Any:
+        """A deep copy of an anchored collection, counting every node against the alias budget."""
+        out: Any = {} if isinstance(value, dict) else []
+        todo = [(value, out)]
+        while todo:
+            src, dst = todo.pop()
+            self.copied += len(src)
+            if self.copied > MAX_ALIAS_NODES:
+                raise DocumentError(f"{_where(mark)}document contains excessive aliasing")
+            items = src.items() if isinstance(src, dict) else enumerate(src)
+            for k, v in items:
+                if isinstance(v, dict | list):
+                    child: Any = {} if isinstance(v, dict) else []
+                    todo.append((v, child))
+                    v = child
+                if isinstance(dst, dict):
+                    dst[k] = v
+                else:
+                    dst.append(v)
+        return out
+
+    def _add(self, value: Any, anchor: str | None, depth: int, mark: Any) -> None:
+        if len(self.stack) + depth > MAX_DEPTH:
+            raise DocumentError(f"{_where(mark)}nesting deeper than {MAX_DEPTH} levels")
+        if anchor:
+            self.anchors[anchor] = (value, depth)
+        if not self.stack:
+            self.root = value
+            return
+        top = self.stack[-1]
+        top.depth = max(top.depth, depth + 1)
+        if isinstance(top.value, list):
+            top.value.append(value)
+            return
+        if top.key is _MISSING:
+            top.key, top.key_mark = _key(value, mark), mark
+            return
+        key, top.key = top.key, _MISSING
+        if key is _MERGE_KEY:
+            top.merges.append((value, top.key_mark))
+            return
+        if key in top.explicit:
+            raise DocumentError(f'{_where(top.key_mark)}key "{key}" already set in map')
+        top.explicit.add(key)
+        top.value[key] = value
+
+    def _merge(self, frame: _Frame) -> None:
+        """YAML merge keys: entries of the merged mappings that the mapping does not set itself."""
+        target = frame.value
+        assert isinstance(target, dict)
+        for value, mark in frame.merges:
+            sources = value if isinstance(value, list) else [value]
+            for src in sources:
+                if not isinstance(src, dict):
+                    raise DocumentError(f"{_where(mark)}expected a mapping or a list of mappings for merging")
+                for k, v in src.items():
+                    if k not in frame.explicit:
+                        target.setdefault(k, v)
+
+
+class _MergeKey:
+    def __repr__(self) -> str:
+        return "<<"
+
+
+_MERGE_KEY = _MergeKey()
+
+
+def _key(value: Any, mark: Any) -> Any:
+    """A mapping key as JSON needs it: a string (or the merge marker)."""
+    if isinstance(value, str) or value is _MERGE_KEY:
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int | float):
+        return str(value)
+    raise DocumentError(f"{_where(mark)}a mapping key must be a string, not a {type(value).__name__}")
+
+
+def _yaml_documents(text: str) -> list[Any]:
+    builder = _Builder()
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            builder.feed(event)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise DocumentError(f"invalid YAML: {_where(mark)}{problem}") from err
+    return builder.docs

@@ -1,0 +1,175 @@
+"""Strict decoding of manifests, as kube-apiserver decodes what `kubectl apply` sends.
+
+The API server turns JSON into Go structs: a string where a bool belongs, a list where
+a map belongs, a fraction in an int32 field are errors, and with kubectl's default
+strict field validation so is every field the type does not have (`reqeusts`,
+`nodeselector`). The field types come from v1.36's OpenAPI (openapi_v1_36.py). Messages
+are the API server's: `json: cannot unmarshal ...`, `strict decoding error: unknown
+field "spec.nodeselector"`, and Quantity's own parse errors.
+
+Decoding also does what Go's zero values do to nulls: a null field is left out, a null
+list item or map value becomes its type's zero value, so later stages read plain data.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kubesched.simulator.openapi_v1_36 import SCHEMA
+
+KINDS: dict[str, str] = {kind: gv for kind, (gv, _) in SCHEMA["kinds"].items()}
+_STRUCTS: dict[str, dict[str, str]] = SCHEMA["structs"]
+_ROOTS: dict[str, str] = {kind: struct for kind, (_, struct) in SCHEMA["kinds"].items()}
+
+QUANTITY_REGEX = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+QUANTITY_SYNTAX_ERROR = f"quantities must match the regular expression '{QUANTITY_REGEX}'"
+QUANTITY_SUFFIX_ERROR = "unable to parse quantity's suffix"
+_QUANTITY = re.compile(QUANTITY_REGEX)
+_SUFFIX = re.compile(r"^(|[numkMGTPE]|[KMGTPE]i|[eE][-+]?[0-9]+)$")
+_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+_INT_RANGE = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+_ZERO: dict[str, Any] = {"string": "", "bool": False, "int32": 0, "int64": 0, "double": 0, "quantity": "0"}
+
+
+def quantity_syntax_error(value: Any) -> str:
+    """Why Quantity's JSON decoding refuses `value` ('' when it parses)."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return QUANTITY_SYNTAX_ERROR
+    if not isinstance(value, str):
+        return ""
+    text = value.strip()
+    m = _QUANTITY.match(text)
+    if not m or text.count(".") > 1 or not any(c.isdigit() for c in m.group(1)):
+        return QUANTITY_SYNTAX_ERROR
+    return "" if _SUFFIX.match(m.group(2)) else QUANTITY_SUFFIX_ERROR
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _go_type(t: str) -> str:
+    if t.startswith("[]"):
+        return "[]" + _go_type(t[2:])
+    if t.startswith("map[string]"):
+        return "map[string]" + _go_type(t[11:])
+    if t.startswith("&"):
+        return "v1." + t.rsplit(".", 1)[-1]
+    return {"double": "float64", "quantity": "resource.Quantity", "int-or-string": "intstr.IntOrString"}.get(t, t)
+
+
+class _Decoder:
+    def __init__(self) -> None:
+        self.type_errors: list[tuple[str, str]] = []  # (path, message)
+        self.unknown: list[str] = []
+
+    def mismatch(self, value: Any, path: str, go_path: str, struct: str, t: str) -> None:
+        got = _json_type(value)
+        if got == "number" and t in _INT_RANGE:
+            got = f"number {value}"
+        self.type_errors.append(
+            (path, f"json: cannot unmarshal {got} into Go struct field {struct}.{go_path} of type {_go_type(t)}")
+        )
+
+    def value(self, value: Any, t: str, path: str, go_path: str, struct: str) -> Any:
+        """Check `value` against type `t`; returns it with nulls turned into what Go would hold."""
+        if t == "any" or value is None:
+            return value
+        if t.startswith("&"):
+            if not isinstance(value, dict):
+                self.mismatch(value, path, go_path, struct, t)
+                return value
+            self.struct(value, t[1:], path, go_path)
+            return value
+        if t.startswith("[]"):
+            if not isinstance(value, list):
+                self.mismatch(value, path, go_path, struct, t)
+                return value
+            elem = t[2:]
+            for i, item in enumerate(value):
+                value[i] = self.value(item, elem, f"{path}[{i}]", go_path, struct) if item is not None else _zero(elem)
+            return value
+        if t.startswith("map[string]"):
+            if not isinstance(value, dict):
+                self.mismatch(value, path, go_path, struct, t)
+                return value
+            elem = t[11:]
+            for k, item in value.items():
+                sub = f"{path}[{k}]"
+                value[k] = self.value(item, elem, sub, go_path, struct) if item is not None else _zero(elem)
+            return value
+        self.scalar(value, t, path, go_path, struct)
+        return value
+
+    def scalar(self, value: Any, t: str, path: str, go_path: str, struct: str) -> None:
+        if t == "quantity":
+            problem = quantity_syntax_error(value)
+            if problem:
+                shown = f'Invalid value: "{value}": ' if isinstance(value, str | int | float) else ""
+                self.type_errors.append((path, shown + problem))
+            return
+        ok = {
+            "string": isinstance(value, str),
+            "time": isinstance(value, str),
+            "bool": isinstance(value, bool),
+            "double": isinstance(value, int | float) and not isinstance(value, bool),
+            "int-or-string": isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)),
+        }.get(t)
+        if t in _INT_RANGE:
+            lo, hi = _INT_RANGE[t]
+            ok = isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
+        if not ok:
+            self.mismatch(value, path, go_path, struct, t)
+        elif t == "time" and not _TIME.match(value):
+            self.type_errors.append((path, f'parsing time "{value}" as "2006-01-02T15:04:05Z07:00": cannot parse'))
+
+    def struct(self, obj: dict[str, Any], name: str, path: str, go_path: str) -> None:
+        fields = _STRUCTS[name]
+        go_name = name.rsplit(".", 1)[-1]
+        for key in list(obj):
+            sub = f"{path}.{key}" if path else key
+            t = fields.get(key)
+            if t is None:
+                self.unknown.append(sub)
+                continue
+            if obj[key] is None:
+                del obj[key]
+                continue
+            obj[key] = self.value(obj[key], t, sub, f"{go_path}.{key}" if go_path else key, go_name)
+
+
+def _zero(t: str) -> Any:
+    if t.startswith("&") or t.startswith("map[string]"):
+        return {}
+    if t.startswith("[]"):
+        return []
+    return _ZERO.get(t)
+
+
+def decode_errors(obj: dict[str, Any]) -> list[str]:
+    """What the API server's strict decoding says about a manifest of a known kind ([] when it decodes).
+
+    Type errors come first and alone (Go stops at the first); unknown fields are listed
+    together, as kubectl's strict validation reports them. Nulls are normalised in place.
+    """
+    kind = obj.get("kind")
+    if not isinstance(kind, str) or kind not in _ROOTS:
+        return []
+    api = obj.get("apiVersion")
+    if api is not None and api != KINDS[kind]:
+        return [f'no matches for kind "{kind}" in version "{api}"']
+    d = _Decoder()
+    d.struct(obj, _ROOTS[kind], "", "")
+    if d.type_errors:
+        path, message = d.type_errors[0]
+        return [f"{path}: {message}"]
+    if d.unknown:
+        return ["strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in d.unknown)]
+    return []

@@ -1,0 +1,417 @@
+"""`kubesched simulate` as the API server: hostile input gets one clear exit-2 message, never a traceback or a hang.
+
+The verdicts in hostile_cases.CASES were taken from a real v1.36 API server (and are
+checked against it again in tests/upstream/test_apiserver_verdicts.py); kubesched must
+agree with each. The rest covers what the table cannot: YAML itself, duplicates across
+documents and files, defaults that change schedules, and the command line.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hostile_cases import CASES, Case
+
+from kubesched.cli import main
+
+NODE = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"name": "n1"},
+    "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}},
+}
+
+
+def write(tmp_path: Path, docs: list[Any], name: str = "in.yaml") -> Path:
+    f = tmp_path / name
+    f.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return f
+
+
+def simulate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["simulate", *args, "--output", "json"])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def run_docs(tmp_path: Path, capsys: pytest.CaptureFixture[str], docs: list[Any]) -> tuple[int, str, str]:
+    return simulate(capsys, str(write(tmp_path, docs)))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_kubesched_agrees_with_the_api_server(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: Case) -> None:
+    docs = [NODE, *case.context, case.obj]
+    code, out, err = run_docs(tmp_path, capsys, docs)
+    if case.expected is None:
+        assert code == 0, err
+        assert "Traceback" not in err
+        return
+    assert code == 2, f"accepted what the API server refuses: {out[:300]}"
+    assert out == ""
+    assert case.expected in err, err
+    assert f"in.yaml, document {len(docs)}" in err, err
+    assert err.count("\n") == 1, err  # one line, no traceback
+
+
+def test_errors_name_list_items(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"}, "spec": {"unschedulable": "false"}}
+    code, _, err = run_docs(tmp_path, capsys, [{"apiVersion": "v1", "kind": "List", "items": [NODE, bad]}])
+    assert code == 2
+    assert "in.yaml, document 1, items[1] (Node n2): spec.unschedulable: json: cannot unmarshal string" in err
+
+
+# YAML and JSON themselves.
+
+
+def nested(depth: int) -> str:
+    return "a: " + "[" * depth + "]" * depth + "\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        pytest.param(nested(100_000), "nesting deeper than 100 levels", id="deep flow YAML"),
+        pytest.param(
+            "".join("  " * i + "a:\n" for i in range(2000)), "nesting deeper than 100 levels", id="deep block YAML"
+        ),
+        pytest.param("[" * 100_000 + "]" * 100_000, "nesting deeper than 100 levels", id="deep JSON"),
+        pytest.param(
+            "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"{c}: &{c} [{', '.join([f'*{p}'] * 10)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+            ),
+            "document contains excessive aliasing",
+            id="alias bomb",
+        ),
+        pytest.param("a: &a [*a]\n", "anchor 'a' value contains itself", id="recursive alias"),
+        pytest.param("kind: Node\nkind: Pod\n", 'key "kind" already set in map', id="key twice"),
+        pytest.param("a: .nan\n", "NaN and infinities are not valid JSON numbers", id="NaN"),
+        pytest.param('{"kind": "Node", "metadata": {"name": "n", "labels": {"a": NaN}}}', "NaN", id="JSON NaN"),
+        pytest.param("a: !!binary aGVsbG8=\n", "unsupported tag", id="binary tag"),
+        pytest.param("priority: " + "9" * 5000 + "\n", "cannot read", id="5000-digit integer"),
+        pytest.param("? [a]\n: b\n", "a mapping key must be a string", id="list as a key"),
+        pytest.param("a: [1, 2\n", "invalid YAML: line 2, column 1", id="unclosed list"),
+        pytest.param("a: \x07\n", "invalid YAML", id="control character"),
+    ],
+)
+def test_hostile_yaml(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, needle: str) -> None:
+    f = tmp_path / "in.yaml"
+    f.write_text(text)
+    start = time.monotonic()
+    code, out, err = simulate(capsys, str(f))
+    assert time.monotonic() - start < 10
+    assert code == 2 and out == ""
+    assert needle in err and "in.yaml" in err, err
+    assert "Traceback" not in err
+
+
+def test_yes_in_a_label_is_a_boolean(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "in.yaml"
+    f.write_text("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {ssd: yes}\n")
+    code, _, err = simulate(capsys, str(f))
+    assert code == 2
+    assert "metadata.labels[ssd]: json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.labels" in err
+    f.write_text("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {ssd: 'yes'}\n")
+    assert simulate(capsys, str(f))[0] == 0
+
+
+def test_yaml_merge_keys_and_aliases_make_copies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An alias is a copy, as go-yaml makes it: two pods sharing metadata through one stay two pods."""
+    f = tmp_path / "in.yaml"
+    f.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4', pods: '10'}}\n---\n"
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- {apiVersion: v1, kind: Pod, metadata: &m {generateName: web-},\n"
+        "   spec: &s {containers: [{name: c, resources: {limits: {cpu: '1'}}}]}}\n"
+        "- {apiVersion: v1, kind: Pod, metadata: *m, spec: {<<: *s, priority: 0}}\n"
+    )
+    code, out, err = simulate(capsys, str(f))
+    assert code == 0, err
+    doc = json.loads(out)
+    assert sorted(p["name"] for p in doc["pods"]) == ["web-00001", "web-00002"]
+    assert doc["nodes"][0]["requested"]["cpu"] == "2"
+
+
+def test_non_utf8_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    class Stdin:
+        buffer = __import__("io").BytesIO(b"kind: Node\nmetadata: {name: \xff}\n")
+
+    monkeypatch.setattr(sys, "stdin", Stdin())
+    code, out, err = simulate(capsys, "-")
+    assert code == 2 and out == ""
+    assert err == "kubesched: <stdin>: not UTF-8 text (byte 28: 0xff)\n"
+
+
+def test_non_utf8_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_bytes(b"\xfe\xff kind")
+    code, _, err = simulate(capsys, str(write(tmp_path, [NODE])), "--config", str(cfg))
+    assert code == 2 and "cfg.yaml: not UTF-8 text" in err
+
+
+# Duplicates and identities.
+
+
+def sc(name: str) -> dict[str, Any]:
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name}, "provisioner": "x"}
+
+
+def claim(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name}, "spec": {}}
+
+
+def klass(name: str, value: int) -> dict[str, Any]:
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+
+
+@pytest.mark.parametrize(
+    ("obj", "message"),
+    [
+        pytest.param(NODE, 'nodes "n1" already exists (first in', id="Node"),
+        pytest.param(sc("fast"), 'storageclasses.storage.k8s.io "fast" already exists', id="StorageClass"),
+        pytest.param(claim("data"), 'persistentvolumeclaims "data" already exists', id="PersistentVolumeClaim"),
+        pytest.param(klass("hi", 5), 'priorityclasses.scheduling.k8s.io "hi" already exists', id="PriorityClass"),
+    ],
+)
+def test_duplicates(tmp_path: Path, capsys: pytest.CaptureFixture[str], obj: dict[str, Any], message: str) -> None:
+    docs = [NODE, obj] if obj is not NODE else [NODE]
+    code, _, err = run_docs(tmp_path, capsys, [*docs, obj])
+    assert code == 2 and message in err and f"in.yaml, document {len(docs) + 1}" in err, err
+    other = write(tmp_path, [obj], "other.yaml")
+    code, _, err = simulate(capsys, str(write(tmp_path, docs)), str(other))
+    assert code == 2 and message in err and "other.yaml, document 1" in err, err
+    same = write(tmp_path, docs)
+    code, _, err = simulate(capsys, str(same), str(same))
+    assert code == 2, err
+    assert f'nodes "n1" already exists (first in {same}, document 1; is the file given twice?)' in err
+
+
+def test_same_name_in_other_namespaces_is_no_duplicate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = claim("data"), claim("data")
+    b["metadata"]["namespace"] = "team"
+    assert run_docs(tmp_path, capsys, [NODE, a, b])[0] == 0
+
+
+def test_a_snapshot_may_hold_the_system_classes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_docs(tmp_path, capsys, [NODE, klass("system-node-critical", 2000001000)])
+    assert code == 0, err
+    code, _, err = run_docs(tmp_path, capsys, [NODE, klass("system-node-critical", 5)])
+    assert code == 2 and "value of system-node-critical PriorityClass must be 2000001000" in err
+
+
+def gpu_pod(name: str, **meta: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, **meta},
+        "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
+    }
+
+
+GPU_NODE = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"name": "gpu"},
+    "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10", "nvidia.com/gpu": "1"}},
+}
+
+
+def test_limits_become_requests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two pods with only `limits: {nvidia.com/gpu: 1}` do not share one GPU: the API server copies limits."""
+    code, out, err = run_docs(tmp_path, capsys, [GPU_NODE, gpu_pod("a"), gpu_pod("b")])
+    assert code == 0, err
+    results = {p["name"]: p["result"] for p in json.loads(out)["pods"]}
+    assert results == {"a": "Scheduled", "b": "Unschedulable"}
+
+
+def test_limits_become_requests_for_init_containers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pod = gpu_pod("a")
+    pod["spec"]["initContainers"] = [{"name": "i", "resources": {"limits": {"cpu": "3"}}}]
+    code, out, _ = run_docs(tmp_path, capsys, [GPU_NODE, pod, gpu_pod("b")])
+    assert json.loads(out)["nodes"][0]["requested"]["cpu"] == "3"
+
+
+def test_pods_with_the_same_uid_stay_two(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    node = dict(GPU_NODE, status={"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10", "nvidia.com/gpu": "2"}})
+    a, b = gpu_pod("a", uid="1234"), gpu_pod("b", uid="1234")
+    code, out, err = run_docs(tmp_path, capsys, [node, a, b])
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [p["result"] for p in doc["pods"]] == ["Scheduled", "Scheduled"]
+    assert doc["nodes"][0]["pods"] == 2
+
+
+def test_finished_pods_hold_no_room(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    done = gpu_pod("done")
+    done["spec"]["nodeName"] = "gpu"
+    done["status"] = {"phase": "Succeeded"}
+    code, out, err = run_docs(tmp_path, capsys, [GPU_NODE, done, gpu_pod("next")])
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [(p["name"], p["result"]) for p in doc["pods"]] == [("next", "Scheduled")]
+    assert "1 Succeeded or Failed pod(s) left out" in doc["warnings"][0]
+
+
+def test_a_pod_on_a_missing_node_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lost = gpu_pod("lost")
+    lost["spec"]["nodeName"] = "gone"
+    code, out, err = run_docs(tmp_path, capsys, [GPU_NODE, lost])
+    assert code == 0
+    assert 'pod default/lost is bound to node "gone", which is not in the input' in err
+    assert json.loads(out)["warnings"] == [
+        'pod default/lost is bound to node "gone", which is not in the input: its requests count on no node'
+    ]
+
+
+# Defaults the scheduler reads.
+
+
+def test_api_server_defaults(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """DefaultTolerationSeconds, hostNetwork ports, the namespace name label and the default StorageClass."""
+    from kubesched.simulator.load import load_manifests, prepare_objects
+
+    default_sc = sc("standard")
+    default_sc["metadata"]["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
+    host = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "h"},
+        "spec": {"hostNetwork": True, "containers": [{"name": "c", "ports": [{"containerPort": 8080}]}]},
+    }
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
+    f = write(tmp_path, [NODE, default_sc, claim("data"), host, ns])
+    objs = {so.obj["kind"]: so.obj for so in prepare_objects(load_manifests([str(f)]))}
+    assert objs["PersistentVolumeClaim"]["spec"] == {"storageClassName": "standard", "volumeMode": "Filesystem"}
+    spec = objs["Pod"]["spec"]
+    assert spec["containers"][0]["ports"] == [{"containerPort": 8080, "hostPort": 8080, "protocol": "TCP"}]
+    assert spec["tolerations"] == [
+        {"key": k, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+        for k in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+    ]
+    assert (spec["schedulerName"], spec["priority"], spec["preemptionPolicy"]) == (
+        "default-scheduler",
+        0,
+        "PreemptLowerPriority",
+    )
+    assert objs["Namespace"]["metadata"]["labels"] == {"kubernetes.io/metadata.name": "team"}
+    assert objs["StorageClass"]["volumeBindingMode"] == "Immediate"
+
+
+def test_pod_level_requests_default_from_limits_and_containers(tmp_path: Path) -> None:
+    """PodLevelResources defaulting, as v1.36's API server stored it (requests cpu from the pod's limit,
+    memory from the containers')."""
+    from kubesched.simulator.load import load_manifests, prepare_objects
+
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {
+            "resources": {"limits": {"cpu": "2"}},
+            "containers": [{"name": "c"}],
+            "initContainers": [{"name": "i", "resources": {"limits": {"memory": "1Gi", "example.com/foo": "2"}}}],
+        },
+    }
+    f = write(tmp_path, [NODE, pod])
+    objs = [so.obj for so in prepare_objects(load_manifests([str(f)]))]
+    spec = objs[1]["spec"]
+    assert spec["resources"] == {"limits": {"cpu": "2"}, "requests": {"cpu": "2", "memory": str(2**30)}}
+    assert spec["initContainers"][0]["resources"]["requests"] == {"memory": "1Gi", "example.com/foo": "2"}
+
+
+# Quantities, time and the command line.
+
+
+def test_huge_allocatable_prints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    node = dict(NODE, status={"allocatable": {"cpu": "1e5000", "memory": "100Ei", "pods": "1e999999999"}})
+    start = time.monotonic()
+    code, out, err = run_docs(tmp_path, capsys, [node, gpu_pod("a")])
+    assert time.monotonic() - start < 10
+    assert code == 0, err
+    alloc = json.loads(out)["nodes"][0]["allocatable"]
+    assert alloc == {"cpu": "9223372036854775807m", "memory": "9223372036854775807", "pods": "9223372036854775807"}
+
+
+def test_a_pod_too_large_to_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pod = gpu_pod("a")
+    pod["spec"]["containers"][0]["resources"] = {"requests": {"memory": "1e5000"}}
+    code, _, err = run_docs(tmp_path, capsys, [NODE, pod])
+    assert code == 2 and "spec.containers[0].resources.requests[memory]" in err and "int64" in err
+
+
+def scenario(at: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubesched.io/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "s"},
+        "steps": [{"at": at, "delete": [{"kind": "Node", "name": "n1"}]}],
+    }
+
+
+@pytest.mark.parametrize("at", ["1000000h", "169h", "99999999999999999999h"])
+def test_scenario_steps_within_a_week(tmp_path: Path, capsys: pytest.CaptureFixture[str], at: str) -> None:
+    code, _, err = run_docs(tmp_path, capsys, [NODE, scenario(at)])
+    assert code == 2 and f'steps[0].at: Invalid value: "{at}": must be between 0s and 168h' in err
+
+
+def test_scenario_step_at_nan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "in.yaml"
+    f.write_text(yaml.safe_dump_all([NODE, scenario("1s")]).replace("at: 1s", "at: .nan"))
+    code, _, err = simulate(capsys, str(f))
+    assert code == 2 and "NaN and infinities are not valid JSON numbers" in err
+
+
+def test_unreachable_extender(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "extenders": [{"urlPrefix": "http://127.0.0.1:1/sched", "filterVerb": "filter"}],
+    }
+    code, out, err = run_docs(tmp_path, capsys, [cfg, NODE, gpu_pod("a")])
+    assert (code, out) == (2, "")
+    assert err == (
+        f"kubesched: {tmp_path / 'in.yaml'}, document 1: extenders[0].urlPrefix: cannot connect to "
+        "'http://127.0.0.1:1/sched': Connection refused\n"
+    )
+    cfg["extenders"][0]["ignorable"] = True
+    code, _, err = run_docs(tmp_path, capsys, [cfg, NODE, gpu_pod("a")])
+    assert code == 0 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("profile", "message"),
+    [
+        ({"plugins": {"bind": {"disabled": [{"name": "DefaultBinder"}]}}}, "at least one bind plugin is needed"),
+        ({"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}}, 'FilterPlugin "Nope" does not exist'),
+    ],
+)
+def test_framework_errors_name_the_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], profile: dict[str, Any], message: str
+) -> None:
+    cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [profile]}
+    code, _, err = run_docs(tmp_path, capsys, [cfg, NODE])
+    assert code == 2 and f"{tmp_path / 'in.yaml'}, document 1: " in err and message in err
+    path = write(tmp_path, [cfg], "cfg.yaml")
+    code, _, err = simulate(capsys, str(write(tmp_path, [NODE])), "--config", str(path))
+    assert code == 2 and f"kubesched: {path}: " in err and message in err
+
+
+def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
+    docs = [NODE, *(gpu_pod(f"p{i}") for i in range(200))]
+    f = write(tmp_path, docs)
+    proc = subprocess.run(
+        f"{sys.executable} -m kubesched simulate {f} --output json | head -c 10",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.stdout == '{\n "pods":'
+    assert proc.stderr == ""
