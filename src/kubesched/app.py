@@ -118,7 +118,7 @@ class SchedulerApp:
         informer_api.limiter = self.api.limiter  # one client-side budget, as one client-go client
         self.metrics = SchedulerMetrics()
         self.dispatcher = APIDispatcher(observe=self.metrics.observe_api_call)
-        self.client = KubeClient(self.api, self.dispatcher, instance=socket.gethostname())
+        self.client = KubeClient(self.api, self.dispatcher, instance=socket.gethostname(), stop=self.stop)
         self.store = ClusterStore(informer_api, self.stop, backoff=opts.informer_backoff)
         self.clock = WallClock()
         self.pool = ThreadPoolExecutor(max_workers=BINDING_WORKERS, thread_name_prefix="binding")

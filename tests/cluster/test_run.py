@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
+
 from tests.cluster.helpers import node, pod, wait_for
 
-from kubesched.testing.apiserver import FakeAPIServer
+from kubesched.testing.apiserver import DROP_RESPONSE, FakeAPIServer
 
 
 def bound(api: FakeAPIServer, name: str) -> str:
@@ -101,6 +103,88 @@ def test_server_errors_on_binding_are_retried(apiserver: FakeAPIServer, start_ap
     posts = [p for m, p in apiserver.requests if m == "POST" and p.endswith("/p1/binding")]
     assert len(posts) == 3
     assert not [e for e in apiserver.list("Event") if e["reason"] == "FailedScheduling"]
+
+
+def _one_slot_cluster(apiserver: FakeAPIServer) -> None:
+    """One node with room for one pod, and two pods that each want it."""
+    apiserver.create(node("n1", pods="1"))
+    apiserver.create(pod("p1"))
+
+
+def _settled(apiserver: FakeAPIServer, running) -> None:
+    sched = running.app.scheduler
+    wait_for(lambda: bound(apiserver, "p1") == "n1", what="p1 bound")
+    apiserver.create(pod("p2"))
+    wait_for(lambda: condition(apiserver, "p2", "PodScheduled").get("reason") == "Unschedulable", what="p2 refused")
+    wait_for(lambda: not sched.cache.assumed_pods, what="no assumed pod left")
+    assert bound(apiserver, "p2") == ""  # the node's one slot was not handed out twice
+    assert [b[0] for b in apiserver.bindings] == ["default/p1"]
+    assert condition(apiserver, "p1", "PodScheduled")["status"] == "True"
+    assert not [e for e in apiserver.list("Event") if e["reason"] == "FailedScheduling" and "p1" in e["note"]]
+
+
+def test_a_binding_whose_answer_was_lost_is_read_back(apiserver: FakeAPIServer, start_app) -> None:
+    """The server applied the binding and the connection closed: the pod is read back, not posted again."""
+    apiserver.fail("POST", r"/pods/p1/binding$", status=DROP_RESPONSE)
+    _one_slot_cluster(apiserver)
+    running = start_app()
+    _settled(apiserver, running)
+    wait_for(lambda: ("GET", "/api/v1/namespaces/default/pods/p1") in apiserver.requests, what="the read-back")
+    wait_for(lambda: [e for e in apiserver.list("Event") if e["reason"] == "Scheduled"], what="Scheduled event")
+    assert running.app.dispatcher.flush(5)
+    posts = [p for m, p in apiserver.requests if m == "POST" and p.endswith("/p1/binding")]
+    assert len(posts) == 1
+
+
+def test_a_second_binding_refused_with_our_own_node_is_a_success(apiserver: FakeAPIServer, start_app) -> None:
+    """Lost answer, then the read-back fails too: the binding goes again and its 409 names the node we chose."""
+    apiserver.fail("POST", r"/pods/p1/binding$", status=DROP_RESPONSE)
+    apiserver.fail("GET", r"/pods/p1$", status=503)
+    _one_slot_cluster(apiserver)
+    running = start_app()
+    _settled(apiserver, running)
+    wait_for(
+        lambda: len([p for m, p in apiserver.requests if m == "POST" and p.endswith("/p1/binding")]) == 2,
+        what="the second binding",
+    )
+    scheduled = wait_for(
+        lambda: [e["note"] for e in apiserver.list("Event") if e["reason"] == "Scheduled"], what="Scheduled event"
+    )
+    assert scheduled == ["Successfully assigned default/p1 to n1"]
+
+
+def test_writes_whose_answer_was_lost_are_not_sent_again(apiserver: FakeAPIServer, start_app) -> None:
+    """An event is a create: sent once, as client-go would, even when its answer never came."""
+    apiserver.fail("POST", r"/events$", status=DROP_RESPONSE)
+    apiserver.create(node("n1"))
+    apiserver.create(pod("p1"))
+    start_app()
+    wait_for(lambda: [e for e in apiserver.list("Event") if e["reason"] == "Scheduled"], what="the event")
+    time.sleep(0.5)
+    assert len([p for m, p in apiserver.requests if m == "POST" and p.endswith("/events")]) == 1
+    assert len(apiserver.list("Event")) == 1
+
+
+def test_a_pod_bound_after_failing_keeps_podscheduled_true(apiserver: FakeAPIServer, start_app) -> None:
+    """Its Unschedulable patch, stuck behind a failing server, never lands after the binding."""
+    apiserver.create(node("n1", cpu="1"))
+    apiserver.create(pod("p1", cpu="2"))
+    apiserver.fail("PATCH", r"/pods/p1/status$", status=503, times=3)  # lands on the fourth try, 1.4 s on
+    running = start_app(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "podInitialBackoffSeconds": 1,
+            "podMaxBackoffSeconds": 1,
+        }
+    )
+    wait_for(lambda: any(m == "PATCH" for m, p in apiserver.requests if p.endswith("/p1/status")), what="patch tried")
+    apiserver.update(node("n1", cpu="4"))  # room now: the pod is bound while its patch is still being retried
+    wait_for(lambda: bound(apiserver, "p1") == "n1", what="p1 bound")
+    apiserver.clear_faults()
+    assert running.app.dispatcher.flush(10)
+    time.sleep(0.3)
+    assert condition(apiserver, "p1", "PodScheduled")["status"] == "True"
 
 
 def test_bad_objects_are_skipped_and_the_rest_scheduled(apiserver: FakeAPIServer, start_app, caplog) -> None:

@@ -30,6 +30,9 @@ Obj = dict[str, Any]
 _BY_PATH = {(r.group_version, r.plural): r for r in BY_KIND.values()}
 
 
+DROP_RESPONSE = -1  # a fault "status": the request is carried out, then the connection closes unanswered
+
+
 @dataclass
 class Fault:
     method: str
@@ -165,7 +168,10 @@ class FakeAPIServer:
     # Faults
 
     def fail(self, method: str, pattern: str, status: int = 500, times: int = 1, token: str = "") -> None:
-        """The next `times` requests whose method and path (and bearer token, if given) match answer `status`."""
+        """The next `times` requests whose method and path (and bearer token, if given) match answer `status`.
+
+        With `DROP_RESPONSE` the request is applied and the client hears nothing: the connection just closes.
+        """
         with self._cond:
             self._faults.append(Fault(method.upper(), re.compile(pattern), status, times, token))
 
@@ -414,7 +420,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         return
 
+    _drop_reply = False
+
     def _reply(self, code: int, body: Obj) -> None:
+        if self._drop_reply:
+            self.close_connection = True
+            return
         data = json.dumps(body).encode()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
@@ -455,7 +466,8 @@ class _Handler(BaseHTTPRequestHandler):
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         token = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
         status = self.api._take_fault(method, url.path, token)
-        if status:
+        self._drop_reply = status == DROP_RESPONSE
+        if status > 0:
             self._reply(status, _status(status, "InternalError", f"injected failure {status}"))
             return
         try:

@@ -31,7 +31,12 @@ JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 # Statuses worth another try: the server was busy or failed, not the request.
-_RETRYABLE = {429, 500, 502, 503, 504}
+RETRYABLE = {429, 500, 502, 503, 504}
+# Methods that may be sent again when a connection broke after the request went out (as client-go,
+# which never repeats a create or an update whose outcome it did not hear).
+_IDEMPOTENT = {"GET", "HEAD", "PATCH", "DELETE"}
+# Failures before any byte of the request reached the server: always safe to try again.
+_NOT_SENT = (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ConnectTimeoutError, ConnectionRefusedError)
 
 
 def micro_time() -> str:
@@ -45,11 +50,12 @@ def rfc3339() -> str:
 
 
 class APIError(Exception):
-    """A non-2xx answer (status 0: no answer at all)."""
+    """A non-2xx answer (status 0: no answer at all; `unknown`: the request went out, so it may have applied)."""
 
-    def __init__(self, status: int, reason: str, message: str) -> None:
+    def __init__(self, status: int, reason: str, message: str, *, unknown: bool = False) -> None:
         super().__init__(f"{message} ({status} {reason})" if status else message)
         self.status, self.reason, self.message = status, reason, message
+        self.unknown = unknown
 
     @property
     def conflict(self) -> bool:
@@ -127,6 +133,9 @@ class KubeAPI:
         # Binding threads each hold a connection while they wait: the pool must not turn them away.
         configuration.connection_pool_maxsize = max(getattr(configuration, "connection_pool_maxsize", 0) or 0, 80)
         _warn_insecure_once(configuration)
+        # No retries inside urllib3: it would repeat a POST whose answer was lost, and log each try as a
+        # warning; `request` retries itself, knowing which failures are safe to repeat.
+        configuration.retries = False
         self._client = ApiClient(configuration)
         self._client.user_agent = user_agent
         self.limiter = RateLimiter(qps, burst)
@@ -162,27 +171,29 @@ class KubeAPI:
         attempt = 0
         while True:
             start = time.perf_counter()
+            sent = True
             try:
-                with self._unlocked():
+                with self.unlocked():
                     resp = self._send(method, path, q, body, content_type, timeout)
                     data = resp.read()
                 status = resp.status
             except (urllib3.exceptions.HTTPError, OSError) as err:
-                status, data = 0, str(err).encode()
+                status, data, sent = 0, str(err).encode(), not isinstance(err, _NOT_SENT)
             with self._stats_lock:
                 self.request_count += 1
                 self.request_seconds += time.perf_counter() - start
             if 200 <= status < 300:
                 return json.loads(data) if data else {}
             attempt += 1
-            err = _error(status, data)
-            if (status and status not in _RETRYABLE) or attempt == attempts:
+            err = _error(status, data, unknown=status == 0 and sent)
+            again = status in RETRYABLE or (status == 0 and (not sent or method in _IDEMPOTENT))
+            if not again or attempt == attempts:
                 raise err
-            log.info("%s %s failed, retrying: %s", method, path, err)
-            with self._unlocked():
+            log.debug("%s %s failed, retrying: %s", method, path, err)
+            with self.unlocked():
                 time.sleep(self.retry_backoff * 2 ** (attempt - 1))
 
-    def _unlocked(self) -> AbstractContextManager[None]:
+    def unlocked(self) -> AbstractContextManager[None]:
         """Outside the scheduler lock while waiting on the network, when this thread holds it."""
         return self.lock.released() if self.lock is not None else nullcontext()
 
@@ -206,11 +217,11 @@ class KubeAPI:
             raw.release_conn()
 
 
-def _error(status: int, data: bytes) -> APIError:
+def _error(status: int, data: bytes, *, unknown: bool = False) -> APIError:
     try:
         doc = json.loads(data)
     except ValueError:
         doc = None
     if isinstance(doc, dict) and doc.get("kind") == "Status":
         return APIError(status, str(doc.get("reason") or ""), str(doc.get("message") or ""))
-    return APIError(status, "", data.decode("utf-8", "replace")[:300] or "no response")
+    return APIError(status, "", data.decode("utf-8", "replace")[:300] or "no response", unknown=unknown)

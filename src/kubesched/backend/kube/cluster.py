@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import re
 import socket
 import threading
 import time
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubesched.backend.errors import ConflictError
-from kubesched.backend.kube.api import STRATEGIC_MERGE_PATCH, APIError, KubeAPI, micro_time, rfc3339
+from kubesched.backend.kube.api import RETRYABLE, STRATEGIC_MERGE_PATCH, APIError, KubeAPI, micro_time, rfc3339
 from kubesched.backend.kube.dispatcher import DELETE, EVENT, STATUS_PATCH, APICall, APIDispatcher
 from kubesched.backend.kube.reflector import Backoff, Reflector
 from kubesched.backend.kube.resources import BY_KIND, WATCHED, Resource
@@ -28,6 +29,11 @@ from kubesched.framework.types import PodInfo
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
+
+# The API server's answer to a second binding of a bound pod names the node it is on.
+_ASSIGNED = re.compile(r'is already assigned to node "([^"]*)"')
+BINDING_RETRIES = 3  # bindings the server refused with 5xx/429 or that were surely not applied, before giving up
+UNKNOWN_BACKOFF = (0.2, 5.0)  # first and longest pause between read-backs of a binding with an unknown outcome
 
 
 class ClusterStore(ObjectStore):
@@ -94,10 +100,13 @@ class ClusterStore(ObjectStore):
 class KubeClient:
     """The writes the scheduler and its plugins make, against the API server."""
 
-    def __init__(self, api: KubeAPI, dispatcher: APIDispatcher, *, instance: str = "") -> None:
+    def __init__(
+        self, api: KubeAPI, dispatcher: APIDispatcher, *, instance: str = "", stop: threading.Event | None = None
+    ) -> None:
         self.api = api
         self.dispatcher = dispatcher
         self.instance = instance or socket.gethostname()
+        self.stop = stop or threading.Event()
         self.fenced = False  # set when leadership is lost: no more writes that decide placement
         self.bind_seconds = 0.0
         self.binds = 0
@@ -106,20 +115,77 @@ class KubeClient:
         return BY_KIND["Pod"].path(pod.namespace, pod.name, sub)
 
     def bind(self, pod: PodInfo, node_name: str) -> None:
+        """POST the Binding; its queued status patches give way to it, and a lost answer is read back."""
         if self.fenced:
             raise RuntimeError("not the leader any more: binding refused")
+        start = time.perf_counter()
+        with self.api.unlocked():
+            self.dispatcher.hold(pod.uid)
+        bound = False
+        try:
+            self._bind_until_known(pod, node_name)
+            bound = True
+        finally:  # under the scheduler lock again: binding threads add up one at a time
+            self.dispatcher.release(pod.uid, bound=bound)
+            self.bind_seconds += time.perf_counter() - start
+            self.binds += 1
+
+    def _bind_until_known(self, pod: PodInfo, node_name: str) -> None:
+        """Return once the pod is bound to `node_name`; raise once it surely is not.
+
+        A binding whose answer was lost may have been applied: forgetting the pod then
+        would free room that is taken. So the pod stays assumed while it is read back;
+        when it is still unbound, the binding is sent again (a second one for a pod
+        bound to the same node is a 409 naming that node: success).
+        """
         body = {
             "apiVersion": "v1",
             "kind": "Binding",
             "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
-        start = time.perf_counter()
+        path = self._pod_path(pod, "binding")
+        refused = 0
+        uncertain = False  # a binding went out unanswered and no read since says the pod is unbound
+        delay, longest = UNKNOWN_BACKOFF
+        while True:
+            try:
+                self.api.request("POST", path, body=body, retries=0)
+                return
+            except APIError as err:
+                if err.status == 409 and _assigned_node(err.message) == node_name:
+                    return
+                if err.conflict:
+                    raise ConflictError(err.message) from err
+                if not (err.unknown or err.status in RETRYABLE or err.status == 0):
+                    raise
+                uncertain = uncertain or err.unknown
+                refused += 0 if err.unknown else 1
+                if self.fenced or self.stop.is_set() or (not uncertain and refused > BINDING_RETRIES):
+                    raise
+                log.debug("binding %s to %s: %s; reading the pod back", pod.key, node_name, err)
+            with self.api.unlocked():
+                self.stop.wait(delay)
+            delay = min(delay * 2, longest)
+            where = self._read_back(pod)
+            if where == node_name:
+                return
+            if where:
+                raise ConflictError(f'pod {pod.name} is already assigned to node "{where}"')
+            if where == "":
+                uncertain = False
+
+    def _read_back(self, pod: PodInfo) -> str | None:
+        """The node the pod is bound to now ("" when unbound), or None when the server cannot say."""
         try:
-            self._write("POST", self._pod_path(pod, "binding"), body)
-        finally:  # under the scheduler lock again: binding threads add up one at a time
-            self.bind_seconds += time.perf_counter() - start
-            self.binds += 1
+            current = self.api.request("GET", self._pod_path(pod), retries=0)
+        except APIError as err:
+            if err.status == 404:
+                raise ConflictError(f"pod {pod.key} is gone") from err
+            return None
+        if (current.get("metadata") or {}).get("uid") != pod.uid:
+            raise ConflictError(f"pod {pod.key} was replaced (uid {pod.uid} is gone)")
+        return str((current.get("spec") or {}).get("nodeName") or "")
 
     def patch_pod_status(self, pod: PodInfo, condition: Obj | None, nominated_node_name: str | None) -> None:
         """Queue a status patch with the condition and nomination that differ from what the pod has."""
@@ -186,3 +252,8 @@ class KubeClient:
             if err.conflict:
                 raise ConflictError(err.message) from err
             raise
+
+
+def _assigned_node(message: str) -> str | None:
+    m = _ASSIGNED.search(message)
+    return m.group(1) if m else None

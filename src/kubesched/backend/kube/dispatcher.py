@@ -1,4 +1,4 @@
-"""Asynchronous API calls (SchedulerAsyncAPICalls, on by default in 1.34).
+"""Asynchronous API calls (SchedulerAsyncAPICalls, on by default since 1.34).
 
 Status patches, events and preemption deletions leave the scheduling cycle at
 once and go out from a few worker threads. Calls for the same object are kept
@@ -6,6 +6,12 @@ in one slot: a newer status patch merges into a queued one (conditions by type,
 the last nominatedNodeName wins), and once a pod's deletion is queued its status
 patches are dropped, as upstream's dispatcher skips calls an object no longer
 needs. Events are never merged.
+
+As upstream's dispatcher, one object has at most one call in flight, and a
+binding outranks status patches: `hold` (at binding) drops the pod's queued
+patches and waits for one in flight, so no `PodScheduled=False` computed before
+the binding can land after it; once the binding succeeded, later patches for the
+pod are dropped too (its status belongs to the kubelet now).
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +31,7 @@ log = logging.getLogger(__name__)
 STATUS_PATCH = "pod_status_patch"
 DELETE = "pod_deletion"
 EVENT = "event"
+BOUND_REMEMBERED = 100_000  # pods whose binding went through, remembered to drop late status patches
 
 
 @dataclass
@@ -49,6 +56,9 @@ class APIDispatcher:
         self._order: deque[tuple[str, str]] = deque()
         self._pending: dict[tuple[str, str], APICall] = {}
         self._deleting: set[str] = set()
+        self._in_flight: set[str] = set()
+        self._held: set[str] = set()
+        self._bound: OrderedDict[str, None] = OrderedDict()
         self._busy = 0
         self._closed = False
         self.observe = observe
@@ -65,13 +75,11 @@ class APIDispatcher:
     def add(self, call: APICall) -> None:
         with self._cond:
             slot = (call.key, call.call_type)
-            if call.call_type == STATUS_PATCH and call.key in self._deleting:
+            if call.call_type == STATUS_PATCH and (call.key in self._deleting or call.key in self._bound):
                 return
             if call.call_type == DELETE:
                 self._deleting.add(call.key)
-                stale = (call.key, STATUS_PATCH)
-                if self._pending.pop(stale, None) is not None:
-                    self._order.remove(stale)
+                self._drop(call.key, STATUS_PATCH)
             queued = self._pending.get(slot)
             if queued is not None and call.call_type == STATUS_PATCH:
                 queued.payload = merge_status(queued.payload, call.payload)
@@ -82,15 +90,48 @@ class APIDispatcher:
             self._order.append(slot)
             self._cond.notify()
 
+    def hold(self, key: str) -> None:
+        """A binding for `key` starts: drop its queued status patch, wait out a call in flight, hold the rest."""
+        with self._cond:
+            self._held.add(key)
+            self._drop(key, STATUS_PATCH)
+            while key in self._in_flight:
+                self._cond.wait()
+
+    def release(self, key: str, *, bound: bool) -> None:
+        """The binding ended; when it went through, status patches for the pod are stale from now on."""
+        with self._cond:
+            self._held.discard(key)
+            if bound:
+                self._drop(key, STATUS_PATCH)
+                self._bound[key] = None
+                if len(self._bound) > BOUND_REMEMBERED:
+                    self._bound.popitem(last=False)
+            self._cond.notify_all()
+
+    def _drop(self, key: str, call_type: str) -> None:
+        slot = (key, call_type)
+        if self._pending.pop(slot, None) is not None:
+            self._order.remove(slot)
+
+    def _next(self) -> APICall | None:
+        """The oldest queued call whose object has no call in flight and no binding under way."""
+        for i, slot in enumerate(self._order):
+            if slot[0] not in self._in_flight and slot[0] not in self._held:
+                del self._order[i]
+                return self._pending.pop(slot)
+        return None
+
     def _work(self) -> None:
         while True:
             with self._cond:
-                while not self._order and not self._closed:
+                call = self._next()
+                while call is None:
+                    if self._closed and not self._order:
+                        return
                     self._cond.wait()
-                if not self._order:
-                    return
-                slot = self._order.popleft()
-                call = self._pending.pop(slot)
+                    call = self._next()
+                self._in_flight.add(call.key)
                 self._busy += 1
             start = time.perf_counter()
             result = "success"
@@ -102,6 +143,7 @@ class APIDispatcher:
             finally:
                 with self._cond:
                     self._busy -= 1
+                    self._in_flight.discard(call.key)
                     if call.call_type == DELETE:
                         self._deleting.discard(call.key)
                     self._cond.notify_all()
