@@ -120,6 +120,7 @@ class SchedulerApp:
         self.dispatcher = APIDispatcher(observe=self.metrics.observe_api_call)
         self.client = KubeClient(self.api, self.dispatcher, instance=socket.gethostname(), stop=self.stop)
         self.store = ClusterStore(informer_api, self.stop, backoff=opts.informer_backoff)
+        self.client.wake = self.store.wake.set
         self.clock = WallClock()
         self.pool = ThreadPoolExecutor(max_workers=BINDING_WORKERS, thread_name_prefix="binding")
         observer = AnnotationRecorder(self.api, self.dispatcher) if opts.record_annotations else None

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from kubesched.backend.errors import ConflictError
-from kubesched.backend.pod_status import apply_status_patch, status_patch
+from kubesched.backend.pod_status import apply_status_patch, generation, status_patch
 from kubesched.backend.pv_controller import PVController
 from kubesched.backend.store import KINDS, NAMESPACED, Listener, Obj, ObjectStore, object_key
 from kubesched.framework.types import PodInfo
@@ -65,6 +65,8 @@ class EmbeddedCluster(ObjectStore):
             raise ConflictError(f'{kind} "{"/".join(p for p in key if p)}" already exists')
         if kind == "Pod" and (obj.get("spec") or {}).get("nodeName"):
             self._copy_topology_labels(obj, obj["spec"]["nodeName"])
+        if kind == "Pod" and not generation(obj):
+            obj.setdefault("metadata", {})["generation"] = 1  # as the API server gives every new pod
         self._bump(obj)
         self.objects[kind][key] = obj
         self._emit(kind, "ADDED", None, obj)
@@ -132,7 +134,7 @@ class EmbeddedCluster(ObjectStore):
         if current is None:
             raise ConflictError(f'pods "{pod.name}" not found')
         status = current.get("status") or {}
-        patch = status_patch(status, condition, nominated_node_name, self.timestamp())
+        patch = status_patch(status, condition, nominated_node_name, self.timestamp(), generation(current))
         if patch:
             patched = copy.copy(current)
             patched["status"] = apply_status_patch(status, patch)

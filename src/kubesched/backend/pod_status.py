@@ -13,15 +13,24 @@ from typing import Any
 Obj = dict[str, Any]
 
 
-def status_patch(status: Obj, condition: Obj | None, nominated_node_name: str | None, now: str) -> Obj:
-    """The status fields to write ({} when nothing changes); nominatedNodeName None means remove it."""
+def status_patch(
+    status: Obj, condition: Obj | None, nominated_node_name: str | None, now: str, generation: int = 0
+) -> Obj:
+    """The status fields to write ({} when nothing changes); nominatedNodeName None means remove it.
+
+    A written condition carries the pod's generation as observedGeneration (PodObservedGenerationTracking,
+    GA in 1.35); a condition that differs only there is not rewritten, as upstream's UpdatePodCondition.
+    """
     patch: Obj = {}
     if condition is not None:
         old = next((c for c in status.get("conditions") or () if c.get("type") == condition["type"]), None)
         if old is None or any(old.get(k) != v for k, v in condition.items()):
             same = old is not None and old.get("status") == condition["status"]
             since = old.get("lastTransitionTime", now) if same and old is not None else now
-            patch["conditions"] = [dict(condition, lastProbeTime=None, lastTransitionTime=since)]
+            written = dict(condition, lastProbeTime=None, lastTransitionTime=since)
+            if generation:
+                written["observedGeneration"] = generation
+            patch["conditions"] = [written]
     if nominated_node_name is not None and (status.get("nominatedNodeName") or "") != nominated_node_name:
         patch["nominatedNodeName"] = nominated_node_name or None
     return patch
@@ -46,3 +55,9 @@ def apply_status_patch(status: Obj, patch: Obj) -> Obj:
         else:
             out[key] = value
     return out
+
+
+def generation(obj: Obj) -> int:
+    """metadata.generation (0 when the object has none)."""
+    value = (obj.get("metadata") or {}).get("generation")
+    return value if isinstance(value, int) else 0

@@ -50,7 +50,8 @@ class SourcedObject:
         return f"{self.source}, document {self.document}{inside}"
 
     def describe(self) -> str:
-        kind = self.obj.get("kind", "?")
+        kind = self.obj.get("kind")
+        kind = kind if isinstance(kind, str) and kind else "?"
         meta = self.obj.get("metadata")
         meta = meta if isinstance(meta, dict) else {}
         name = meta.get("name") or meta.get("generateName") or "?"

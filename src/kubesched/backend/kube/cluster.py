@@ -18,11 +18,12 @@ from typing import Any
 
 from kubesched.backend.errors import ConflictError
 from kubesched.backend.kube.api import RETRYABLE, STRATEGIC_MERGE_PATCH, APIError, KubeAPI, micro_time, rfc3339
-from kubesched.backend.kube.dispatcher import DELETE, EVENT, STATUS_PATCH, APICall, APIDispatcher
+from kubesched.backend.kube.dispatcher import DELETE, EVENT, EVENT_SERIES, STATUS_PATCH, APICall, APIDispatcher
+from kubesched.backend.kube.events import EventSeries
 from kubesched.backend.kube.reflector import Backoff, Reflector
 from kubesched.backend.kube.resources import BY_KIND, WATCHED, Resource
 from kubesched.backend.kube.resources import EVENT as EVENT_RESOURCE
-from kubesched.backend.pod_status import status_patch
+from kubesched.backend.pod_status import generation, status_patch
 from kubesched.backend.store import ObjectStore, object_key
 from kubesched.framework.types import PodInfo
 
@@ -33,6 +34,7 @@ Obj = dict[str, Any]
 # The API server's answer to a second binding of a bound pod names the node it is on.
 _ASSIGNED = re.compile(r'is already assigned to node "([^"]*)"')
 BINDING_RETRIES = 3  # bindings the server refused with 5xx/429 or that were surely not applied, before giving up
+SERIES_SWEEP_EVERY = 30.0  # seconds between looks for event series to finish or refresh
 UNKNOWN_BACKOFF = (0.2, 5.0)  # first and longest pause between read-backs of a binding with an unknown outcome
 
 
@@ -100,6 +102,8 @@ class ClusterStore(ObjectStore):
 class KubeClient:
     """The writes the scheduler and its plugins make, against the API server."""
 
+    DELETES_REPORT_DONE = True  # delete_pod takes `done`: preemption waits for the deletions, as upstream
+
     def __init__(
         self, api: KubeAPI, dispatcher: APIDispatcher, *, instance: str = "", stop: threading.Event | None = None
     ) -> None:
@@ -110,6 +114,9 @@ class KubeClient:
         self.fenced = False  # set when leadership is lost: no more writes that decide placement
         self.bind_seconds = 0.0
         self.binds = 0
+        self.event_series = EventSeries(time.monotonic, micro_time)
+        self.wake: Callable[[], None] = lambda: None  # the scheduling loop's doorbell, after a callback changed state
+        self._sweeper: threading.Thread | None = None
 
     def _pod_path(self, pod: PodInfo, sub: str = "") -> str:
         return BY_KIND["Pod"].path(pod.namespace, pod.name, sub)
@@ -189,7 +196,9 @@ class KubeClient:
 
     def patch_pod_status(self, pod: PodInfo, condition: Obj | None, nominated_node_name: str | None) -> None:
         """Queue a status patch with the condition and nomination that differ from what the pod has."""
-        patch = status_patch(pod.obj.get("status") or {}, condition, nominated_node_name, rfc3339())
+        patch = status_patch(
+            pod.obj.get("status") or {}, condition, nominated_node_name, rfc3339(), generation(pod.obj)
+        )
         if not patch:
             return
         path = self._pod_path(pod, "status")
@@ -200,7 +209,12 @@ class KubeClient:
         self.dispatcher.add(APICall(STATUS_PATCH, pod.uid, run, patch))
 
     def record_event(self, pod: PodInfo, kind: str, reason: str, action: str, note: str) -> None:
+        """Send the event, or count it in its series (see events.py)."""
         controller = pod.scheduler_name or "default-scheduler"
+        regarding = {"apiVersion": "v1", "kind": "Pod", "namespace": pod.namespace, "name": pod.name, "uid": pod.uid}
+        rv = (pod.obj.get("metadata") or {}).get("resourceVersion")
+        if rv:
+            regarding["resourceVersion"] = rv
         event = {
             "apiVersion": "events.k8s.io/v1",
             "kind": "Event",
@@ -212,32 +226,84 @@ class KubeClient:
             "reason": reason,
             "type": kind,
             "note": note,
-            "regarding": {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "namespace": pod.namespace,
-                "name": pod.name,
-                "uid": pod.uid,
-            },
+            "regarding": regarding,
         }
-        path = EVENT_RESOURCE.path(pod.namespace)
-        self.dispatcher.add(
-            APICall(EVENT, event["metadata"]["name"], lambda body: self.api.request("POST", path, body=body), event)
-        )
+        self._start_sweeping()
+        decision = self.event_series.record(event)
+        if decision is None:
+            return
+        what, body = decision
+        if what == "create":
+            path = EVENT_RESOURCE.path(pod.namespace)
+            self.dispatcher.add(
+                APICall(EVENT, body["metadata"]["name"], lambda b: self.api.request("POST", path, body=b), body)
+            )
+        else:
+            self._write_series(body)
 
-    def delete_pod(self, pod: PodInfo, condition: Obj | None = None) -> None:
-        """Preemption: mark the victim DisruptionTarget, then delete it (only if it is still that pod)."""
+    def _write_series(self, event: Obj) -> None:
+        """Patch the series onto the event; create it (series and all) if it is not there."""
+        meta = event["metadata"]
+        path = EVENT_RESOURCE.path(meta["namespace"], meta["name"])
+
+        def run(body: Obj) -> None:
+            try:
+                self.api.request("PATCH", path, body={"series": body["series"]}, content_type=STRATEGIC_MERGE_PATCH)
+            except APIError as err:
+                if err.status != 404:
+                    raise
+                fresh = {**body, "metadata": {k: v for k, v in meta.items() if k != "resourceVersion"}}
+                self.api.request("POST", EVENT_RESOURCE.path(meta["namespace"]), body=fresh)
+
+        self.dispatcher.add(APICall(EVENT_SERIES, meta["name"], run, event))
+
+    def _start_sweeping(self) -> None:
+        if self._sweeper is None:
+            self._sweeper = threading.Thread(target=self._sweep_loop, name="event-series", daemon=True)
+            self._sweeper.start()
+
+    def _sweep_loop(self) -> None:
+        while not self.stop.wait(SERIES_SWEEP_EVERY):
+            for event in self.event_series.sweep():
+                self._write_series(event)
+
+    def delete_pod(
+        self, pod: PodInfo, condition: Obj | None = None, done: Callable[[bool], None] | None = None
+    ) -> None:
+        """Preemption: mark the victim DisruptionTarget, then delete it (only if it is still that pod).
+
+        `done` hears, under the scheduler lock, whether the calls went through (a pod already gone counts).
+        """
         pod_path, status_path = self._pod_path(pod), self._pod_path(pod, "status")
         patch = None
         if condition is not None:
-            patch = {"status": {"conditions": [dict(condition, lastTransitionTime=rfc3339())]}}
+            written = dict(condition, lastTransitionTime=rfc3339())
+            if generation(pod.obj):
+                written["observedGeneration"] = generation(pod.obj)
+            patch = {"status": {"conditions": [written]}}
 
         def run(_: Obj) -> None:
             if patch is not None:
                 self.api.request("PATCH", status_path, body=patch, content_type=STRATEGIC_MERGE_PATCH)
-            self.api.request("DELETE", pod_path, body={"preconditions": {"uid": pod.uid}})
+            try:
+                self.api.request("DELETE", pod_path, body={"preconditions": {"uid": pod.uid}})
+            except APIError as err:
+                if err.status != 404:
+                    raise
 
-        self.dispatcher.add(APICall(DELETE, pod.uid, run))
+        on_done = None
+        if done is not None:
+
+            def on_done(ok: bool) -> None:
+                lock = self.api.lock
+                if lock is None:
+                    done(ok)
+                else:
+                    with lock:
+                        done(ok)
+                self.wake()
+
+        self.dispatcher.add(APICall(DELETE, pod.uid, run, on_done=on_done))
 
     def update(self, obj: Obj) -> Obj:
         """PUT a PersistentVolume or claim (volume binding's PreBind)."""

@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 STATUS_PATCH = "pod_status_patch"
 DELETE = "pod_deletion"
 EVENT = "event"
+EVENT_SERIES = "event_series"
 BOUND_REMEMBERED = 100_000  # pods whose binding went through, remembered to drop late status patches
 
 
@@ -40,6 +41,7 @@ class APICall:
     key: str  # the object's uid (unique per event)
     run: Callable[[dict[str, Any]], None]
     payload: dict[str, Any] = field(default_factory=dict)
+    on_done: Callable[[bool], None] | None = None  # told whether the call went through, once it ran or was dropped
 
 
 def merge_status(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -85,6 +87,8 @@ class APIDispatcher:
                 queued.payload = merge_status(queued.payload, call.payload)
                 return
             if queued is not None:
+                if call.on_done is not None:
+                    queued.on_done = _both(queued.on_done, call.on_done)
                 return
             self._pending[slot] = call
             self._order.append(slot)
@@ -149,6 +153,8 @@ class APIDispatcher:
                     self._cond.notify_all()
                 if self.observe is not None:
                     self.observe(call.call_type, result, time.perf_counter() - start)
+                if call.on_done is not None:
+                    call.on_done(result == "success")
 
     def flush(self, timeout: float) -> bool:
         """Wait until every queued call went out; False if some are still queued after `timeout`."""
@@ -166,3 +172,12 @@ class APIDispatcher:
         with self._cond:
             self._closed = True
             self._cond.notify_all()
+
+
+def _both(first: Callable[[bool], None] | None, second: Callable[[bool], None]) -> Callable[[bool], None]:
+    def done(ok: bool) -> None:
+        if first is not None:
+            first(ok)
+        second(ok)
+
+    return done

@@ -316,6 +316,13 @@ class Evaluator:
 
     def prepare_candidate(self, candidate: Candidate, pod: PodInfo) -> None:
         """Evict the victims and clear lower-priority nominations to the node; async as in 1.34."""
+        if not self.run_async:
+            self._evict(candidate, pod)
+            return
+        self.preempting.add(pod.uid)
+        if getattr(self.handle.client, "DELETES_REPORT_DONE", False):
+            self.handle.clock.call_later(0, lambda: self._evict_reporting(candidate, pod))
+            return
 
         def run() -> None:
             try:
@@ -325,16 +332,43 @@ class Evaluator:
                 if self.handle.activate is not None:
                     self.handle.activate([pod])
 
-        if self.run_async:
-            self.preempting.add(pod.uid)
-            self.handle.clock.call_later(0, run)
-        else:
-            self._evict(candidate, pod)
+        self.handle.clock.call_later(0, run)
 
-    def _evict(self, candidate: Candidate, pod: PodInfo) -> None:
+    def _evict_reporting(self, candidate: Candidate, pod: PodInfo) -> None:
+        """A cluster's deletions take time: the pod stays "preempting" until they are through, as upstream's
+        preemption goroutine. It is activated then only when a call failed, or when its victims are already
+        gone (their deletion events came while PreEnqueue still held it back); otherwise those events move it.
+        """
+        pending = 0
+        failed = False
+
+        def finish() -> None:
+            self.preempting.discard(pod.uid)
+            lister = self.handle.lister
+            gone = lister is not None and all(
+                ((lister.get("Pod", v.namespace, v.name) or {}).get("metadata") or {}).get("uid") != v.uid
+                for v in candidate.victims
+            )
+            if (failed or gone) and self.handle.activate is not None:
+                self.handle.activate([pod])
+
+        def one_done(ok: bool) -> None:
+            nonlocal pending, failed
+            pending -= 1
+            failed = failed or not ok
+            if pending == 0:
+                finish()
+
+        pending = 1  # held until every deletion is queued, so an early answer cannot finish too soon
+        pending += self._evict(candidate, pod, one_done)
+        one_done(True)
+
+    def _evict(self, candidate: Candidate, pod: PodInfo, done: Callable[[bool], None] | None = None) -> int:
+        """Evict the victims; returns how many deletions went out with `done` attached."""
         fwk, client = self.handle.framework, self.handle.client
         if self.handle.metrics is not None:
             self.handle.metrics.preemption_victims.observe(len(candidate.victims))
+        issued = 0
         for victim in candidate.victims:
             waiting = fwk.get_waiting_pod(victim.uid) if fwk is not None else None
             if waiting is not None:
@@ -347,7 +381,11 @@ class Evaluator:
                     "message": f"{self.handle.profile_name}: preempting to accommodate a higher priority pod",
                 }
                 try:
-                    client.delete_pod(victim, condition)
+                    if done is None:
+                        client.delete_pod(victim, condition)
+                    else:
+                        client.delete_pod(victim, condition, done)
+                        issued += 1
                 except Exception:  # already gone: nothing left to evict
                     continue
             if hasattr(client, "record_event"):
@@ -365,6 +403,7 @@ class Evaluator:
                         client.patch_pod_status(p, None, "")
                     except Exception:  # the pod went away meanwhile
                         continue
+        return issued
 
 
 def _aggregate(errors: list[str]) -> str:
