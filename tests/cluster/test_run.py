@@ -187,6 +187,20 @@ def test_a_pod_bound_after_failing_keeps_podscheduled_true(apiserver: FakeAPISer
     assert condition(apiserver, "p1", "PodScheduled")["status"] == "True"
 
 
+def test_a_pod_bound_by_another_binder_keeps_podscheduled_true(apiserver: FakeAPIServer, start_app) -> None:
+    """Our Unschedulable patch names the version we decided on: after a rival's binding it is not written."""
+    apiserver.create(node("n1", cpu="1"))
+    apiserver.create(pod("p1", cpu="2"))
+    apiserver.fail("PATCH", r"/pods/p1/status$", status=503, times=2)
+    running = start_app()
+    wait_for(lambda: any(m == "PATCH" for m, p in apiserver.requests if p.endswith("/p1/status")), what="patch tried")
+    apiserver.bind("default", "p1", {"target": {"name": "n1"}})  # another binder, while our patch is retried
+    assert running.app.dispatcher.flush(10)
+    time.sleep(0.3)
+    assert condition(apiserver, "p1", "PodScheduled")["status"] == "True"
+    assert [m for m, p in apiserver.requests if p == "/api/v1/namespaces/default/pods/p1"] == ["GET"]
+
+
 def test_bad_objects_are_skipped_and_the_rest_scheduled(apiserver: FakeAPIServer, start_app, caplog) -> None:
     bad_node = node("bad-node")
     bad_node["status"]["allocatable"]["cpu"] = "lots"

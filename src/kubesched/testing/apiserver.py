@@ -265,9 +265,18 @@ class FakeAPIServer:
             return self._replace(res, old, new)
 
     def patch(self, kind: str, namespace: str, name: str, patch: Obj) -> Obj:
+        """PATCH: a metadata.resourceVersion in the patch is a precondition, as the real server has it."""
         res = self._resource(kind)
         with self._cond:
             old = self._lookup(res, namespace, name)
+            rv = (patch.get("metadata") or {}).get("resourceVersion")
+            if rv and rv != old["metadata"]["resourceVersion"]:
+                raise APIError(
+                    409,
+                    "Conflict",
+                    f'Operation cannot be fulfilled on {res.plural} "{name}": '
+                    "the object has been modified; please apply your changes to the latest version and try again",
+                )
             return self._replace(res, old, strategic_merge(copy.deepcopy(old), patch))
 
     def delete(self, kind: str, namespace: str, name: str, uid: str = "") -> Obj:

@@ -202,9 +202,27 @@ class KubeClient:
         if not patch:
             return
         path = self._pod_path(pod, "status")
+        seen = (pod.obj.get("metadata") or {}).get("resourceVersion")
 
         def run(payload: Obj) -> None:
-            self.api.request("PATCH", path, body={"status": payload}, content_type=STRATEGIC_MERGE_PATCH)
+            """Written only over the version the scheduler decided on; when the pod changed since, it is read
+            first, and a pod bound meanwhile (by another binder) keeps its status."""
+            meta = {"resourceVersion": seen} if seen else {}
+            try:
+                self.api.request(
+                    "PATCH", path, body={"metadata": meta, "status": payload}, content_type=STRATEGIC_MERGE_PATCH
+                )
+                return
+            except APIError as err:
+                if err.status != 409 or not seen:
+                    raise
+            current = self.api.request("GET", self._pod_path(pod))
+            if (current.get("metadata") or {}).get("uid") != pod.uid or (current.get("spec") or {}).get("nodeName"):
+                return
+            meta = {"resourceVersion": current["metadata"]["resourceVersion"]}
+            self.api.request(
+                "PATCH", path, body={"metadata": meta, "status": payload}, content_type=STRATEGIC_MERGE_PATCH
+            )
 
         self.dispatcher.add(APICall(STATUS_PATCH, pod.uid, run, patch))
 

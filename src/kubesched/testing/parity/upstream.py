@@ -602,6 +602,8 @@ class UpstreamRunner:
         decision = Decision(case.family, case.seed, key, "after preemption", state, last)
         if last.start_seq <= gone_at:
             decision.ambiguous = "bound before the harness finished the victims"
+        elif _saw_unlisted_terminating_pod(last, first.nominated, state):
+            decision.ambiguous = "upstream saw a terminating pod on the nominated node that the listing no longer has"
         if last.node is not None:
             self._kubelet(key, alog)
         else:
@@ -624,6 +626,21 @@ class UpstreamRunner:
 def _key(obj: Obj) -> str:
     meta = obj.get("metadata") or {}
     return f"{meta.get('namespace', 'default')}/{meta.get('name')}"
+
+
+def _saw_unlisted_terminating_pod(attempt: Attempt, node: str | None, state: list[Obj]) -> bool:
+    """Upstream's message blames a terminating pod on the node, yet no listed pod there is terminating.
+
+    Another pod's victim, deleted between upstream's attempt and the listing, is the usual cause.
+    """
+    if not node or "terminating pod on the nominated node" not in (attempt.message or ""):
+        return False
+    return not any(
+        o.get("kind") == "Pod"
+        and (o.get("spec") or {}).get("nodeName") == node
+        and (o.get("metadata") or {}).get("deletionTimestamp")
+        for o in state
+    )
 
 
 def _same(a: Obj, b: Obj) -> bool:
