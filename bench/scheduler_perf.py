@@ -28,13 +28,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
+from kubesched.api.object import Obj
 from kubesched.backend.embedded import EmbeddedCluster  # noqa: E402
 from kubesched.clock import VirtualClock  # noqa: E402
 from kubesched.config.load import load_config  # noqa: E402
-from kubesched.scheduler import Outcome, SchedulerEvent  # noqa: E402
+from kubesched.schedule_one import Outcome, SchedulerEvent  # noqa: E402
 from kubesched.simulator.run import embedded_scheduler  # noqa: E402
-
-Obj = dict[str, Any]
 
 
 def _suffix(rng: random.Random) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-Obj = dict[str, Any]
+from kubesched.api.object import Obj
 
 LABEL_VALUE_RULE = "a valid label must be an empty string or consist of alphanumeric characters"
 NAME_PART_RULE = "name part must consist of alphanumeric characters, '-', '_' or '.'"

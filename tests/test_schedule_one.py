@@ -5,7 +5,8 @@ import pytest
 from kubesched.framework.interface import BindPlugin, PermitPlugin, PreBindPlugin, ReservePlugin
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Code, Status
-from kubesched.schedule_one import Diagnosis, FitError, num_feasible_nodes_to_find
+from kubesched.framework.types import Diagnosis, FitError
+from kubesched.schedule_one import num_feasible_nodes_to_find
 from kubesched.testing.cluster import new_test_cluster
 from kubesched.testing.wrappers import make_node, make_pod
 

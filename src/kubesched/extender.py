@@ -18,20 +18,14 @@ import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.duration import parse_duration
 from kubesched.config.types import Extender as ExtenderConfig
+from kubesched.framework.extender import EXTENDER_NAME, ExtenderError, Victims
 from kubesched.framework.interface import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.types import PodInfo
-
-EXTENDER_NAME = "Extender"  # the pseudo-plugin named in UnschedulablePlugins when an extender rejects nodes
-
-
-class ExtenderError(RuntimeError):
-    pass
 
 
 def _get(obj: Mapping[str, Any] | None, key: str) -> Any:
@@ -45,12 +39,6 @@ def _get(obj: Mapping[str, Any] | None, key: str) -> Any:
         if k.lower() == low:
             return v
     return None
-
-
-@dataclass(slots=True)
-class Victims:
-    pods: list[PodInfo]
-    num_pdb_violations: int
 
 
 class HTTPExtender:

@@ -1,84 +1,399 @@
-"""One scheduling attempt: schedulePod, the filter pass, scoring and host selection (schedule_one.go).
+"""One pod through the scheduler: the scheduling cycle and the binding cycle (schedule_one.go).
+
+`ScheduleOne` holds the Scheduler's methods that upstream keeps in schedule_one.go:
+pick the profile, find the feasible nodes, prioritize, select the host, assume,
+reserve, permit, then (after the cycle, possibly later in virtual time) pre-bind,
+bind and post-bind. Failures go through `handle_scheduling_failure`: requeue with the
+plugins that rejected the pod, record the nomination, patch PodScheduled=False and
+emit FailedScheduling. Every loop over plugins is the framework runtime's.
 
 The filter pass keeps upstream's contract: nodes are examined from the rotating
-`next_start_node_index` until `num_feasible_nodes_to_find` feasible nodes are
-found, and the index then advances by the number of nodes examined. Plugins with a
-vectorised `filter_batch` are evaluated for all nodes at once; the others run per
-node in that same rotated order. Per-node reasons for rejected nodes are worked out
-only when someone needs them: a FitError, or the simulator's full record.
+`next_start_node_index` until `num_feasible_nodes_to_find` feasible nodes are found,
+and the index then advances by the number of nodes examined. Per-node reasons for
+rejected nodes are worked out only when someone needs them: a FitError, or the
+simulator's full record.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from kubesched.extender import EXTENDER_NAME, ExtenderError, extender_score
+from kubesched.cache.cache import Cache, CacheError
+from kubesched.cache.snapshot import Snapshot
+from kubesched.clock import VirtualClock
+from kubesched.extender import extender_score
+from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import NodeToStatus
+from kubesched.framework.extender import EXTENDER_NAME, Extender, ExtenderError
+from kubesched.framework.interface import APIClient, ClusterEvent, NominatingInfo
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.runtime.framework import Framework
+from kubesched.framework.runtime.waiting_pods import WaitingPod
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo
+from kubesched.framework.types import (
+    AttemptRecord,
+    Diagnosis,
+    FitError,
+    NoNodesAvailable,
+    PodInfo,
+)
+from kubesched.queue.scheduling_queue import PriorityQueue, QueuedPodInfo
 
 if TYPE_CHECKING:
-    from kubesched.scheduler import Scheduler
+    from kubesched.metrics import SchedulerMetrics
 
 log = logging.getLogger(__name__)
 
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
-ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
+EVENT_NOTE_LIMIT = 1024
 
 
 @dataclass(slots=True)
-class Diagnosis:
-    node_to_status: dict[str, Status] = field(default_factory=dict)
-    absent_nodes_status: Status | None = None
-    unschedulable_plugins: set[str] = field(default_factory=set)
-    pending_plugins: set[str] = field(default_factory=set)
-    pre_filter_msg: str = ""
-    post_filter_msg: str = ""
-    evaluated_rejected: int = 0  # rejected nodes examined, whether or not their statuses were worked out
-
-    def node_to_status_map(self) -> NodeToStatus:
-        return NodeToStatus(self.node_to_status, self.absent_nodes_status)
+class Outcome:
+    pod: PodInfo
+    result: str  # Scheduled | Unschedulable | Error
+    node: str | None
+    message: str
+    attempts: int
+    record: AttemptRecord | None
 
 
-class FitError(Exception):
-    """No node fits; the message is upstream's `0/N nodes are available: ...` text."""
+@dataclass(slots=True)
+class SchedulerEvent:
+    """One step of a pod's life, for the simulator's timeline."""
 
-    def __init__(self, pod: PodInfo, num_all_nodes: int, diagnosis: Diagnosis) -> None:
-        super().__init__()
-        self.pod = pod
-        self.num_all_nodes = num_all_nodes
-        self.diagnosis = diagnosis
+    time: float
+    pod: str
+    type: str  # Gated | Scheduled | Bound | Unschedulable | Error | Nominated | Preempted | Deleted
+    node: str | None = None
+    message: str | None = None
+    preemptor: str | None = None  # for Preempted: the pod the victim made room for
 
-    def __str__(self) -> str:
-        d = self.diagnosis
-        msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
-        if d.pre_filter_msg:
-            msg += f" {d.pre_filter_msg}."
+
+@dataclass(slots=True)
+class _Binding:
+    """What the binding cycle carries over from the scheduling cycle that chose the node."""
+
+    fwk: Framework
+    state: CycleState
+    qpi: QueuedPodInfo
+    assumed: PodInfo
+    host: str
+    record: AttemptRecord | None
+
+
+class SchedulerObserver(Protocol):
+    def on_outcome(self, outcome: Outcome) -> None: ...
+    def on_event(self, event: SchedulerEvent) -> None: ...
+
+
+def truncate_event_note(message: str) -> str:
+    if len(message) <= EVENT_NOTE_LIMIT:
+        return message
+    return message[: EVENT_NOTE_LIMIT - 4] + " ..."
+
+
+class ScheduleOne:
+    """The Scheduler's methods of schedule_one.go; the Scheduler (scheduler.py) sets these fields."""
+
+    profiles: dict[str, Framework]
+    cache: Cache
+    snapshot: Snapshot
+    queue: PriorityQueue
+    client: APIClient
+    clock: VirtualClock
+    rng: random.Random
+    extenders: list[Extender]
+    record: bool
+    observer: SchedulerObserver | None
+    metrics: SchedulerMetrics | None
+    bind_latency: float
+    bind_executor: Callable[[Callable[[], None]], None] | None
+    next_start_node_index: int
+    percentage_of_nodes_to_score: int
+    _pod_lookup: Callable[[str, str], PodInfo | None]
+
+    def _observe_attempt(self, result: str, profile: str, qpi: QueuedPodInfo) -> None:
+        m = self.metrics
+        if m is None:
+            return
+        seconds = time.perf_counter() - qpi.cycle_start
+        m.schedule_attempts.labels(result, profile).inc()
+        m.attempt_duration.labels(result, profile).observe(seconds)
+        if result == "scheduled":
+            m.pod_attempts.observe(qpi.attempts)
+            if qpi.initial_attempt_timestamp is not None:
+                label = str(qpi.attempts) if qpi.attempts < 15 else "15+"
+                m.sli_duration.labels(label).observe(self.clock.now - qpi.initial_attempt_timestamp)
+
+    def _report(
+        self, kind: str, pod: str, node: str | None = None, message: str | None = None, preemptor: str | None = None
+    ) -> None:
+        if self.observer is not None:
+            self.observer.on_event(SchedulerEvent(self.clock.now, pod, kind, node, message, preemptor))
+
+    def _notify(self, outcome: Outcome) -> None:
+        if self.observer is not None:
+            self.observer.on_outcome(outcome)
+
+    def _current_pod(self, pod: PodInfo) -> PodInfo | None:
+        """The informer's copy of the pod, or None if it is gone."""
+        return self._pod_lookup(pod.namespace, pod.name)
+
+    # The scheduling cycle
+
+    def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        pod = qpi.pod_info
+        fwk = self.profiles.get(pod.scheduler_name)
+        if fwk is None or self.cache.is_assumed_pod(pod):
+            self.queue.done(pod.uid)
+            return
+        if pod.deleting:
+            self._record_k8s_event(pod, "Warning", "FailedScheduling", f"skip schedule deleting pod: {pod.key}")
+            self.queue.done(pod.uid)
+            return
+        state = CycleState()
+        record = AttemptRecord() if self.record else None
+        qpi.cycle_start = time.perf_counter()
+        if self.metrics is not None:
+            self.metrics.new_cycle()
+        try:
+            result = schedule_pod(self, fwk, state, pod, record)
+            if self.metrics is not None:
+                self.metrics.algorithm_duration.observe(time.perf_counter() - qpi.cycle_start)
+        except FitError as fit_err:
+            nominating: NominatingInfo | None = None
+            if fwk.post_filter_plugins:
+                if self.metrics is not None:
+                    self.metrics.preemption_attempts.inc()
+                pf_result, pf = fwk.run_post_filter_plugins(state, pod, fit_err.diagnosis.node_to_status_map())
+                if pf is not None:
+                    # Even an Error's text ends the FitError message, as upstream's PostFilterMsg.
+                    fit_err.diagnosis.post_filter_msg = pf.message()
+                    if pf.code == Code.ERROR:
+                        log.info("Status after running PostFilter plugins for pod %s: %s", pod.key, pf.message())
+                if pf_result is not None and pf_result.nominating_info is not None:
+                    nominating = pf_result.nominating_info
+            qpi.unschedulable_plugins = set(fit_err.diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(fit_err.diagnosis.pending_plugins)
+            self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, str(fit_err)), record, nominating)
+            return
+        except NoNodesAvailable as err:
+            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+            self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err)), record)
+            return
+        except Exception as err:  # a plugin's bug must not take other pods down
+            log.exception("Error scheduling pod pod=%s", pod.key)
+            self._handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
+            return
+        host = result.suggested_host
+        assumed = dataclasses.replace(pod, node_name=host)
+        try:
+            self.cache.assume_pod(assumed)
+        except CacheError as err:
+            self._handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
+            return
+        self.queue.nominator.delete_nominated_pod_if_exists(pod)
+        s = fwk.run_reserve_plugins_reserve(state, assumed, host)
+        if s is not None and not s.is_success():
+            self._unwind(fwk, state, assumed, host)
+            self._handle_failure(fwk, qpi, s, record, single_node_fit=True)
+            return
+        s, waits = fwk.run_permit_plugins(state, assumed, host)
+        if s is not None and not s.is_success() and not s.is_wait():
+            self._unwind(fwk, state, assumed, host)
+            self._handle_failure(fwk, qpi, s, record, single_node_fit=True)
+            return
+        self._activate_pods(state)
+        self._report("Scheduled", pod.key, host)
+        b = _Binding(fwk, state, qpi, assumed, host, record)
+
+        def after_permit(status: Status | None) -> None:
+            fwk.waiting_pods.pop(pod.uid, None)
+            self._after_permit(b, status)
+
+        if s is not None and s.is_wait():
+            fwk.waiting_pods[pod.uid] = WaitingPod(assumed, waits, self.clock, after_permit)
+        if not self._start_binding_cycle(b):
+            return
+        if s is None or not s.is_wait():
+            self.clock.call_later(0, lambda: after_permit(None))
+
+    def _start_binding_cycle(self, b: _Binding) -> bool:
+        """PreBindPreFlight; when PreBind will work or the pod waits at Permit, the chosen node is written
+        as its nominatedNodeName for other components to see (NominatedNodeNameForExpectation, v1.36)."""
+        fwk, assumed = b.fwk, b.assumed
+        pf = fwk.run_pre_bind_pre_flights(b.state, assumed, b.host)
+        if pf is not None and not pf.is_skip():
+            fwk.waiting_pods.pop(assumed.uid, None)
+            self._binding_failed(b, pf)
+            return False
+        if pf is None or fwk.will_wait_on_permit(assumed):
+            try:
+                self.client.patch_pod_status(assumed, None, b.host)
+            except Exception as err:  # not critical: the binding goes on
+                log.error("Failed to update the nominated node name in the binding cycle %s: %s", assumed.key, err)
+        return True
+
+    def _activate_pods(self, state: CycleState) -> None:
+        """PodsToActivate that plugins wrote during the cycle go to activeQ."""
+        if state.pods_to_activate:
+            self.queue.activate(list(state.pods_to_activate.values()))
+            state.pods_to_activate.clear()
+
+    # The binding cycle
+
+    def _after_permit(self, b: _Binding, status: Status | None) -> None:
+        """WaitOnPermit returned: fail, or go on to PreBind and Bind (after the bind latency)."""
+        if status is not None and not status.is_success():
+            self._binding_failed(b, status)
+            return
+        self.queue.done(b.assumed.uid)
+        if self.bind_executor is not None:
+            self.bind_executor(lambda: self._bind(b))
+        elif self.bind_latency > 0:
+            self.clock.call_later(self.bind_latency, lambda: self._bind(b))
         else:
-            reasons: dict[str, int] = {}
-            for s in d.node_to_status.values():
-                for r in s.reasons:
-                    reasons[r] = reasons.get(r, 0) + 1
-            absent = self.num_all_nodes - len(d.node_to_status)
-            if absent > 0 and d.absent_nodes_status is not None:
-                for r in d.absent_nodes_status.reasons:
-                    reasons[r] = reasons.get(r, 0) + absent
-            histogram = sorted(f"{n} {r}" for r, n in reasons.items())
-            if histogram:
-                msg += f" {', '.join(histogram)}."
-        if d.post_filter_msg:
-            msg += f" {d.post_filter_msg}"
-        return msg
+            self._bind(b)
+
+    def _bind(self, b: _Binding) -> None:
+        fwk, state, assumed, host = b.fwk, b.state, b.assumed, b.host
+        s = fwk.run_pre_bind_plugins(state, assumed, host)
+        if s is None or s.is_success():
+            bound, s = self._extenders_binding(assumed, host)
+            if not bound:
+                s = fwk.run_bind_plugins(state, assumed, host)
+        self.cache.finish_binding(assumed)
+        if s is not None and not s.is_success():
+            self._binding_failed(b, s)
+            return
+        self._record_k8s_event(assumed, "Normal", "Scheduled", f"Successfully assigned {assumed.key} to {host}")
+        self._observe_attempt("scheduled", fwk.profile_name, b.qpi)
+        self._report("Bound", assumed.key, host)
+        fwk.run_post_bind_plugins(state, assumed, host)
+        self._activate_pods(state)
+        self._notify(Outcome(b.qpi.pod_info, "Scheduled", host, "", b.qpi.attempts, b.record))
+
+    def _extenders_binding(self, pod: PodInfo, host: str) -> tuple[bool, Status | None]:
+        """An interested binder extender takes precedence over bind plugins (extendersBinding)."""
+        for ext in self.extenders:
+            if not ext.is_binder() or not ext.is_interested(pod):
+                continue
+            try:
+                ext.bind(pod, host)
+            except ExtenderError as err:
+                return True, Status(Code.ERROR, err=err)
+            # The extender writes the binding to the API server; the embedded cluster has no
+            # server for it to reach, so the binding it reported is applied here.
+            try:
+                self.client.apply_extender_binding(pod, host)
+            except Exception as err:
+                return True, Status(Code.ERROR, err=err)
+            return True, None
+        return False, None
+
+    def _binding_failed(self, b: _Binding, status: Status) -> None:
+        """handleBindingCycleError: undo the reservation; the freed room is an AssignedPod delete for others."""
+        assumed = b.assumed
+        b.fwk.run_reserve_plugins_unreserve(b.state, assumed, b.host)
+        forgot = False
+        if self.cache.is_assumed_pod(assumed):
+            try:
+                self.cache.forget_pod(assumed)
+                forgot = True
+            except CacheError as err:
+                log.error("scheduler cache ForgetPod failed: %s", err)
+        delete_event = ClusterEvent(events.ASSIGNED_POD, events.DELETE)
+        if forgot and not status.is_rejected():
+            self.queue.move_all_to_active_or_backoff_queue(delete_event, assumed, None)
+        self._handle_failure(b.fwk, b.qpi, status, b.record, single_node_fit=True, clear_nomination=True)
+        if forgot and status.is_rejected():
+            others = [
+                q
+                for q in (*self.queue.unschedulable_pods.values(), *self.queue.gated_pods.values())
+                if q.pod_info.uid != assumed.uid
+            ]
+            self.queue.move_all_to_active_or_backoff_queue(delete_event, assumed, None, others)
+
+    def _unwind(self, fwk: Framework, state: CycleState, assumed: PodInfo, host: str) -> None:
+        fwk.run_reserve_plugins_unreserve(state, assumed, host)
+        if self.cache.is_assumed_pod(assumed):
+            self.cache.forget_pod(assumed)
+
+    # Failures
+
+    def _handle_failure(
+        self,
+        fwk: Framework,
+        qpi: QueuedPodInfo,
+        status: Status,
+        record: AttemptRecord | None,
+        nominating: NominatingInfo | None = None,
+        *,
+        single_node_fit: bool = False,
+        clear_nomination: bool = False,
+    ) -> None:
+        """handleSchedulingFailure: requeue, nominate, and tell the pod (condition) and the user (event)."""
+        pod = qpi.pod_info
+        rejected = status.is_rejected()
+        message = status.message()
+        if single_node_fit and rejected:
+            message = f"0/1 nodes are available: {message}."
+            qpi.unschedulable_plugins = {status.plugin} if status.plugin else set()
+            qpi.pending_plugins = set()
+        elif not rejected:
+            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+        if clear_nomination:
+            nominating = NominatingInfo("", "Override")
+        current = self._current_pod(pod)
+        if current is None:
+            log.info("Pod doesn't exist in informer cache pod=%s", pod.key)
+            self.queue.done(pod.uid)
+            return
+        if current.node_name:
+            log.info("Pod has been assigned to node. Abort adding it back to queue. pod=%s", pod.key)
+            self.queue.done(pod.uid)
+            return
+        qpi.pod_info = current
+        self.queue.add_unschedulable_if_not_present(qpi)
+        self.queue.nominator.add_nominated_pod(current, nominating)
+        reason = REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR
+        self._observe_attempt("unschedulable" if rejected else "error", fwk.profile_name, qpi)
+        self._record_k8s_event(current, "Warning", "FailedScheduling", truncate_event_note(message))
+        nominated: str | None = None
+        if nominating is not None and nominating.mode == "Override":
+            nominated = nominating.nominated_node_name
+        self._patch_pod_status(current, reason, message, nominated)
+        result = REASON_UNSCHEDULABLE if rejected else "Error"
+        self._report(result, pod.key, None, message)
+        if nominated:
+            self._report("Nominated", pod.key, nominated)
+        self._notify(Outcome(current, result, None, message, qpi.attempts, record))
+
+    def _patch_pod_status(self, pod: PodInfo, reason: str, message: str, nominated: str | None) -> None:
+        condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
+        try:
+            self.client.patch_pod_status(pod, condition, nominated)
+        except Exception as err:  # the pod may be gone; the queue already holds what matters
+            log.info("Error updating pod %s: %s", pod.key, err)
+
+    def _record_k8s_event(self, pod: PodInfo, kind: str, reason: str, note: str) -> None:
+        action = "Binding" if reason == "Scheduled" else "Scheduling"
+        self.client.record_event(pod, kind, reason, action, note)
+
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
 
 @dataclass(slots=True)
@@ -86,16 +401,6 @@ class ScheduleResult:
     suggested_host: str
     evaluated_nodes: int
     feasible_nodes: int
-
-
-@dataclass(slots=True)
-class AttemptRecord:
-    """What the simulator reports about one attempt, per node and plugin."""
-
-    filter: dict[str, dict[str, str]] = field(default_factory=dict)
-    score: dict[str, dict[str, int]] = field(default_factory=dict)
-    normalized_score: dict[str, dict[str, int]] = field(default_factory=dict)
-    final_score: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def num_feasible_nodes_to_find(percentage: int | None, global_percentage: int, num_all_nodes: int) -> int:
@@ -109,7 +414,7 @@ def num_feasible_nodes_to_find(percentage: int | None, global_percentage: int, n
 
 
 def schedule_pod(
-    sched: Scheduler, fwk: Framework, state: CycleState, pod: PodInfo, record: AttemptRecord | None
+    sched: ScheduleOne, fwk: Framework, state: CycleState, pod: PodInfo, record: AttemptRecord | None
 ) -> ScheduleResult:
     sched.cache.update_snapshot(sched.snapshot)
     snapshot = sched.snapshot
@@ -132,12 +437,8 @@ def schedule_pod(
 _NONE = np.empty(0, dtype=np.int64)
 
 
-class NoNodesAvailable(Exception):
-    pass
-
-
 def find_nodes_that_fit_pod(
-    sched: Scheduler, fwk: Framework, state: CycleState, pod: PodInfo, record: AttemptRecord | None
+    sched: ScheduleOne, fwk: Framework, state: CycleState, pod: PodInfo, record: AttemptRecord | None
 ) -> tuple[np.ndarray, Diagnosis]:
     """Snapshot positions of the feasible nodes, and why the others were rejected."""
     snapshot = sched.snapshot
@@ -187,16 +488,16 @@ def find_nodes_that_fit_pod(
     return feasible, diagnosis
 
 
-def has_extender_filters(sched: Scheduler) -> bool:
+def has_extender_filters(sched: ScheduleOne) -> bool:
     return any(e.is_filter() for e in sched.extenders)
 
 
-def has_scoring(sched: Scheduler, fwk: Framework) -> bool:
+def has_scoring(sched: ScheduleOne, fwk: Framework) -> bool:
     return fwk.has_score_plugins() or any(e.is_prioritizer() for e in sched.extenders)
 
 
 def find_nodes_that_pass_extenders(
-    sched: Scheduler, pod: PodInfo, nodes: list[NodeInfo], diagnosis: Diagnosis, record: AttemptRecord | None
+    sched: ScheduleOne, pod: PodInfo, nodes: list[NodeInfo], diagnosis: Diagnosis, record: AttemptRecord | None
 ) -> list[NodeInfo]:
     """Extenders filter in turn; an ignorable one that fails is skipped, any other failure is the cycle's error."""
     for ext in sched.extenders:
@@ -231,7 +532,7 @@ def find_nodes_that_pass_extenders(
 
 
 def find_nodes_that_pass_filters(
-    sched: Scheduler,
+    sched: ScheduleOne,
     fwk: Framework,
     state: CycleState,
     pod: PodInfo,
@@ -239,9 +540,9 @@ def find_nodes_that_pass_filters(
     candidates: np.ndarray | None,
     record: AttemptRecord | None,
 ) -> np.ndarray:
+    """Up to numFeasibleNodesToFind nodes that pass the filters, from the rotating start index."""
     snapshot = sched.snapshot
-    all_nodes = snapshot.node_info_list
-    num_nodes = len(all_nodes) if candidates is None else len(candidates)
+    num_nodes = len(snapshot) if candidates is None else len(candidates)
     if num_nodes == 0:
         return _NONE
     k = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, sched.percentage_of_nodes_to_score, num_nodes)
@@ -250,103 +551,22 @@ def find_nodes_that_pass_filters(
     start = sched.next_start_node_index % num_nodes
     rotated = (np.arange(num_nodes, dtype=np.int64) + start) % num_nodes
     order = rotated if candidates is None else candidates[rotated]  # snapshot positions, in examination order
-    skip = state.skip_filter_plugins
-    plugins = [p for p in fwk.filter_plugins if p.name not in skip]
-    if not plugins:
-        chosen = order[:k]
-        sched.next_start_node_index = (sched.next_start_node_index + len(chosen)) % len(all_nodes)
-        if record is not None:
-            for p in chosen:
-                record.filter[all_nodes[p].name] = {}
-        return chosen
-    batch = [p for p in fwk.batch_filter_plugins if p.name not in skip]
-    per_node = [p for p in fwk.per_node_filter_plugins if p.name not in skip]
-    mask = np.ones(snapshot.table.n, dtype=bool)
-    for pl in batch:
-        mask &= pl.filter_batch(state, pod, snapshot.table)  # type: ignore[attr-defined]
-    # Nodes with nominated pods of equal or higher priority take the two-pass per-node path instead.
-    resolved: dict[int, Status | None] = {}
-    for name in fwk.nodes_with_ge_nominated_pods(pod):
-        p = snapshot.position.get(name)
-        if p is not None:
-            resolved[p] = fwk.run_filter_plugins_with_nominated_pods(state, pod, all_nodes[p])
-            mask[p] = resolved[p] is None
-    passed = mask[order]
-    feasible_pos: list[int] = []
-    rejected_pos: list[int] = []  # examined and rejected by a per-node plugin; statuses known
-    statuses: dict[int, Status] = {p: s for p, s in resolved.items() if s is not None}
-    if not per_node:
-        hits = np.flatnonzero(passed)
-        if len(hits) >= k:
-            examined = int(hits[k - 1]) + 1
-            feasible_pos = order[hits[:k]].tolist()
-        else:
-            examined = num_nodes
-            feasible_pos = order[hits].tolist()
-    else:
-        examined = num_nodes
-        for i in range(num_nodes):
-            if not passed[i]:
-                continue
-            p = int(order[i])
-            ni = all_nodes[p]
-            st: Status | None = None
-            for pl in per_node if p not in resolved else ():
-                st = pl.filter(state, pod, ni)  # type: ignore[attr-defined]
-                if st is not None and not st.is_success():
-                    if not st.is_rejected():
-                        raise RuntimeError(f'running "{pl.name}" filter plugin: {st.message()}')
-                    st.with_plugin(pl.name)
-                    break
-                st = None
-            if st is None:
-                feasible_pos.append(p)
-                if len(feasible_pos) == k:
-                    examined = i + 1
-                    break
-            else:
-                statuses[p] = st
-                rejected_pos.append(p)
-    window = order[:examined]
-    batch_rejected = window[~passed[:examined]]
-    if resolved:
-        batch_rejected = batch_rejected[~np.isin(batch_rejected, list(resolved))]
-        in_window = set(window.tolist())
-        rejected_pos.extend(p for p, s in resolved.items() if s is not None and p in in_window)
-    diagnosis.evaluated_rejected = len(batch_rejected) + len(rejected_pos)
-    sched.next_start_node_index = (sched.next_start_node_index + examined) % len(all_nodes)
-    if record is not None or not feasible_pos:
-        # Reasons are wanted: run the per-node path once per rejected node, recording as it goes.
-        per_node_records: dict[int, dict[str, str]] = {}
-        for p in (*batch_rejected.tolist(), *rejected_pos):
-            ni = all_nodes[p]
-            if record is not None and p in resolved:
-                per_node_records[p] = {}
-                fwk.run_filter_plugins_with_nominated_pods(state, pod, ni, per_node_records[p])
-            elif record is not None:
-                per_node_records[p] = {}
-                statuses[p] = _rejection(fwk.run_filter_plugins(state, pod, ni, per_node_records[p]), ni)
-            elif p not in statuses:
-                statuses[p] = _rejection(fwk.run_filter_plugins(state, pod, ni), ni)
-            st = statuses[p]
-            diagnosis.node_to_status[ni.name] = st
+    filtered = fwk.run_filter_plugins_over_nodes(state, pod, snapshot, order, k)
+    diagnosis.evaluated_rejected = len(filtered.rejected)
+    sched.next_start_node_index = (sched.next_start_node_index + filtered.examined) % len(snapshot)
+    if record is not None or not filtered.feasible:
+        # Reasons are wanted: a FitError, or the simulator's record.
+        statuses = fwk.rejection_statuses(
+            state, pod, snapshot, filtered, order, record.filter if record is not None else None
+        )
+        for name, st in statuses.items():
+            diagnosis.node_to_status[name] = st
             (diagnosis.pending_plugins if st.code == Code.PENDING else diagnosis.unschedulable_plugins).add(st.plugin)
-        if record is not None:
-            passed_all = dict.fromkeys((pl.name for pl in plugins), "passed")
-            for p in window.tolist():
-                record.filter[all_nodes[p].name] = per_node_records.get(p) or dict(passed_all)
-    return np.array(feasible_pos, dtype=np.int64)
-
-
-def _rejection(status: Status | None, node_info: NodeInfo) -> Status:
-    """The per-node path must reject a node the batch path rejected; anything else is a plugin bug."""
-    if status is None:
-        raise RuntimeError(f"filter plugins disagree on node {node_info.name}: batch rejected, per-node passed")
-    return status
+    return np.array(filtered.feasible, dtype=np.int64)
 
 
 def prioritize_nodes(
-    sched: Scheduler,
+    sched: ScheduleOne,
     fwk: Framework,
     state: CycleState,
     pod: PodInfo,
@@ -364,7 +584,7 @@ def prioritize_nodes(
 
 
 def _extender_scores(
-    sched: Scheduler, pod: PodInfo, nodes: Sequence[NodeInfo], record: AttemptRecord | None
+    sched: ScheduleOne, pod: PodInfo, nodes: Sequence[NodeInfo], record: AttemptRecord | None
 ) -> np.ndarray:
     """Each interested extender's 0-10 priorities, scaled to 0-100 and weighted; an erroring one adds nothing."""
     index = {ni.name: i for i, ni in enumerate(nodes)}
@@ -418,7 +638,7 @@ def _plugin_scores(
     return totals
 
 
-def select_host(sched: Scheduler, nodes: Sequence[NodeInfo], totals: np.ndarray) -> str:
+def select_host(sched: ScheduleOne, nodes: Sequence[NodeInfo], totals: np.ndarray) -> str:
     """Highest total score; ties broken uniformly at random (seedable), as upstream's reservoir sampling."""
     best = np.flatnonzero(totals == totals.max())
     pick = int(best[0]) if len(best) == 1 else int(best[sched.rng.randrange(len(best))])

@@ -13,10 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.api.object import Obj
 from kubesched.api.quantity import QuantityError, value
 from kubesched.api.selectors import NodeSelector, SelectorError, parse_label_selector, parse_node_selector
-
-Obj = dict[str, Any]
 
 ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"

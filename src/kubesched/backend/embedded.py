@@ -28,6 +28,10 @@ __all__ = ["KINDS", "NAMESPACED", "ConflictError", "EmbeddedCluster", "object_ke
 
 
 class EmbeddedCluster(ObjectStore):
+    """The in-memory cluster of `simulate`: the store the informers would fill, and the API the scheduler writes to."""
+
+    DELETES_REPORT_DONE = False  # preemption's deletions need no waiting here: they are done when the call returns
+
     def __init__(self, clock: Callable[[], float] = lambda: 0.0, *, pv_controller: bool = True) -> None:
         super().__init__()
         self._controllers: list[Listener] = []  # run after the listeners, like controllers watching the API
@@ -153,8 +157,15 @@ class EmbeddedCluster(ObjectStore):
             }
         )
 
-    def delete_pod(self, pod: PodInfo, condition: Obj | None = None) -> None:
-        """Delete a pod, first marking it with a condition (DisruptionTarget for preemption victims)."""
+    def delete_pod(
+        self, pod: PodInfo, condition: Obj | None = None, done: Callable[[bool], None] | None = None
+    ) -> None:
+        """Delete a pod, first marking it with a condition (DisruptionTarget for preemption victims).
+
+        The deletion is complete on return, so `done` (if given) hears of it at once.
+        """
         if condition is not None:
             self.patch_pod_status(pod, condition, None)
         self.delete("Pod", pod.namespace, pod.name)
+        if done is not None:
+            done(True)

@@ -8,9 +8,7 @@ type, as a strategic merge patch merges them on the API server.
 
 from __future__ import annotations
 
-from typing import Any
-
-Obj = dict[str, Any]
+from kubesched.api.object import Obj
 
 
 def status_patch(

@@ -30,9 +30,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kubesched.api import volumes as vol
+from kubesched.api.object import Obj
 from kubesched.backend.errors import ConflictError
-
-Obj = dict[str, Any]
 
 # Access modes in the order the controller's index writes them (GetAccessModesAsString).
 _MODE_ORDER = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")

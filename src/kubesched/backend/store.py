@@ -8,11 +8,10 @@ the listers kube-scheduler's plugins call.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
 
+from kubesched.api.object import Obj
 from kubesched.api.selectors import LabelSelector
 
-Obj = dict[str, Any]
 Listener = Callable[[str, str, Obj | None, Obj | None], None]  # kind, ADDED|MODIFIED|DELETED, old, new
 
 NAMESPACED = {

@@ -4,17 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-REGION_LABELS = ("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region")
-ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone")
-
-
-def get_zone_key(labels: Mapping[str, str]) -> str:
-    """utilnode.GetZoneKey: region and zone, the deprecated beta labels first."""
-    region = labels.get(REGION_LABELS[0]) or labels.get(REGION_LABELS[1]) or ""
-    zone = labels.get(ZONE_LABELS[0]) or labels.get(ZONE_LABELS[1]) or ""
-    if not region and not zone:
-        return ""
-    return f"{region}:\x00:{zone}"
+from kubesched.api.topology import get_zone_key
 
 
 class NodeTree:

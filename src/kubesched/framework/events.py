@@ -86,3 +86,11 @@ def pod_update_action(old: PodInfo, new: PodInfo) -> int:
 def split_pod_update(action: int) -> list[int]:
     """One event per bit, as upstream delivers pod updates to the queue."""
     return [bit for bit in _POD_UPDATE_BITS if action & bit]
+
+
+def event_label(event: ClusterEvent) -> str:
+    """The event's label as upstream builds it: resource and action (NodeAdd, AssignedPodDelete, ...)."""
+    if event.label:
+        return event.label
+    action = {ADD: "Add", DELETE: "Delete"}.get(event.action_type, "Update")
+    return f"{event.resource}{action}"

@@ -9,18 +9,24 @@ with the per-node methods on every input (property tests check this).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import random
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.api.object import Obj
+from kubesched.api.selectors import LabelSelector
+from kubesched.clock import VirtualClock
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.extender import Extender
 from kubesched.framework.node_info import NodeInfo
-from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo
+from kubesched.framework.node_table import NodeTable
+from kubesched.framework.status import Status
+from kubesched.framework.types import NodeToStatus, PodInfo
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -74,21 +80,6 @@ class NodeScoreList:
         return self._names
 
 
-class NodeToStatus(dict[str, "Status"]):
-    """Statuses of the nodes a cycle rejected; nodes not listed share `absent_nodes_status`.
-
-    The default for absent nodes is UnschedulableAndUnresolvable (preemption cannot help
-    there); a PreFilter rejection sets it to its own status for every node.
-    """
-
-    def __init__(self, statuses: Mapping[str, Status] | None = None, absent: Status | None = None) -> None:
-        super().__init__(statuses or {})
-        self.absent_nodes_status = absent if absent is not None else Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-
-    def get_status(self, node: str) -> Status:
-        return self.get(node, self.absent_nodes_status)
-
-
 @dataclass(slots=True)
 class NominatingInfo:
     nominated_node_name: str = ""
@@ -139,6 +130,21 @@ class FilterPlugin(Plugin):
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         raise NotImplementedError
+
+
+class BatchFilterPlugin(Protocol):
+    """A Filter plugin's vectorised twin: one verdict per NodeTable row, equal to `filter` on that node."""
+
+    @property
+    def name(self) -> str: ...
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray: ...
+
+
+class BatchScorePlugin(Protocol):
+    """A Score plugin's vectorised twin: raw scores for the rows at `positions`, equal to `score` per node."""
+
+    def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray: ...
 
 
 class PostFilterPlugin(Plugin):
@@ -243,20 +249,127 @@ class EnqueueExtensions:
         raise NotImplementedError
 
 
+class Lister(Protocol):
+    """The informers' view of the cluster that plugins read, as upstream's listers."""
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None: ...
+
+    def services(self, namespace: str) -> list[Obj]: ...
+
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None: ...
+
+    def namespaces_matching(self, selector: LabelSelector) -> list[str]: ...
+
+    def kind_version(self, kind: str) -> int: ...
+
+    def list(self, kind: str) -> Iterable[Obj]: ...  # last: inside the class, `list` is this method
+
+
+class APIClient(Protocol):
+    """Where the scheduler's writes go: the embedded cluster, or the API server in live mode."""
+
+    DELETES_REPORT_DONE: bool  # delete_pod calls `done` when the deletion is known, for async preemption
+
+    def bind(self, pod: PodInfo, node_name: str) -> None: ...
+
+    def update(self, obj: Obj) -> Obj: ...
+
+    def delete_pod(
+        self, pod: PodInfo, condition: Obj | None = None, done: Callable[[bool], None] | None = None
+    ) -> None: ...
+
+    def patch_pod_status(self, pod: PodInfo, condition: Obj | None, nominated_node_name: str | None) -> None: ...
+
+    def record_event(self, pod: PodInfo, kind: str, reason: str, action: str, note: str) -> None: ...
+
+    def apply_extender_binding(self, pod: PodInfo, node_name: str) -> None: ...
+
+
+class SharedLister(Protocol):
+    """The cycle's snapshot of nodes, as plugins see it (NodeInfoLister and StorageInfoLister)."""
+
+    node_info_list: list[NodeInfo]
+    node_info_map: dict[str, NodeInfo]
+    position: dict[str, int]
+    table: NodeTable
+    have_pods_with_affinity_list: list[NodeInfo]
+    have_pods_with_required_anti_affinity_list: list[NodeInfo]
+
+    def get(self, name: str) -> NodeInfo | None: ...
+
+    def is_pvc_used_by_pods(self, key: str) -> bool: ...
+
+    def __len__(self) -> int: ...
+
+
+class PodNominator(Protocol):
+    """Pods nominated to nodes by preemption, which filters must leave room for."""
+
+    nominated_pods: dict[str, list[PodInfo]]
+
+    def nominated_pods_for_node(self, node: str) -> list[PodInfo]: ...
+
+
+class WaitingPodHandle(Protocol):
+    def reject(self, plugin: str, message: str) -> None: ...
+
+
+class FrameworkHandle(Protocol):
+    """What preemption asks of its profile's framework: dry-run filters and waiting pods."""
+
+    profile_name: str
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo, record: dict[str, str] | None = None
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPodHandle | None: ...
+
+
+class MetricsRecorder(Protocol):
+    """Upstream's scheduler metrics, recorded where they happen; None where nobody scrapes them (simulate)."""
+
+    def plugin_sampled(self) -> bool: ...
+
+    def observe_extension_point(self, point: str, status: str, profile: str, seconds: float) -> None: ...
+
+    def observe_plugin(self, plugin: str, point: str, status: str, seconds: float) -> None: ...
+
+    def observe_preemption_victims(self, count: int) -> None: ...
+
+    def observe_queue_incoming(self, queue: str, event: str, count: int) -> None: ...
+
+
+class ReportFn(Protocol):
+    """A step of a pod's life for observers (the simulator's event log)."""
+
+    def __call__(
+        self, kind: str, pod: str, node: str | None = None, message: str | None = None, preemptor: str | None = None
+    ) -> None: ...
+
+
 @dataclass
 class Handle:
     """What plugins may reach outside their arguments: listers, the snapshot, the profile."""
 
-    lister: Any = None
-    client: Any = None  # where bindings go (backend)
-    snapshot: Any = None
+    lister: Lister | None = None
+    client: APIClient | None = None  # where bindings go (backend)
+    snapshot: SharedLister | None = None
     parallelism: int = 16
     profile_name: str = ""
-    framework: Any = None  # the profile's Framework: waiting pods, filters with nominated pods
-    nominator: Any = None  # the queue's Nominator
-    clock: Any = None
-    activate: Any = None  # callable(pods): move pods to activeQ, as Handle.Activate
-    rng: Any = None  # the scheduler's seeded random source
-    report: Any = None  # callable(type, pod key, node, message): a step of a pod's life for observers
-    extenders: list[Any] = field(default_factory=list)  # HTTP extenders, for preemption to consult
-    metrics: Any = None  # SchedulerMetrics when running against a cluster; None in simulations
+    framework: FrameworkHandle | None = None  # the profile's Framework: waiting pods, filters with nominated pods
+    nominator: PodNominator | None = None  # the queue's Nominator
+    clock: VirtualClock | None = None
+    activate: Callable[[Iterable[PodInfo]], None] | None = None  # move pods to activeQ, as Handle.Activate
+    rng: random.Random | None = None  # the scheduler's seeded random source
+    report: ReportFn | None = None
+    extenders: list[Extender] = field(default_factory=list)  # HTTP extenders, for preemption to consult
+    metrics: MetricsRecorder | None = None  # when running against a cluster; None in simulations

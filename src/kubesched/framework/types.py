@@ -7,7 +7,7 @@ hot path read ready-made tuples instead of walking nested dicts.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.errors import FieldError
@@ -25,8 +25,10 @@ from kubesched.api.selectors import (
     validate_node_selector_terms,
 )
 from kubesched.api.taints import HostPort, Toleration, container_host_ports, parse_tolerations
+from kubesched.framework.status import Code, Status
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,3 +289,80 @@ def _find_bad_quantity(spec: Mapping[str, Any]) -> str:
         if spec.get(p):
             return f"spec.{p}"
     return "spec.resources.requests"
+
+
+# Results of a scheduling attempt, shared by the cycle, preemption and extenders (types.go).
+
+
+class NodeToStatus(dict[str, "Status"]):
+    """Statuses of the nodes a cycle rejected; nodes not listed share `absent_nodes_status`.
+
+    The default for absent nodes is UnschedulableAndUnresolvable (preemption cannot help
+    there); a PreFilter rejection sets it to its own status for every node.
+    """
+
+    def __init__(self, statuses: Mapping[str, Status] | None = None, absent: Status | None = None) -> None:
+        super().__init__(statuses or {})
+        self.absent_nodes_status = absent if absent is not None else Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def get_status(self, node: str) -> Status:
+        return self.get(node, self.absent_nodes_status)
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    absent_nodes_status: Status | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+    evaluated_rejected: int = 0  # rejected nodes examined, whether or not their statuses were worked out
+
+    def node_to_status_map(self) -> NodeToStatus:
+        return NodeToStatus(self.node_to_status, self.absent_nodes_status)
+
+
+class FitError(Exception):
+    """No node fits; the message is upstream's `0/N nodes are available: ...` text."""
+
+    def __init__(self, pod: PodInfo, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__()
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+
+    def __str__(self) -> str:
+        d = self.diagnosis
+        msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            reasons: dict[str, int] = {}
+            for s in d.node_to_status.values():
+                for r in s.reasons:
+                    reasons[r] = reasons.get(r, 0) + 1
+            absent = self.num_all_nodes - len(d.node_to_status)
+            if absent > 0 and d.absent_nodes_status is not None:
+                for r in d.absent_nodes_status.reasons:
+                    reasons[r] = reasons.get(r, 0) + absent
+            histogram = sorted(f"{n} {r}" for r, n in reasons.items())
+            if histogram:
+                msg += f" {', '.join(histogram)}."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}"
+        return msg
+
+
+class NoNodesAvailable(Exception):
+    pass
+
+
+@dataclass(slots=True)
+class AttemptRecord:
+    """What the simulator reports about one attempt, per node and plugin."""
+
+    filter: dict[str, dict[str, str]] = field(default_factory=dict)
+    score: dict[str, dict[str, int]] = field(default_factory=dict)
+    normalized_score: dict[str, dict[str, int]] = field(default_factory=dict)
+    final_score: dict[str, dict[str, int]] = field(default_factory=dict)

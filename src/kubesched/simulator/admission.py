@@ -19,10 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.object import Obj
 from kubesched.simulator.defaulting import default_tolerations
 from kubesched.simulator.validation import NAMESPACED, SYSTEM_PRIORITY_CLASSES
-
-Obj = dict[str, Any]
 
 DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
 ANN_DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"

@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
 
+from kubesched.api.object import Obj
 from kubesched.api.resources import CPU, HUGEPAGES_PREFIX, MEMORY, is_supported_pod_level_resource, pod_requests
-
-Obj = dict[str, Any]
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"

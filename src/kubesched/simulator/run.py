@@ -12,7 +12,8 @@ from kubesched.config.load import SchedulerConfig, load_config
 from kubesched.event_handlers import informed_scheduler
 from kubesched.framework.plugins.dynamicresources.dynamic_resources import has_claims
 from kubesched.framework.types import PodInfo, new_pod_info
-from kubesched.scheduler import Outcome, Scheduler, SchedulerEvent
+from kubesched.schedule_one import Outcome, SchedulerEvent
+from kubesched.scheduler import Scheduler
 from kubesched.simulator.admission import TERMINAL_PHASES
 from kubesched.simulator.load import LoadedInput, admit_update, prepare_objects
 from kubesched.simulator.scenario import Step, merge_patch

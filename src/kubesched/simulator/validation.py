@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubesched.api import field, names
+from kubesched.api.object import Obj
 from kubesched.api.quantity import MAX_INT64, QuantityError, parse_quantity, resource_value
 from kubesched.api.resources import pod_requests
 from kubesched.api.selectors import (
@@ -30,7 +31,6 @@ from kubesched.api.selectors import (
 )
 from kubesched.api.taints import validate_taints, validate_tolerations
 
-Obj = dict[str, Any]
 Errors = list[str]
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000

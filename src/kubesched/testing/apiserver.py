@@ -22,11 +22,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from kubesched.api.object import Obj
 from kubesched.backend.kube.api import rfc3339
 from kubesched.backend.kube.resources import BY_KIND, Resource
 from kubesched.backend.pod_status import merge_conditions
 
-Obj = dict[str, Any]
 _BY_PATH = {(r.group_version, r.plural): r for r in BY_KIND.values()}
 
 

@@ -8,7 +8,8 @@ from typing import Any
 from kubesched.backend.embedded import EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import load_config
-from kubesched.scheduler import Outcome, Scheduler, SchedulerEvent
+from kubesched.schedule_one import Outcome, SchedulerEvent
+from kubesched.scheduler import Scheduler
 from kubesched.simulator.run import embedded_scheduler
 
 

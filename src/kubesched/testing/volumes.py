@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from kubesched.api import volumes as vol
-
-Obj = dict[str, Any]
+from kubesched.api.object import Obj
 
 
 def make_pv(

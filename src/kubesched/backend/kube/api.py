@@ -22,11 +22,11 @@ import urllib3
 from kubernetes import config as kube_config
 from kubernetes.client import ApiClient, Configuration
 
+from kubesched.api.object import Obj
 from kubesched.backend.kube.lock import SchedulerLock
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"

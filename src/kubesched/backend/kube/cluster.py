@@ -14,8 +14,8 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
 
+from kubesched.api.object import Obj
 from kubesched.backend.errors import ConflictError
 from kubesched.backend.kube.api import RETRYABLE, STRATEGIC_MERGE_PATCH, APIError, KubeAPI, micro_time, rfc3339
 from kubesched.backend.kube.dispatcher import DELETE, EVENT, EVENT_SERIES, STATUS_PATCH, APICall, APIDispatcher
@@ -29,7 +29,6 @@ from kubesched.framework.types import PodInfo
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 
 # The API server's answer to a second binding of a bound pod names the node it is on.
 _ASSIGNED = re.compile(r'is already assigned to node "([^"]*)"')
@@ -193,6 +192,9 @@ class KubeClient:
         if (current.get("metadata") or {}).get("uid") != pod.uid:
             raise ConflictError(f"pod {pod.key} was replaced (uid {pod.uid} is gone)")
         return str((current.get("spec") or {}).get("nodeName") or "")
+
+    def apply_extender_binding(self, pod: PodInfo, node_name: str) -> None:
+        """A binder extender wrote the binding to the API server itself; the informer will show it."""
 
     def patch_pod_status(self, pod: PodInfo, condition: Obj | None, nominated_node_name: str | None) -> None:
         """Queue a status patch with the condition and nomination that differ from what the pod has."""

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-Obj = dict[str, Any]
+from kubesched.api.object import Obj
+
 FINISH_AFTER = 6 * 60.0  # seconds without a repeat that end a series (finishTime)
 REFRESH_EVERY = 30 * 60.0  # seconds between writes of a live series' count (refreshTime)
 

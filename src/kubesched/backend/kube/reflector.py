@@ -13,17 +13,15 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from typing import Any
 
 import urllib3
 
+from kubesched.api.object import Obj
 from kubesched.backend.kube.api import APIError, KubeAPI
 from kubesched.backend.kube.resources import Resource
 from kubesched.backend.store import Listener
 
 log = logging.getLogger(__name__)
-
-Obj = dict[str, Any]
 
 
 class Backoff:

@@ -9,15 +9,14 @@ annotations, and status fields the scheduler never reads.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, TextIO
+from typing import TextIO
 
 import yaml
 
+from kubesched.api.object import Obj
 from kubesched.backend.kube.api import KubeAPI
 from kubesched.backend.kube.reflector import list_all
 from kubesched.backend.kube.resources import WATCHED, Resource
-
-Obj = dict[str, Any]
 
 _META_NOISE = ("managedFields", "resourceVersion", "selfLink", "generation", "creationTimestamp", "generateName")
 _ANNOTATION_NOISE = ("kubectl.kubernetes.io/last-applied-configuration",)

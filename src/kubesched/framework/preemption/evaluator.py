@@ -17,13 +17,12 @@ from functools import cmp_to_key
 from typing import Any
 
 from kubesched.api.selectors import LabelSelector, SelectorError, parse_label_selector
-from kubesched.extender import ExtenderError, Victims
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import Handle, NodeToStatus, NominatingInfo, PostFilterResult
+from kubesched.framework.extender import ExtenderError, Victims
+from kubesched.framework.interface import Handle, NominatingInfo, PostFilterResult
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo
-from kubesched.schedule_one import Diagnosis, FitError
+from kubesched.framework.types import Diagnosis, FitError, NodeToStatus, PodInfo
 
 MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
 MSG_NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -320,7 +319,8 @@ class Evaluator:
             self._evict(candidate, pod)
             return
         self.preempting.add(pod.uid)
-        if getattr(self.handle.client, "DELETES_REPORT_DONE", False):
+        client = self.handle.client
+        if client is not None and client.DELETES_REPORT_DONE:
             self.handle.clock.call_later(0, lambda: self._evict_reporting(candidate, pod))
             return
 
@@ -366,8 +366,10 @@ class Evaluator:
     def _evict(self, candidate: Candidate, pod: PodInfo, done: Callable[[bool], None] | None = None) -> int:
         """Evict the victims; returns how many deletions went out with `done` attached."""
         fwk, client = self.handle.framework, self.handle.client
+        if client is None:
+            raise RuntimeError("preemption needs an API client to evict victims")
         if self.handle.metrics is not None:
-            self.handle.metrics.preemption_victims.observe(len(candidate.victims))
+            self.handle.metrics.observe_preemption_victims(len(candidate.victims))
         issued = 0
         for victim in candidate.victims:
             waiting = fwk.get_waiting_pod(victim.uid) if fwk is not None else None
@@ -388,15 +390,14 @@ class Evaluator:
                         issued += 1
                 except Exception:  # already gone: nothing left to evict
                     continue
-            if hasattr(client, "record_event"):
-                note = f"Preempted by pod {pod.uid} on node {candidate.name}"
-                client.record_event(victim, "Normal", "Preempted", "Preempting", note)
+            note = f"Preempted by pod {pod.uid} on node {candidate.name}"
+            client.record_event(victim, "Normal", "Preempted", "Preempting", note)
             if self.handle.report is not None:
                 self.handle.report(
                     "Preempted", victim.key, candidate.name, f"Preempted by {pod.key} on node {candidate.name}", pod.key
                 )
         nominator = self.handle.nominator
-        if nominator is not None and hasattr(client, "patch_pod_status"):
+        if nominator is not None:
             for p in nominator.nominated_pods_for_node(candidate.name):
                 if p.priority < pod.priority and p.uid != pod.uid:
                     try:

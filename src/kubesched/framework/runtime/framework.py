@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Sequence
-from typing import Any
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 import numpy as np
 
@@ -23,18 +25,20 @@ from kubesched.framework.interface import (
     MAX_TOTAL_SCORE,
     MIN_NODE_SCORE,
     Handle,
+    IntArray,
+    MetricsRecorder,
     NodeScoreList,
-    NodeToStatus,
     Plugin,
     PostFilterResult,
     PreFilterResult,
+    SharedLister,
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.runtime.out_of_tree import PluginLoadError, import_path_factory, is_import_path
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.runtime.waiting_pods import WaitingPod
 from kubesched.framework.status import Code, Status, as_status
-from kubesched.framework.types import PodInfo
+from kubesched.framework.types import NodeToStatus, PodInfo
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +72,63 @@ BUILD_ORDER = (
     "queueSort",
 )
 MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def status_label(result: object) -> str:
+    """Upstream labels durations with the status code's name; Success when there is no status."""
+    status = result[1] if isinstance(result, tuple) and len(result) > 1 else result
+    if not isinstance(status, Status):
+        return "Success"
+    return "".join(part.capitalize() for part in status.code.name.lower().split("_"))
+
+
+def extension_point(
+    point: str,
+) -> Callable[[Callable[Concatenate[Framework, P], R]], Callable[Concatenate[Framework, P], R]]:
+    """Times a runner into the extension-point histogram, when the handle has a metrics recorder."""
+
+    def wrap(run: Callable[Concatenate[Framework, P], R]) -> Callable[Concatenate[Framework, P], R]:
+        @functools.wraps(run)
+        def timed(fwk: Framework, *args: P.args, **kwargs: P.kwargs) -> R:
+            metrics = fwk.handle.metrics
+            if metrics is None:
+                return run(fwk, *args, **kwargs)
+            start = time.perf_counter()
+            result = run(fwk, *args, **kwargs)
+            metrics.observe_extension_point(point, status_label(result), fwk.profile_name, time.perf_counter() - start)
+            return result
+
+        return timed
+
+    return wrap
+
+
+_NO_POSITIONS = np.empty(0, dtype=np.int64)
+
+
+@dataclass(slots=True)
+class FilterPass:
+    """What one filter pass over the nodes found; positions are the snapshot's."""
+
+    feasible: list[int]  # in examination order, at most k
+    examined: int  # nodes of the order examined: the next start index advances by this much
+    rejected: IntArray  # examined and rejected
+    statuses: dict[int, Status]  # rejections whose status the pass already knows
+    nominated: set[int]  # nodes judged by the two-pass path, beside nominated pods
+
+
+def _has_batch_filter(plugin: Plugin) -> bool:
+    return callable(getattr(plugin, "filter_batch", None))
+
+
+def _rejection(status: Status | None, node_info: NodeInfo) -> Status:
+    """The per-node path must reject a node the batch path rejected; anything else is a plugin bug."""
+    if status is None:
+        raise RuntimeError(f"filter plugins disagree on node {node_info.name}: batch rejected, per-node passed")
+    return status
 
 
 class FrameworkError(ValueError):
@@ -125,17 +186,18 @@ class Framework:
         for point in BUILD_ORDER:
             expanded = self._expand_multi_point(point, specific[point], getattr(plugins, point), plugins.multiPoint)
             self.points[point] = [self.plugins_map[n] for n in expanded]
-        self.pre_enqueue_plugins = self.points["preEnqueue"]
-        self.pre_filter_plugins = self.points["preFilter"]
-        self.filter_plugins = self.points["filter"]
-        self.post_filter_plugins = self.points["postFilter"]
-        self.pre_score_plugins = self.points["preScore"]
-        self.score_plugins = self.points["score"]
-        self.reserve_plugins = self.points["reserve"]
-        self.permit_plugins = self.points["permit"]
-        self.pre_bind_plugins = self.points["preBind"]
-        self.bind_plugins = self.points["bind"]
-        self.post_bind_plugins = self.points["postBind"]
+        # Each point's list holds plugins of that point's type: _specific_point checked every name.
+        self.pre_enqueue_plugins = cast(list[fw.PreEnqueuePlugin], self.points["preEnqueue"])
+        self.pre_filter_plugins = cast(list[fw.PreFilterPlugin], self.points["preFilter"])
+        self.filter_plugins = cast(list[fw.FilterPlugin], self.points["filter"])
+        self.post_filter_plugins = cast(list[fw.PostFilterPlugin], self.points["postFilter"])
+        self.pre_score_plugins = cast(list[fw.PreScorePlugin], self.points["preScore"])
+        self.score_plugins = cast(list[fw.ScorePlugin], self.points["score"])
+        self.reserve_plugins = cast(list[fw.ReservePlugin], self.points["reserve"])
+        self.permit_plugins = cast(list[fw.PermitPlugin], self.points["permit"])
+        self.pre_bind_plugins = cast(list[fw.PreBindPlugin], self.points["preBind"])
+        self.bind_plugins = cast(list[fw.BindPlugin], self.points["bind"])
+        self.post_bind_plugins = cast(list[fw.PostBindPlugin], self.points["postBind"])
         total = 0
         for pl in self.score_plugins:
             w = self.score_weights.setdefault(pl.name, 1)
@@ -153,8 +215,8 @@ class Framework:
             )
         self.queue_sort = self.points["queueSort"][0]
         # Which filter plugins have a vectorised twin: decided once, not per pod.
-        self.batch_filter_plugins = [p for p in self.filter_plugins if hasattr(p, "filter_batch")]
-        self.per_node_filter_plugins = [p for p in self.filter_plugins if not hasattr(p, "filter_batch")]
+        self.batch_filter_plugins = [cast(fw.BatchFilterPlugin, p) for p in self.filter_plugins if _has_batch_filter(p)]
+        self.per_node_filter_plugins = [p for p in self.filter_plugins if not _has_batch_filter(p)]
 
     def _specific_point(self, point: str, specific: PluginSet) -> list[str]:
         """updatePluginList: the point's own list, every name known and of the point's type, once."""
@@ -204,9 +266,24 @@ class Framework:
 
     # PreEnqueue / QueueSort
 
+    def _sampled(self) -> MetricsRecorder | None:
+        """The recorder, on the cycles whose per-plugin durations are sampled (upstream: 10 %)."""
+        metrics = self.handle.metrics
+        return metrics if metrics is not None and metrics.plugin_sampled() else None
+
+    def _run_plugin(
+        self, metrics: MetricsRecorder | None, point: str, plugin: str, call: Callable[..., R], *args: Any
+    ) -> R:
+        if metrics is None:
+            return call(*args)
+        start = time.perf_counter()
+        result = call(*args)
+        metrics.observe_plugin(plugin, point, status_label(result), time.perf_counter() - start)
+        return result
+
     def run_pre_enqueue_plugins(self, pod: PodInfo) -> Status | None:
         for pl in self.pre_enqueue_plugins:
-            s = pl.pre_enqueue(pod)  # type: ignore[attr-defined]
+            s = pl.pre_enqueue(pod)
             if s is not None and not s.is_success():
                 s.with_plugin(pl.name)
                 if not s.is_rejected():
@@ -218,6 +295,7 @@ class Framework:
 
     # PreFilter / Filter
 
+    @extension_point("PreFilter")
     def run_pre_filter_plugins(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None, list[str]]:
@@ -225,8 +303,9 @@ class Framework:
         returned: Status | None = None
         with_nodes: list[str] = []
         skip = state.skip_filter_plugins
+        metrics = self._sampled()
         for pl in self.pre_filter_plugins:
-            r, s = pl.pre_filter(state, pod, nodes)  # type: ignore[attr-defined]
+            r, s = self._run_plugin(metrics, "PreFilter", pl.name, pl.pre_filter, state, pod, nodes)
             if s is not None and s.is_skip():
                 skip.add(pl.name)
                 continue
@@ -258,7 +337,7 @@ class Framework:
         for pl in self.filter_plugins:
             if pl.name in skip:
                 continue
-            s = pl.filter(state, pod, node_info)  # type: ignore[attr-defined]
+            s = pl.filter(state, pod, node_info)
             if s is not None and not s.is_success():
                 if not s.is_rejected():
                     s = as_status(RuntimeError(f'running "{pl.name}" filter plugin: {s.message()}'))
@@ -284,6 +363,114 @@ class Framework:
                 record.clear()  # the record shows the pass that decides
             status = self.run_filter_plugins(state, pod, node_info, record)
         return status
+
+    def run_filter_plugins_over_nodes(
+        self, state: CycleState, pod: PodInfo, snapshot: SharedLister, order: IntArray, k: int
+    ) -> FilterPass:
+        """Filter the nodes at `order` (snapshot positions) until `k` pass; findNodesThatPassFilters' inner loop.
+
+        Plugins with a vectorised twin judge every node at once; the others then run node by
+        node over what is left, in `order`, stopping at the k-th feasible node. Nodes where
+        higher-or-equal priority pods are nominated take the two-pass per-node path instead.
+        """
+        num_nodes = len(order)
+        skip = state.skip_filter_plugins
+        if not any(p.name not in skip for p in self.filter_plugins):
+            return FilterPass(order[:k].tolist(), min(k, num_nodes), _NO_POSITIONS, {}, set())
+        all_nodes = snapshot.node_info_list
+        mask = np.ones(snapshot.table.n, dtype=bool)
+        for batch in self.batch_filter_plugins:
+            if batch.name not in skip:
+                mask &= batch.filter_batch(state, pod, snapshot.table)
+        per_node = [p for p in self.per_node_filter_plugins if p.name not in skip]
+        resolved: dict[int, Status | None] = {}
+        for name in self.nodes_with_ge_nominated_pods(pod):
+            p = snapshot.position.get(name)
+            if p is not None:
+                resolved[p] = self.run_filter_plugins_with_nominated_pods(state, pod, all_nodes[p])
+                mask[p] = resolved[p] is None
+        passed = mask[order]
+        feasible: list[int] = []
+        rejected: list[int] = []  # examined and rejected by a per-node plugin; statuses known
+        statuses: dict[int, Status] = {p: st for p, st in resolved.items() if st is not None}
+        if not per_node:
+            hits = np.flatnonzero(passed)
+            examined = int(hits[k - 1]) + 1 if len(hits) >= k else num_nodes
+            feasible = order[hits[:k]].tolist()
+        else:
+            examined = num_nodes
+            for i in range(num_nodes):
+                if not passed[i]:
+                    continue
+                p = int(order[i])
+                st = None if p in resolved else self._run_filters(per_node, state, pod, all_nodes[p])
+                if st is None:
+                    feasible.append(p)
+                    if len(feasible) == k:
+                        examined = i + 1
+                        break
+                else:
+                    statuses[p] = st
+                    rejected.append(p)
+        window = order[:examined]
+        batch_rejected = window[~passed[:examined]]
+        if resolved:
+            batch_rejected = batch_rejected[~np.isin(batch_rejected, list(resolved))]
+            in_window = set(window.tolist())
+            rejected.extend(p for p, st in resolved.items() if st is not None and p in in_window)
+        rejected_all = np.concatenate([batch_rejected, np.array(rejected, dtype=np.int64)])
+        return FilterPass(feasible, examined, rejected_all, statuses, set(resolved))
+
+    def _run_filters(
+        self, plugins: Sequence[fw.FilterPlugin], state: CycleState, pod: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """The per-node plugins left after the vectorised ones, up to the first rejection."""
+        for pl in plugins:
+            st = pl.filter(state, pod, node_info)
+            if st is not None and not st.is_success():
+                if not st.is_rejected():
+                    raise RuntimeError(f'running "{pl.name}" filter plugin: {st.message()}')
+                return st.with_plugin(pl.name)
+        return None
+
+    def rejection_statuses(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: SharedLister,
+        filtered: FilterPass,
+        order: IntArray,
+        record: dict[str, dict[str, str]] | None,
+    ) -> dict[str, Status]:
+        """Why each rejected node was rejected: the per-node path, run once per node whose reason is not known.
+
+        The per-node path must reject what the vectorised path rejected; anything else is a plugin bug.
+        With `record`, every examined node's per-plugin outcome is written there too.
+        """
+        all_nodes = snapshot.node_info_list
+        statuses = filtered.statuses
+        out: dict[str, Status] = {}
+        records: dict[int, dict[str, str]] = {}
+        for p in filtered.rejected.tolist():
+            ni = all_nodes[p]
+            if record is not None:
+                records[p] = {}
+                if p in filtered.nominated:
+                    self.run_filter_plugins_with_nominated_pods(state, pod, ni, records[p])
+                else:
+                    statuses[p] = _rejection(self.run_filter_plugins(state, pod, ni, records[p]), ni)
+            elif p not in statuses:
+                statuses[p] = _rejection(self.run_filter_plugins(state, pod, ni), ni)
+            out[ni.name] = statuses[p]
+        if record is not None:
+            passed_all = self.passed_record(state)
+            for p in order[: filtered.examined].tolist():
+                record[all_nodes[p].name] = records.get(p) or dict(passed_all)
+        return out
+
+    def passed_record(self, state: CycleState) -> dict[str, str]:
+        """A record entry for a node every (not skipped) filter plugin passed."""
+        return {pl.name: "passed" for pl in self.filter_plugins if pl.name not in state.skip_filter_plugins}
 
     def add_ge_nominated_pods(
         self, pod: PodInfo, state: CycleState, node_info: NodeInfo
@@ -350,7 +537,7 @@ class Framework:
         for pl in self.pre_filter_plugins:
             if pl.name in state.skip_filter_plugins:
                 continue
-            ext = pl.pre_filter_extensions()  # type: ignore[attr-defined]
+            ext = pl.pre_filter_extensions()
             if ext is None:
                 continue
             fn = ext.add_pod if op == "AddPod" else ext.remove_pod
@@ -361,14 +548,16 @@ class Framework:
 
     # PostFilter
 
+    @extension_point("PostFilter")
     def run_post_filter_plugins(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
         result: PostFilterResult | None = None
         reasons: list[str] = []
         rejector = ""
+        metrics = self._sampled()
         for pl in self.post_filter_plugins:
-            r, s = pl.post_filter(state, pod, statuses)  # type: ignore[attr-defined]
+            r, s = self._run_plugin(metrics, "PostFilter", pl.name, pl.post_filter, state, pod, statuses)
             if s is None or s.is_success():
                 return r, s
             if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -383,10 +572,12 @@ class Framework:
 
     # PreScore / Score
 
+    @extension_point("PreScore")
     def run_pre_score_plugins(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         skip = state.skip_score_plugins
+        metrics = self._sampled()
         for pl in self.pre_score_plugins:
-            s = pl.pre_score(state, pod, nodes)  # type: ignore[attr-defined]
+            s = self._run_plugin(metrics, "PreScore", pl.name, pl.pre_score, state, pod, nodes)
             if s is not None and s.is_skip():
                 skip.add(pl.name)
                 continue
@@ -394,6 +585,7 @@ class Framework:
                 return as_status(RuntimeError(f'running PreScore plugin "{pl.name}": {s.message()}'))
         return None
 
+    @extension_point("Score")
     def run_score_plugins(
         self,
         state: CycleState,
@@ -419,7 +611,7 @@ class Framework:
             else:
                 raw = np.empty(len(nodes), dtype=np.int64)
                 for i, ni in enumerate(nodes):
-                    sc, s = pl.score(state, pod, ni)  # type: ignore[attr-defined]
+                    sc, s = pl.score(state, pod, ni)
                     if s is not None and not s.is_success():
                         return (
                             [],
@@ -428,9 +620,9 @@ class Framework:
                         )
                     raw[i] = sc
             scores = raw
-            if pl.has_normalize():  # type: ignore[attr-defined]
+            if pl.has_normalize():
                 scores = raw.copy()
-                s = pl.normalize_score(state, pod, NodeScoreList(names, scores))  # type: ignore[attr-defined]
+                s = pl.normalize_score(state, pod, NodeScoreList(names, scores))
                 if s is not None and not s.is_success():
                     return (
                         [],
@@ -457,9 +649,11 @@ class Framework:
 
     # Reserve / Permit / Bind
 
+    @extension_point("Reserve")
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        metrics = self._sampled()
         for pl in self.reserve_plugins:
-            s = pl.reserve(state, pod, node_name)  # type: ignore[attr-defined]
+            s = self._run_plugin(metrics, "Reserve", pl.name, pl.reserve, state, pod, node_name)
             if s is not None and not s.is_success():
                 if s.is_rejected():
                     return s.with_plugin(pl.name)
@@ -468,17 +662,20 @@ class Framework:
                 )
         return None
 
+    @extension_point("Unreserve")
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         for pl in reversed(self.reserve_plugins):
-            pl.unreserve(state, pod, node_name)  # type: ignore[attr-defined]
+            pl.unreserve(state, pod, node_name)
 
+    @extension_point("Permit")
     def run_permit_plugins(
         self, state: CycleState, pod: PodInfo, node_name: str
     ) -> tuple[Status | None, dict[str, float]]:
         """Returns the status and, for Wait, each waiting plugin's timeout (capped at 15 minutes)."""
         waits: dict[str, float] = {}
+        metrics = self._sampled()
         for pl in self.permit_plugins:
-            s, timeout = pl.permit(state, pod, node_name)  # type: ignore[attr-defined]
+            s, timeout = self._run_plugin(metrics, "Permit", pl.name, pl.permit, state, pod, node_name)
             if s is None or s.is_success():
                 continue
             if s.is_rejected():
@@ -499,7 +696,7 @@ class Framework:
         result: Status | None = Status(Code.SKIP)
         skip = state.skip_pre_bind_plugins
         for pl in self.pre_bind_plugins:
-            s = pl.pre_bind_pre_flight(state, pod, node_name)  # type: ignore[attr-defined]
+            s = pl.pre_bind_pre_flight(state, pod, node_name)
             if s is None or s.is_success():
                 result = None
             elif s.is_skip():
@@ -518,11 +715,13 @@ class Framework:
     def will_wait_on_permit(self, pod: PodInfo) -> bool:
         return pod.uid in self.waiting_pods
 
+    @extension_point("PreBind")
     def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        metrics = self._sampled()
         for pl in self.pre_bind_plugins:
             if pl.name in state.skip_pre_bind_plugins:
                 continue
-            s = pl.pre_bind(state, pod, node_name)  # type: ignore[attr-defined]
+            s = self._run_plugin(metrics, "PreBind", pl.name, pl.pre_bind, state, pod, node_name)
             if s is not None and s.is_skip():
                 continue
             if s is not None and not s.is_success():
@@ -533,9 +732,11 @@ class Framework:
                 )
         return None
 
+    @extension_point("Bind")
     def run_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        metrics = self._sampled()
         for pl in self.bind_plugins:
-            s = pl.bind(state, pod, node_name)  # type: ignore[attr-defined]
+            s = self._run_plugin(metrics, "Bind", pl.name, pl.bind, state, pod, node_name)
             if s is not None and s.is_skip():
                 continue
             if s is not None and not s.is_success():
@@ -545,6 +746,8 @@ class Framework:
             return s
         return Status(Code.SKIP)
 
+    @extension_point("PostBind")
     def run_post_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        metrics = self._sampled()
         for pl in self.post_bind_plugins:
-            pl.post_bind(state, pod, node_name)  # type: ignore[attr-defined]
+            self._run_plugin(metrics, "PostBind", pl.name, pl.post_bind, state, pod, node_name)

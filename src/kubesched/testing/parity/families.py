@@ -11,9 +11,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-Obj = dict[str, Any]
+from kubesched.api.object import Obj
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 NAMESPACES = ("default", "team-a", "team-b")

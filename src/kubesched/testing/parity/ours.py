@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
 
+from kubesched.api.object import Obj
 from kubesched.backend.embedded import EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import load_config
@@ -21,11 +21,9 @@ from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
-from kubesched.scheduler import Outcome, SchedulerEvent
+from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.simulator.load import LoadedInput, SourcedObject, prepare_objects
 from kubesched.simulator.run import _FIRST
-
-Obj = dict[str, Any]
 
 
 @dataclass

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubesched.api import volumes as vol
+from kubesched.api.object import Obj
 from kubesched.api.selectors import parse_label_selector
 from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
 from kubesched.backend.kube.resources import BY_KIND, WATCHED, Resource
@@ -30,7 +31,6 @@ from kubesched.testing.parity.klog import Line, LogFollower
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 START = datetime(2026, 1, 1, tzinfo=UTC)
 # Verbosity: attempts, bindings and preemption at 3; scores (schedule_one.go) at 10; cache events at 4.
 VMODULE = "schedule_one=10,eventhandlers=4"

@@ -14,7 +14,6 @@ from kubesched.framework.interface import (
     ClusterEventWithHint,
     EnqueueExtensions,
     Handle,
-    NodeToStatus,
     PostFilterPlugin,
     PostFilterResult,
     PreEnqueuePlugin,
@@ -22,7 +21,7 @@ from kubesched.framework.interface import (
 from kubesched.framework.plugins import names
 from kubesched.framework.preemption.evaluator import Evaluator
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo
+from kubesched.framework.types import NodeToStatus, PodInfo
 
 NAME: Final = names.DEFAULT_PREEMPTION
 MSG_WAITING: Final = "waiting for the preemption for this pod to be finished"

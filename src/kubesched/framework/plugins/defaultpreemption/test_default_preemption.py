@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import FilterPlugin, NodeToStatus, PreFilterPlugin
+from kubesched.framework.interface import FilterPlugin, PreFilterPlugin
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.plugins.defaultpreemption.default_preemption import DefaultPreemption
 from kubesched.framework.preemption.evaluator import Candidate, list_pdbs, pick_one_node_for_preemption
 from kubesched.framework.runtime.framework import Framework
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo, new_pod_info
+from kubesched.framework.types import NodeToStatus, PodInfo, new_pod_info
 from kubesched.testing.cluster import Harness, new_test_cluster
 from kubesched.testing.wrappers import make_node, make_pod
 

@@ -23,7 +23,6 @@ from kubesched.framework.interface import (
     Handle,
     IntArray,
     NodeScoreList,
-    NodeToStatus,
     PostFilterPlugin,
     PostFilterResult,
     PreBindPlugin,
@@ -37,7 +36,7 @@ from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.plugins import names
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo
+from kubesched.framework.types import NodeToStatus, PodInfo
 
 NAME: Final = names.DYNAMIC_RESOURCES
 STATE_KEY: Final = "PreFilter" + NAME

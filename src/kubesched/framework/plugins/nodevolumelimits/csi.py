@@ -9,10 +9,10 @@ plugin as migrated; claims not bound yet count by their StorageClass's provision
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
 from typing import Any, Final
 
 from kubesched.api import volumes as vol
+from kubesched.api.object import ObjView
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import (
@@ -33,8 +33,6 @@ from kubesched.framework.types import PodInfo
 NAME: Final = names.NODE_VOLUME_LIMITS
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: Final = "node(s) exceed max volume count"
 ATTACHABLE_PREFIX: Final = "attachable-volumes-"
-
-Obj = Mapping[str, Any]
 
 
 class ClaimNotFound(LookupError):
@@ -105,7 +103,9 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
                 return Status(Code.UNSCHEDULABLE, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
         return None
 
-    def _attachable_volumes(self, pod: PodInfo, csi_node: Obj | None, new_pod: bool, result: dict[str, str]) -> None:
+    def _attachable_volumes(
+        self, pod: PodInfo, csi_node: ObjView | None, new_pod: bool, result: dict[str, str]
+    ) -> None:
         """Unique volume name ("driver/handle") -> the limit key it counts against."""
         for v in vol.pod_volumes(pod.obj):
             claim = vol.claim_name(pod.obj, v)
@@ -126,14 +126,14 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             if driver and handle:
                 result[f"{driver}/{handle}"] = vol.csi_attach_limit_key(driver)
 
-    def _inline_volume(self, v: Obj, csi_node: Obj | None, result: dict[str, str]) -> None:
+    def _inline_volume(self, v: ObjView, csi_node: ObjView | None, result: dict[str, str]) -> None:
         plugin = vol.in_tree_plugin_of(v)
         if plugin is None or not vol.is_migration_on(csi_node, plugin.plugin):
             return
         handle = vol.translated_volume_handle(plugin, v, {})
         result[f"{plugin.driver}/{handle}"] = vol.csi_attach_limit_key(plugin.driver)
 
-    def _csi_driver_info(self, csi_node: Obj | None, pvc: Obj) -> tuple[str, str]:
+    def _csi_driver_info(self, csi_node: ObjView | None, pvc: ObjView) -> tuple[str, str]:
         pv_name = vol.spec(pvc).get("volumeName")
         pv = self.lister.get("PersistentVolume", "", pv_name) if pv_name else None
         if pv is None:
@@ -146,7 +146,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             csi = vol.spec(vol.translate_pv_to_csi(dict(pv), csi_node)).get("csi") or {}
         return str(csi.get("driver") or ""), str(csi.get("volumeHandle") or "")
 
-    def _csi_driver_info_from_class(self, csi_node: Obj | None, pvc: Obj) -> tuple[str, str]:
+    def _csi_driver_info_from_class(self, csi_node: ObjView | None, pvc: ObjView) -> tuple[str, str]:
         cls = vol.claim_class(pvc)
         if not cls:
             return "", ""  # no class: an Immediate claim, bound before scheduling
@@ -163,7 +163,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return provisioner, handle
 
 
-def volume_limits(node_info: NodeInfo, csi_node: Obj | None) -> dict[str, int]:
+def volume_limits(node_info: NodeInfo, csi_node: ObjView | None) -> dict[str, int]:
     """getVolumeLimits: node allocatable attachable-volumes-* entries, overridden by the CSINode's counts."""
     limits = {k: v for k, v in node_info.allocatable.items() if k.startswith(ATTACHABLE_PREFIX)}
     for d in vol.spec(csi_node).get("drivers") or () if csi_node is not None else ():

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from kubesched.api import volumes as vol
+from kubesched.api.object import ObjView
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import ClusterEventWithHint, EnqueueExtensions, FilterPlugin, Handle
@@ -28,8 +29,6 @@ from kubesched.framework.types import PodInfo
 KUBE_MAX_PD_VOLS: Final = "KUBE_MAX_PD_VOLS"
 EBS_NITRO_LIMIT_REGEX: Final = re.compile(r"^[cmr]5.*|t3|z1d")
 INSTANCE_TYPE_LABELS: Final = ("beta.kubernetes.io/instance-type", "node.kubernetes.io/instance-type")
-
-Obj = Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +114,7 @@ class NonCSILimits(FilterPlugin, EnqueueExtensions):
             return Status(Code.UNSCHEDULABLE, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
         return None
 
-    def _disk_id(self, source_owner: Obj) -> str | None:
+    def _disk_id(self, source_owner: ObjView) -> str | None:
         source = source_owner.get(self.disk.source)
         return None if source is None else str(source.get(self.disk.id_field) or "")
 
@@ -155,7 +154,7 @@ class NonCSILimits(FilterPlugin, EnqueueExtensions):
             if disk is not None:
                 out.add(disk)
 
-    def _class_provisions_this(self, pvc: Obj) -> bool:
+    def _class_provisions_this(self, pvc: ObjView) -> bool:
         cls = vol.spec(pvc).get("storageClassName")
         if cls is None:
             return False

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from kubesched.api.selectors import LabelSelector
-from kubesched.cache.node_tree import get_zone_key
+from kubesched.api.topology import get_zone_key
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import MAX_NODE_SCORE, Handle, NodeScoreList, PreScorePlugin, ScorePlugin
 from kubesched.framework.node_info import NodeInfo

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api import volumes as vol
-
-Obj = dict[str, Any]
+from kubesched.api.object import Obj
 
 
 class AssumeError(ValueError):

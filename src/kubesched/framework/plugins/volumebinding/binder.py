@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kubesched.api import volumes as vol
+from kubesched.api.object import Obj
 from kubesched.api.selectors import SelectorError, parse_label_selector
 from kubesched.framework.plugins.volumebinding.assume_cache import AssumeCache
-
-Obj = dict[str, Any]
 
 ERR_REASON_BIND_CONFLICT: Final = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NODE_CONFLICT: Final = "node(s) didn't match PersistentVolume's node affinity"

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kubesched.api import volumes as vol
+from kubesched.api.object import Obj
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
@@ -37,8 +38,6 @@ from kubesched.framework.types import PodInfo
 NAME: Final = names.VOLUME_BINDING
 STATE_KEY: Final = NAME
 ERR_UNBOUND_IMMEDIATE: Final = "pod has unbound immediate PersistentVolumeClaims"
-
-Obj = dict[str, Any]
 
 
 @dataclass(slots=True)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from kubesched.api import volumes as vol
+from kubesched.api.object import ObjView
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
@@ -32,8 +32,6 @@ ERR_REASON_RWOP_CONFLICT: Final = (
 )
 _CONFLICT_SOURCES: Final = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 
-Obj = Mapping[str, Any]
-
 
 @dataclass(slots=True)
 class _PreFilterState:
@@ -50,12 +48,12 @@ class _PreFilterState:
                 self.conflicting_ref_count += sign
 
 
-def _same_unless_both_read_only(a: Obj | None, b: Obj | None, key: str) -> bool:
+def _same_unless_both_read_only(a: ObjView | None, b: ObjView | None, key: str) -> bool:
     """GCE PD and ISCSI: the same disk conflicts unless every mount is read-only."""
     return bool(a and b and a.get(key) == b.get(key) and not (a.get("readOnly") and b.get("readOnly")))
 
 
-def is_volume_conflict(volume: Obj, pod: Obj) -> bool:
+def is_volume_conflict(volume: ObjView, pod: ObjView) -> bool:
     """Whether `volume` conflicts with one of the pod's volumes, by each disk type's sharing rule."""
     for existing in vol.pod_volumes(pod):
         if _same_unless_both_read_only(volume.get("gcePersistentDisk"), existing.get("gcePersistentDisk"), "pdName"):
@@ -78,11 +76,11 @@ def is_volume_conflict(volume: Obj, pod: Obj) -> bool:
     return False
 
 
-def _needs_check(volume: Obj) -> bool:
+def _needs_check(volume: ObjView) -> bool:
     return any(volume.get(s) is not None for s in _CONFLICT_SOURCES)
 
 
-def satisfy_volume_conflicts(pod: Obj, pods: list[PodInfo]) -> bool:
+def satisfy_volume_conflicts(pod: ObjView, pods: list[PodInfo]) -> bool:
     for v in vol.pod_volumes(pod):
         if _needs_check(v) and any(is_volume_conflict(v, other.obj) for other in pods):
             return False
@@ -102,7 +100,7 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, Enq
             events.event(events.PERSISTENT_VOLUME_CLAIM, events.ADD, self._after_claim_added),
         ]
 
-    def _after_claim_added(self, pod: PodInfo, old: Obj | None, new: Obj | None) -> QueueingHint:
+    def _after_claim_added(self, pod: PodInfo, old: ObjView | None, new: ObjView | None) -> QueueingHint:
         if new is None or (vol.meta(new).get("namespace") or "default") != pod.namespace:
             return QueueingHint.QUEUE_SKIP
         for v in vol.pod_volumes(pod.obj):

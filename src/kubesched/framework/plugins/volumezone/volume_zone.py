@@ -7,11 +7,11 @@ claims of WaitForFirstConsumer classes are left to VolumeBinding.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from kubesched.api import volumes as vol
+from kubesched.api.object import ObjView
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
@@ -37,8 +37,6 @@ GA_ZONE, GA_REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/regi
 TOPOLOGY_LABELS: Final = (BETA_ZONE, BETA_REGION, GA_ZONE, GA_REGION)
 _TO_GA: Final = {BETA_ZONE: GA_ZONE, BETA_REGION: GA_REGION}
 
-Obj = Mapping[str, Any]
-
 
 @dataclass(frozen=True, slots=True)
 class PVTopology:
@@ -60,7 +58,7 @@ def label_zones_to_set(value: str) -> frozenset[str]:
     return frozenset(z for z in value.split("__") if z)
 
 
-def pv_topologies(pv: Obj) -> list[PVTopology]:
+def pv_topologies(pv: ObjView) -> list[PVTopology]:
     labels = vol.meta(pv).get("labels") or {}
     name = str(vol.meta(pv).get("name") or "")
     return [PVTopology(name, key, label_zones_to_set(str(labels[key]))) for key in TOPOLOGY_LABELS if key in labels]
@@ -80,13 +78,13 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             events.event(events.PERSISTENT_VOLUME, events.ADD | events.UPDATE, self._after_volume_change),
         ]
 
-    def _after_storage_class_added(self, pod: PodInfo, old: Obj | None, new: Obj | None) -> QueueingHint:
+    def _after_storage_class_added(self, pod: PodInfo, old: ObjView | None, new: ObjView | None) -> QueueingHint:
         """Only a WaitForFirstConsumer class lets this plugin skip an unbound claim."""
         if new is not None and new.get("volumeBindingMode") == vol.WAIT_FOR_FIRST_CONSUMER:
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
-    def _after_volume_change(self, pod: PodInfo, old: Obj | None, new: Obj | None) -> QueueingHint:
+    def _after_volume_change(self, pod: PodInfo, old: ObjView | None, new: ObjView | None) -> QueueingHint:
         if old is None or new is None:
             return QueueingHint.QUEUE
         before = {k: v for k, v in (vol.meta(old).get("labels") or {}).items() if k in TOPOLOGY_LABELS}

@@ -1,0 +1,108 @@
+"""The unschedulable pool and the gated pods, with the leftover flush; separate as pods that wait on events."""
+
+from __future__ import annotations
+
+import math
+
+from kubesched.framework.plugins import names
+from kubesched.framework.types import PodInfo
+from kubesched.queue.queued_pod_info import QueuedPodInfo
+
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
+UNSCHEDULABLE_FLUSH_PERIOD = 30.0
+
+
+class UnschedulablePods:
+    """Pods no event has helped yet (in order of arrival, hence of timestamp), and pods a PreEnqueue plugin gates."""
+
+    def __init__(self, max_duration: float) -> None:
+        self.max_duration = max_duration
+        self.pods: dict[str, QueuedPodInfo] = {}
+        self.gated: dict[str, QueuedPodInfo] = {}
+        self._gating_seen: set[str] = set()  # PreEnqueue plugins that have gated some pod
+        self._last_leftover_flush = 0.0
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        return self.pods.get(uid) or self.gated.get(uid)
+
+    def add(self, qpi: QueuedPodInfo) -> None:
+        (self.gated if qpi.gated else self.pods)[qpi.pod_info.uid] = qpi
+
+    def gate(self, qpi: QueuedPodInfo, plugin: str) -> None:
+        """A PreEnqueue plugin keeps the pod out of activeQ."""
+        uid = qpi.pod_info.uid
+        self.pods.pop(uid, None)
+        qpi.gated = True
+        qpi.gating_plugin = plugin
+        self._gating_seen.add(plugin)
+        self.gated[uid] = qpi
+
+    def release(self, qpi: QueuedPodInfo) -> None:
+        """The pod passed PreEnqueue and goes to activeQ: neither unschedulable nor gated any more."""
+        uid = qpi.pod_info.uid
+        self.pods.pop(uid, None)
+        self.gated.pop(uid, None)
+        qpi.gated = False
+        qpi.gating_plugin = ""
+
+    def remove(self, qpi: QueuedPodInfo) -> bool:
+        """Take out this very pod; False if the pool no longer holds it."""
+        held = self.gated if qpi.gated else self.pods
+        uid = qpi.pod_info.uid
+        if held.get(uid) is not qpi:
+            return False
+        del held[uid]
+        return True
+
+    def delete(self, uid: str) -> None:
+        self.pods.pop(uid, None)
+        self.gated.pop(uid, None)
+
+    def candidates(self, interested: frozenset[str] | None) -> list[QueuedPodInfo]:
+        """The pods an event may move: all for a wildcard (None), else those a registered plugin rejected or gates."""
+        if interested is None:
+            return [*self.pods.values(), *self.gated.values()]
+        out = [
+            q
+            for q in self.pods.values()
+            if not (q.unschedulable_plugins or q.pending_plugins)
+            or not interested.isdisjoint(q.unschedulable_plugins)
+            or not interested.isdisjoint(q.pending_plugins)
+        ]
+        if not interested.isdisjoint(self._gating_seen):
+            out.extend(q for q in self.gated.values() if q.gating_plugin in interested)
+        return out
+
+    def with_cross_topology_term(self, pod: PodInfo) -> list[QueuedPodInfo]:
+        """Pods whose spread or required affinity may count the (assigned) pod, wherever it runs."""
+        out: list[QueuedPodInfo] = []
+        for qpi in self.pods.values():
+            pi = qpi.pod_info
+            if names.POD_TOPOLOGY_SPREAD in qpi.unschedulable_plugins and pi.namespace == pod.namespace:
+                out.append(qpi)
+            elif any(t.matches(pod, None) for t in pi.required_affinity_terms):
+                out.append(qpi)
+        return out
+
+    def pop_leftover(self, now: float) -> list[QueuedPodInfo]:
+        """The 30 s ticker: take out the pods unschedulable for over 5 minutes."""
+        tick = math.floor(now / UNSCHEDULABLE_FLUSH_PERIOD) * UNSCHEDULABLE_FLUSH_PERIOD
+        if tick <= self._last_leftover_flush:
+            return []
+        self._last_leftover_flush = tick
+        stale: list[QueuedPodInfo] = []
+        for qpi in self.pods.values():
+            if tick - qpi.timestamp <= self.max_duration:
+                break
+            stale.append(qpi)
+        for qpi in stale:
+            del self.pods[qpi.pod_info.uid]
+        return stale
+
+    def next_leftover_flush(self) -> float | None:
+        """The tick at which the oldest pod will have waited too long."""
+        first = next(iter(self.pods.values()), None)
+        if first is None:
+            return None
+        due = first.timestamp + self.max_duration
+        return (math.floor(due / UNSCHEDULABLE_FLUSH_PERIOD) + 1) * UNSCHEDULABLE_FLUSH_PERIOD

@@ -1,0 +1,42 @@
+"""The checks CI runs on the code itself: ruff, the import layers (import-linter) and mypy."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed: pip install -e '.[test]'")
+    return subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+def test_ruff_lint_and_format() -> None:
+    lint = _run("ruff", "check", "src", "tests", "bench", "examples")
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    fmt = _run("ruff", "format", "--check", "src", "tests", "bench", "examples")
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+
+
+def test_imports_follow_the_layers() -> None:
+    """pyproject's [tool.importlinter] contracts: every module imports only from the layers below it."""
+    if importlib.util.find_spec("importlinter") is None:
+        pytest.skip("import-linter is not installed: pip install -e '.[test]'")
+    done = subprocess.run(
+        [sys.executable, "-c", "from importlinter.cli import lint_imports_command; lint_imports_command()"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
