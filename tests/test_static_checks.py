@@ -40,3 +40,9 @@ def test_imports_follow_the_layers() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_types_check() -> None:
+    """mypy with pyproject's near-strict profile over the package (tests beside the code excluded)."""
+    done = _run("mypy")
+    assert done.returncode == 0, done.stdout + done.stderr

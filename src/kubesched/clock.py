@@ -75,8 +75,8 @@ class WallClock(VirtualClock):
         self._timers = []
         self._seq = itertools.count()
 
-    @property  # type: ignore[override]
-    def now(self) -> float:
+    @property
+    def now(self) -> float:  # type: ignore[override]  # read-only here: time moves by itself
         return time.monotonic() - self._origin
 
     def advance_to(self, when: float) -> None:

@@ -19,6 +19,7 @@ from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig
 from kubesched.extender import new_extenders
 from kubesched.framework import events
+from kubesched.framework.extender import Extender
 from kubesched.framework.interface import (
     APIClient,
     ClusterEvent,
@@ -80,7 +81,7 @@ class Scheduler(ScheduleOne):
         self.bind_latency = bind_latency
         self.bind_executor = bind_executor  # runs binding cycles elsewhere (threads, against a real cluster)
         self.metrics: SchedulerMetrics | None = None
-        self.extenders = new_extenders(raw.extenders)
+        self.extenders: list[Extender] = list(new_extenders(raw.extenders))
         self.profiles: dict[str, Framework] = {}
         handles: list[Handle] = []
         for prof, args in zip(raw.profiles, config.profile_args, strict=True):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from kubesched.api.object import Obj
 from kubesched.api.quantity import QuantityError, value
@@ -32,6 +32,8 @@ RESOURCE_NAME_LENGTH_LIMIT = 63
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
 
+PV = TypeVar("PV", bound=Mapping[str, Any])  # a PersistentVolume, returned as it was given
+
 
 def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
@@ -41,7 +43,7 @@ def spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("spec") or {}
 
 
-def annotations(obj: Mapping[str, Any]) -> Mapping[str, str]:
+def object_annotations(obj: Mapping[str, Any]) -> Mapping[str, str]:
     return meta(obj).get("annotations") or {}
 
 
@@ -79,14 +81,14 @@ def ephemeral_owner_error(pod: Mapping[str, Any], pvc: Mapping[str, Any]) -> str
 
 def claim_class(pvc: Mapping[str, Any]) -> str:
     """GetPersistentVolumeClaimClass: the beta annotation wins over spec.storageClassName."""
-    ann = annotations(pvc)
+    ann = object_annotations(pvc)
     if ANN_BETA_STORAGE_CLASS in ann:
         return str(ann[ANN_BETA_STORAGE_CLASS])
     return str(spec(pvc).get("storageClassName") or "")
 
 
 def volume_class(pv: Mapping[str, Any]) -> str:
-    ann = annotations(pv)
+    ann = object_annotations(pv)
     if ANN_BETA_STORAGE_CLASS in ann:
         return str(ann[ANN_BETA_STORAGE_CLASS])
     return str(spec(pv).get("storageClassName") or "")
@@ -130,7 +132,7 @@ def is_volume_bound_to_claim(pv: Mapping[str, Any], pvc: Mapping[str, Any]) -> b
 
 
 def is_claim_fully_bound(pvc: Mapping[str, Any]) -> bool:
-    return bool(spec(pvc).get("volumeName")) and ANN_BIND_COMPLETED in annotations(pvc)
+    return bool(spec(pvc).get("volumeName")) and ANN_BIND_COMPLETED in object_annotations(pvc)
 
 
 def is_delay_binding(pvc: Mapping[str, Any], lister: Any) -> bool:
@@ -179,11 +181,11 @@ def check_node_affinity(pv: Mapping[str, Any], node_labels: Mapping[str, str]) -
 
 def find_matching_volume(
     pvc: Mapping[str, Any],
-    volumes: Iterable[Mapping[str, Any]],
+    volumes: Iterable[PV],
     node_labels: Mapping[str, str] | None,
     excluded: Mapping[str, Any],
     delay_binding: bool,
-) -> Mapping[str, Any] | None:
+) -> PV | None:
     """FindMatchingVolume: a PV pre-bound to the claim, else the smallest available one that fits.
 
     With `node_labels` (the scheduler's path) the PV's node affinity and access modes
@@ -196,7 +198,7 @@ def find_matching_volume(
         selector = parse_label_selector(raw_sel) if raw_sel is not None else None
     except SelectorError as err:
         raise ValueError(f"error creating internal label selector for claim: {key_of(pvc)}: {err}") from err
-    best: Mapping[str, Any] | None = None
+    best: PV | None = None
     best_size = 0
     for pv in volumes:
         name = meta(pv).get("name")
@@ -297,7 +299,7 @@ def in_tree_plugin_named(name: str) -> InTreePlugin | None:
 def migrated_plugins(csi_node: Mapping[str, Any] | None) -> set[str]:
     if csi_node is None:
         return set()
-    raw = annotations(csi_node).get(ANN_MIGRATED_PLUGINS) or ""
+    raw = object_annotations(csi_node).get(ANN_MIGRATED_PLUGINS) or ""
     return {p for p in raw.split(",") if p}
 
 

@@ -120,7 +120,7 @@ class PVController:
                 self._bind(pv, pvc)
             return  # bound elsewhere, or a mismatch: the claim stays Pending (event VolumeMismatch upstream)
         delayed = vol.is_delay_binding(pvc, self.cluster)
-        selected = vol.annotations(pvc).get(vol.ANN_SELECTED_NODE)
+        selected = vol.object_annotations(pvc).get(vol.ANN_SELECTED_NODE)
         match = find_best_match_for_claim(pvc, self.cluster.list("PersistentVolume"), delayed)
         if match is not None:
             self._bind(dict(match), pvc)

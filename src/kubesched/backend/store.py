@@ -7,6 +7,7 @@ the listers kube-scheduler's plugins call.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterator
 
 from kubesched.api.object import Obj
@@ -59,7 +60,7 @@ class ObjectStore:
     def get(self, kind: str, namespace: str, name: str) -> Obj | None:
         return self.objects[kind].get((namespace if kind in NAMESPACED else "", name))
 
-    def services(self, namespace: str) -> list[Obj]:
+    def services(self, namespace: str) -> builtins.list[Obj]:
         return [o for (ns, _), o in self.objects["Service"].items() if ns == namespace]
 
     def namespace_labels(self, namespace: str) -> dict[str, str] | None:
@@ -68,7 +69,7 @@ class ObjectStore:
             return None
         return dict((ns.get("metadata") or {}).get("labels") or {})
 
-    def namespaces_matching(self, selector: LabelSelector) -> list[str]:
+    def namespaces_matching(self, selector: LabelSelector) -> builtins.list[str]:
         return [
             name
             for (_, name), ns in self.objects["Namespace"].items()

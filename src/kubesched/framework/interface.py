@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -38,7 +38,7 @@ IntArray = npt.NDArray[np.int64]
 
 
 class Plugin:
-    NAME: ClassVar[str] = ""
+    NAME: str = ""  # a plugin named per instance (legacy scorers, import paths) sets its own
 
     @property
     def name(self) -> str:
@@ -373,3 +373,28 @@ class Handle:
     report: ReportFn | None = None
     extenders: list[Extender] = field(default_factory=list)  # HTTP extenders, for preemption to consult
     metrics: MetricsRecorder | None = None  # when running against a cluster; None in simulations
+
+    # The getters plugins use: each field is set by the scheduler before any plugin runs,
+    # so a missing one is a wiring bug, reported as such rather than as an AttributeError.
+
+    def shared_lister(self) -> SharedLister:
+        """The cycle's snapshot (SnapshotSharedLister)."""
+        return _required(self.snapshot, "snapshot")
+
+    def listers(self) -> Lister:
+        return _required(self.lister, "lister")
+
+    def api_client(self) -> APIClient:
+        return _required(self.client, "client")
+
+    def scheduler_clock(self) -> VirtualClock:
+        return _required(self.clock, "clock")
+
+
+T = TypeVar("T")
+
+
+def _required(value: T | None, what: str) -> T:
+    if value is None:
+        raise RuntimeError(f"the framework handle has no {what}: plugins run only inside a scheduler")
+    return value

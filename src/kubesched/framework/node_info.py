@@ -162,9 +162,9 @@ class NodeInfo:
                     lst.pop()
                     break
         index = self._own_pods()
-        i = index.pop(pod.uid, None)
-        if i is None:
+        if pod.uid not in index:
             return False
+        i = index.pop(pod.uid)
         p = self.pods[i]
         last = self.pods.pop()
         if i < len(self.pods):

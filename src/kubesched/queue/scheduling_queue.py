@@ -88,7 +88,7 @@ class PriorityQueue:
         self._clock = clock
         self._pre_enqueue = pre_enqueue
         if sort_key is None:
-            sort_key = cmp_to_key(lambda a, b: -1 if less(a, b) else (1 if less(b, a) else 0))  # type: ignore[assignment]
+            sort_key = cmp_to_key(lambda a, b: -1 if less(a, b) else (1 if less(b, a) else 0))
         self._hints = QueueingHints(hint_map or {})
         self._active_q = ActiveQueue(sort_key)
         self._backoff_q = BackoffQueue(clock, sort_key, pod_initial_backoff, pod_max_backoff, pop_from_backoff_q)

@@ -23,7 +23,7 @@ def to_json(result: SimulationResult, *, record: bool) -> dict[str, Any]:
     assert sched is not None
     pods: list[dict[str, Any]] = []
     attempted = set(result.outcomes)
-    empty_plugins = {"filter": {}, "score": {}, "normalizedScore": {}, "finalScore": {}}
+    empty_plugins: dict[str, dict[str, Any]] = {"filter": {}, "score": {}, "normalizedScore": {}, "finalScore": {}}
     for outcome in result.outcomes.values():
         entry = _pod_entry(result, outcome.pod.namespace, outcome.pod.name, outcome.attempts)
         entry.update(node=outcome.node, result=outcome.result, message=outcome.message)
@@ -55,7 +55,7 @@ def to_json(result: SimulationResult, *, record: bool) -> dict[str, Any]:
         if record:
             entry["plugins"] = empty_plugins
         pods.append(entry)
-    nodes = []
+    nodes: list[dict[str, Any]] = []
     for name, ni in sched.cache.nodes.items():
         if ni.node is None:
             continue

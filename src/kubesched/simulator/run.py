@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,7 +108,7 @@ def simulate(
             "so their claims are ignored"
         )
     for step in sorted(loaded.steps, key=lambda st: st.at):
-        clock.call_at(step.at, lambda st=step: _play(st, cluster, result))
+        clock.call_at(step.at, functools.partial(_play, step, cluster, result))
     sched.run(until=until)
     result.end_time = clock.now
     return result

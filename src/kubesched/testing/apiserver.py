@@ -395,7 +395,7 @@ class FakeAPIServer:
                 changes = self._history[pos:]
                 pos = len(self._history)
                 current_rv = self._rv
-            out = []
+            out: list[Obj] = []
             for c in changes:
                 if c.plural != res.plural:
                     continue
@@ -417,8 +417,11 @@ class FakeAPIServer:
                 return
             if bookmarks and time.monotonic() - last_bookmark >= self.bookmark_interval:
                 last_bookmark = time.monotonic()
-                marker = {"kind": res.kind, "apiVersion": res.group_version}
-                marker["metadata"] = {"resourceVersion": str(current_rv)}
+                marker: Obj = {
+                    "kind": res.kind,
+                    "apiVersion": res.group_version,
+                    "metadata": {"resourceVersion": str(current_rv)},
+                }
                 handler.send_chunk({"type": "BOOKMARK", "object": marker})
 
 

@@ -70,7 +70,7 @@ def score_nodes(
     """PreScore, Score and NormalizeScore over the (named or all) nodes, as the runtime does."""
     pod = new_pod_info(pod_obj)
     state = CycleState()
-    infos = snapshot.node_info_list if nodes is None else [snapshot.get(n) for n in nodes]
+    infos = snapshot.node_info_list if nodes is None else [snapshot.node_info_map[n] for n in nodes]
     if hasattr(plugin, "pre_score"):
         s = plugin.pre_score(state, pod, infos)
         if s is not None and s.code == Code.SKIP:

@@ -146,7 +146,9 @@ class KubeAPI:
         self.request_count = 0  # requests and seconds spent in them, for the benchmark's breakdown
         self.request_seconds = 0.0
 
-    def _send(self, method: str, path: str, query: list[tuple[str, str]], body: Any, content_type: str, timeout: Any):
+    def _send(
+        self, method: str, path: str, query: list[tuple[str, str]], body: Any, content_type: str, timeout: Any
+    ) -> Any:
         headers = {"Accept": JSON, "Content-Type": content_type}
         m, url, headers, payload, _ = self._client.param_serialize(
             method, path, query_params=query, header_params=headers, body=body, auth_settings=["BearerToken"]
@@ -177,8 +179,8 @@ class KubeAPI:
                     resp = self._send(method, path, q, body, content_type, timeout)
                     data = resp.read()
                 status = resp.status
-            except (urllib3.exceptions.HTTPError, OSError) as err:
-                status, data, sent = 0, str(err).encode(), not isinstance(err, _NOT_SENT)
+            except (urllib3.exceptions.HTTPError, OSError) as failure:
+                status, data, sent = 0, str(failure).encode(), not isinstance(failure, _NOT_SENT)
             with self._stats_lock:
                 self.request_count += 1
                 self.request_seconds += time.perf_counter() - start

@@ -255,9 +255,11 @@ class KubeClient:
         what, body = decision
         if what == "create":
             path = EVENT_RESOURCE.path(pod.namespace)
-            self.dispatcher.add(
-                APICall(EVENT, body["metadata"]["name"], lambda b: self.api.request("POST", path, body=b), body)
-            )
+
+            def create(payload: Obj) -> None:
+                self.api.request("POST", path, body=payload)
+
+            self.dispatcher.add(APICall(EVENT, body["metadata"]["name"], create, body))
         else:
             self._write_series(body)
 

@@ -53,7 +53,11 @@ def more_important_pod(a: PodInfo, b: PodInfo) -> bool:
     return a.start_time < b.start_time
 
 
-_IMPORTANCE = cmp_to_key(lambda a, b: -1 if more_important_pod(a, b) else (1 if more_important_pod(b, a) else 0))
+def _importance(a: PodInfo, b: PodInfo) -> int:
+    return -1 if more_important_pod(a, b) else (1 if more_important_pod(b, a) else 0)
+
+
+_IMPORTANCE = cmp_to_key(_importance)
 
 
 def _int_or_percent(value: Any, total: int, *, round_up: bool) -> int:
@@ -168,7 +172,7 @@ class Evaluator:
         ok, reason = self.pod_eligible_to_preempt_others(pod, m)
         if not ok:
             return None, Status(Code.UNSCHEDULABLE, reason)
-        all_nodes = self.handle.snapshot.node_info_list
+        all_nodes = self.handle.shared_lister().node_info_list
         candidates, statuses, errors = self.find_candidates(state, pod, all_nodes, m)
         if errors and not candidates:
             return None, Status(Code.ERROR, _aggregate(errors))
@@ -194,7 +198,7 @@ class Evaluator:
         if not extenders:
             return candidates, None
         victims = {c.name: Victims(list(c.victims), c.num_pdb_violations) for c in candidates}
-        node_infos = self.handle.snapshot.node_info_map
+        node_infos = self.handle.shared_lister().node_info_map
         for ext in extenders:
             try:
                 result = ext.process_preemption(pod, victims, node_infos)
@@ -216,7 +220,7 @@ class Evaluator:
             return False, MSG_POLICY_NEVER
         nominated = pod.nominated_node_name
         if nominated and m.get_status(nominated).code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-            snapshot = self.handle.snapshot
+            snapshot = self.handle.shared_lister()
             pos = snapshot.position.get(nominated)
             if pos is not None:
                 for p in snapshot.node_info_list[pos].pods:
@@ -321,7 +325,7 @@ class Evaluator:
         self.preempting.add(pod.uid)
         client = self.handle.client
         if client is not None and client.DELETES_REPORT_DONE:
-            self.handle.clock.call_later(0, lambda: self._evict_reporting(candidate, pod))
+            self.handle.scheduler_clock().call_later(0, lambda: self._evict_reporting(candidate, pod))
             return
 
         def run() -> None:
@@ -332,7 +336,7 @@ class Evaluator:
                 if self.handle.activate is not None:
                     self.handle.activate([pod])
 
-        self.handle.clock.call_later(0, run)
+        self.handle.scheduler_clock().call_later(0, run)
 
     def _evict_reporting(self, candidate: Candidate, pod: PodInfo) -> None:
         """A cluster's deletions take time: the pod stays "preempting" until they are through, as upstream's

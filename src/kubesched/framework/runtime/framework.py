@@ -91,8 +91,7 @@ def extension_point(
     """Times a runner into the extension-point histogram, when the handle has a metrics recorder."""
 
     def wrap(run: Callable[Concatenate[Framework, P], R]) -> Callable[Concatenate[Framework, P], R]:
-        @functools.wraps(run)
-        def timed(fwk: Framework, *args: P.args, **kwargs: P.kwargs) -> R:
+        def timed(fwk: Framework, /, *args: P.args, **kwargs: P.kwargs) -> R:
             metrics = fwk.handle.metrics
             if metrics is None:
                 return run(fwk, *args, **kwargs)
@@ -101,6 +100,7 @@ def extension_point(
             metrics.observe_extension_point(point, status_label(result), fwk.profile_name, time.perf_counter() - start)
             return result
 
+        functools.update_wrapper(timed, run)
         return timed
 
     return wrap
@@ -178,7 +178,7 @@ class Framework:
             if plugin.name != name:
                 if not is_import_path(name):
                     raise FrameworkError(f'plugin "{name}": the plugin calls itself "{plugin.name}"')
-                plugin.NAME = name  # type: ignore[misc]  # known by the name its profile gives it
+                plugin.NAME = name  # known by the name its profile gives it
             self.plugins_map[name] = plugin
         self.score_weights: dict[str, int] = {}
         specific = {point: self._specific_point(point, getattr(plugins, point)) for point in BUILD_ORDER}

@@ -49,7 +49,7 @@ def load_factory(name: str, target: str) -> PluginFactory:
             raise PluginLoadError(f'plugin "{name}": module "{module_name}" has no attribute "{attr}"') from err
     if not callable(obj):
         raise PluginLoadError(f'plugin "{name}": "{target}" is not callable')
-    return obj  # type: ignore[no-any-return]
+    return obj
 
 
 def typed_args(name: str, factory: Any, args: Any) -> Any:
@@ -93,7 +93,7 @@ class _Lazy:
 
     def __call__(self, args: Any, handle: Handle) -> Plugin:
         f = self.factory()
-        return f(typed_args(self.name, f, args), handle)  # type: ignore[no-any-return]
+        return f(typed_args(self.name, f, args), handle)
 
 
 def entry_point_registry(entry_points: Iterable[Any] | None = None) -> Registry:

@@ -43,15 +43,12 @@ class WaitingPod:
         self.pending: set[str] = set(timeouts)
         self._on_done = on_done
         self._finished = False
-        self._timers: list[Timer] = [
-            clock.call_later(
-                t,
-                lambda p=plugin, t=t: self.reject(
-                    p, f"rejected due to timeout after waiting {go_duration(t)} at plugin {p}"
-                ),
-            )
-            for plugin, t in timeouts.items()
-        ]
+        self._timers: list[Timer] = [clock.call_later(t, self._timeout(plugin, t)) for plugin, t in timeouts.items()]
+
+    def _timeout(self, plugin: str, after: float) -> Callable[[], None]:
+        return lambda: self.reject(
+            plugin, f"rejected due to timeout after waiting {go_duration(after)} at plugin {plugin}"
+        )
 
     def allow(self, plugin: str) -> None:
         self.pending.discard(plugin)

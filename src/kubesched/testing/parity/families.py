@@ -525,7 +525,7 @@ def volumes(seed: int) -> Case:
     for i in range(rng.randint(3, 14)):
         sc = rng.choice(("immediate", "local-wffc", "local-wffc"))
         kind = rng.random()
-        zone = rng.choice(g.zones)
+        zone: str | None = rng.choice(g.zones)
         if kind < 0.4:
             affinity: Obj | None = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}
         elif kind < 0.8:

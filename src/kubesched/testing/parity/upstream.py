@@ -11,6 +11,7 @@ scores come from kube-scheduler's `--v=10` lines of schedule_one.go.
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import threading
 import time
@@ -338,7 +339,7 @@ class UpstreamRunner:
             sc = classes.get(vol.claim_class(pvc))
             if sc is None:
                 continue
-            selected = vol.annotations(pvc).get(vol.ANN_SELECTED_NODE)
+            selected = vol.object_annotations(pvc).get(vol.ANN_SELECTED_NODE)
             if sc.get("volumeBindingMode", "Immediate") == "Immediate":
                 free = [
                     pv
@@ -486,7 +487,7 @@ class UpstreamRunner:
             created = self.create(pod)
             began = alog.seq
             state.append(clean(created, WATCHED["Pod"]))
-            first = wait(lambda k=key: self._ended(alog, k, 0), 60, f"{key}'s first attempt", alog.poll)
+            first = wait(functools.partial(self._ended, alog, key, 0), 60, f"{key}'s first attempt", alog.poll)
             decision = Decision(case.family, case.seed, key, "first attempt", state, first)
             decision.nominations = len(waiting)
             for other, _ in waiting:

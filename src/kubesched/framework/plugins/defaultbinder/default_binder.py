@@ -21,7 +21,7 @@ class DefaultBinder(BindPlugin):
 
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         try:
-            self._handle.client.bind(pod, node_name)
+            self._handle.api_client().bind(pod, node_name)
         except Exception as err:  # the backend's failure is the binding's failure
             return as_status(err)
         return None

@@ -70,7 +70,7 @@ class ImageLocality(ScorePlugin):
         )
 
     def _score(self, images: tuple[str, ...], num_containers: int, node_info: NodeInfo) -> int:
-        total = len(self._handle.snapshot.node_info_list)
+        total = len(self._handle.shared_lister().node_info_list)
         states = node_info.image_states
         total_score = 0
         for image in images:

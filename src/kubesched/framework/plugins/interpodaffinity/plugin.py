@@ -7,7 +7,7 @@ required affinity weighted by hardPodAffinityWeight.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -197,7 +197,7 @@ class InterPodAffinity(
     # PreFilter / Filter
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Any) -> tuple[PreFilterResult | None, Status | None]:
-        snapshot = self._handle.snapshot
+        snapshot = self._handle.shared_lister()
         affinity_terms = tuple(self._merge_namespaces(t) for t in pod.required_affinity_terms)
         anti_terms = tuple(self._merge_namespaces(t) for t in pod.required_anti_affinity_terms)
         ns_labels = self._namespace_labels(pod.namespace)
@@ -245,13 +245,13 @@ class InterPodAffinity(
 
     # PreScore / Score
 
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         if not nodes:
             return None
         has_constraints = bool(pod.preferred_affinity_terms or pod.preferred_anti_affinity_terms)
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status(Code.SKIP)
-        snapshot = self._handle.snapshot
+        snapshot = self._handle.shared_lister()
         all_nodes = snapshot.node_info_list if has_constraints else snapshot.have_pods_with_affinity_list
         pref = tuple(
             WeightedAffinityTerm(self._merge_namespaces(w.term), w.weight) for w in pod.preferred_affinity_terms

@@ -28,7 +28,7 @@ def controller_ref(pod: PodInfo) -> Mapping[str, Any] | None:
     """metav1.GetControllerOf: the owner reference marked controller."""
     for ref in (pod.obj.get("metadata") or {}).get("ownerReferences") or ():
         if ref.get("controller"):
-            return ref  # type: ignore[no-any-return]
+            return ref
     return None
 
 

@@ -43,7 +43,7 @@ class AllocatedScore(ScorePlugin):
 
     def _requests(self, state: CycleState, pod: PodInfo) -> list[int]:
         """The pod's requests, once per cycle rather than once per node (these plugins have no PreScore)."""
-        return once(state, self._state_key, lambda: ra.pod_request_list(pod, self.resources, use_requested=False))  # type: ignore[no-any-return]
+        return once(state, self._state_key, lambda: ra.pod_request_list(pod, self.resources, use_requested=False))
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
         reqs = self._requests(state, pod)

@@ -44,7 +44,9 @@ def fit_args(
             "requestedToCapacityRatio": rtcr,
         }
     )
-    return default_args("NodeResourcesFit", NodeResourcesFitArgs(scoringStrategy=st, **kw))
+    args = default_args("NodeResourcesFit", NodeResourcesFitArgs(scoringStrategy=st, **kw))
+    assert isinstance(args, NodeResourcesFitArgs)
+    return args
 
 
 GI = 1024**3

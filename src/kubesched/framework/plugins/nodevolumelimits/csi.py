@@ -43,7 +43,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     NAME = NAME
 
     def __init__(self, handle: Handle) -> None:
-        self.lister = handle.lister
+        self.handle = handle
         # Unbound claims get a handle no real volume has, as upstream's random prefix ensures
         # (not drawn from the scheduler's seeded source: that would shift its tie-breaks).
         self.random_prefix = uuid.uuid4().hex
@@ -76,7 +76,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         if not vol.pod_volumes(pod.obj):
             return None
-        csi_node = self.lister.get("CSINode", "", node_info.name)
+        csi_node = self.handle.listers().get("CSINode", "", node_info.name)
         new_volumes: dict[str, str] = {}
         try:
             self._attachable_volumes(pod, csi_node, True, new_volumes)
@@ -113,7 +113,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
                 self._inline_volume(v, csi_node, result)
                 continue
             name, ephemeral = claim
-            pvc = self.lister.get("PersistentVolumeClaim", pod.namespace, name)
+            pvc = self.handle.listers().get("PersistentVolumeClaim", pod.namespace, name)
             if pvc is None:
                 if new_pod:
                     raise ClaimNotFound(
@@ -135,7 +135,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
 
     def _csi_driver_info(self, csi_node: ObjView | None, pvc: ObjView) -> tuple[str, str]:
         pv_name = vol.spec(pvc).get("volumeName")
-        pv = self.lister.get("PersistentVolume", "", pv_name) if pv_name else None
+        pv = self.handle.listers().get("PersistentVolume", "", pv_name) if pv_name else None
         if pv is None:
             return self._csi_driver_info_from_class(csi_node, pvc)
         csi = vol.spec(pv).get("csi")
@@ -150,7 +150,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         cls = vol.claim_class(pvc)
         if not cls:
             return "", ""  # no class: an Immediate claim, bound before scheduling
-        sc = self.lister.get("StorageClass", "", cls)
+        sc = self.handle.listers().get("StorageClass", "", cls)
         if sc is None:
             return "", ""
         handle = f"{self.random_prefix}-{vol.key_of(pvc)}"

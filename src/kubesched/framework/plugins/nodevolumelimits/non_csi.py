@@ -84,7 +84,7 @@ class NonCSILimits(FilterPlugin, EnqueueExtensions):
     def __init__(self, disk: DiskType, handle: Handle) -> None:
         self.NAME = disk.name
         self.disk = disk
-        self.lister = handle.lister
+        self.handle = handle
         self.random_prefix = uuid.uuid4().hex
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -102,7 +102,7 @@ class NonCSILimits(FilterPlugin, EnqueueExtensions):
             return None
         if node_info.node is None:
             return Status(Code.ERROR, "node not found")
-        if vol.is_migration_on(self.lister.get("CSINode", "", node_info.name), self.disk.plugin):
+        if vol.is_migration_on(self.handle.listers().get("CSINode", "", node_info.name), self.disk.plugin):
             return None
         existing: set[str] = set()
         for p in node_info.pods:
@@ -132,7 +132,7 @@ class NonCSILimits(FilterPlugin, EnqueueExtensions):
             if not name:
                 raise ClaimLookupError("PersistentVolumeClaim had no name")
             placeholder = f"{self.random_prefix}-{pod.namespace}/{name}"
-            pvc = self.lister.get("PersistentVolumeClaim", pod.namespace, name)
+            pvc = self.handle.listers().get("PersistentVolumeClaim", pod.namespace, name)
             if pvc is None:
                 if new_pod:
                     raise ClaimLookupError(
@@ -144,7 +144,7 @@ class NonCSILimits(FilterPlugin, EnqueueExtensions):
                 if reason:
                     raise ClaimLookupError(reason)
             pv_name = vol.spec(pvc).get("volumeName")
-            pv = self.lister.get("PersistentVolume", "", pv_name) if pv_name else None
+            pv = self.handle.listers().get("PersistentVolume", "", pv_name) if pv_name else None
             if pv is None:
                 # Unbound, or bound to a PV we cannot see: counts if its class provisions this disk type.
                 if self._class_provisions_this(pvc):
@@ -158,7 +158,7 @@ class NonCSILimits(FilterPlugin, EnqueueExtensions):
         cls = vol.spec(pvc).get("storageClassName")
         if cls is None:
             return False
-        sc = self.lister.get("StorageClass", "", cls)
+        sc = self.handle.listers().get("StorageClass", "", cls)
         return sc is not None and sc.get("provisioner") == self.disk.plugin
 
 

@@ -8,6 +8,7 @@ constraints with a selector derived from the pod's Services and controller.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -61,7 +62,7 @@ class CriticalPaths:
     __slots__ = ("paths",)
 
     def __init__(self) -> None:
-        self.paths = [["", MAX_INT32], ["", MAX_INT32]]
+        self.paths: list[list[Any]] = [["", MAX_INT32], ["", MAX_INT32]]  # [topology value, matching pods]
 
     def update(self, value: str, num: int) -> None:
         p = self.paths
@@ -193,7 +194,9 @@ class PodTopologySpread(
     def __init__(self, args: PodTopologySpreadArgs, handle: Handle) -> None:
         self._handle = handle
         self.system_defaulted = args.defaultingType == "System"
-        raw = list(SYSTEM_DEFAULT_CONSTRAINTS) if self.system_defaulted else args.defaultConstraints
+        raw: list[Mapping[str, Any]] = (
+            list(SYSTEM_DEFAULT_CONSTRAINTS) if self.system_defaulted else list(args.defaultConstraints)
+        )
         self.default_constraints: tuple[TopologySpreadConstraint, ...] = parse_spread_constraints(
             raw, {}, "defaultConstraints"
         )
@@ -221,7 +224,7 @@ class PodTopologySpread(
         if not constraints:
             return None, Status(Code.SKIP)
         s = _PreFilterState(constraints, [], [{} for _ in constraints])
-        for ni in self._handle.snapshot.node_info_list:
+        for ni in self._handle.shared_lister().node_info_list:
             if ni.node is None or not node_labels_match_spread_constraints(ni.labels, constraints):
                 continue
             for i, c in enumerate(constraints):
@@ -267,8 +270,8 @@ class PodTopologySpread(
 
     # PreScore / Score
 
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
-        all_nodes = self._handle.snapshot.node_info_list
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        all_nodes = self._handle.shared_lister().node_info_list
         if not nodes or not all_nodes:
             return None
         constraints = self._constraints(pod, "ScheduleAnyway")

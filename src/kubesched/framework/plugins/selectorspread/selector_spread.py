@@ -70,7 +70,7 @@ class SelectorSpread(PreScorePlugin, ScorePlugin):
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: NodeScoreList) -> Status | None:
         if skip_selector_spread(pod):
             return None
-        snapshot = self._handle.snapshot
+        snapshot = self._handle.shared_lister()
         zones: list[str] = []
         counts_by_zone: dict[str, int] = {}
         for name, count in zip(scores.names, scores.scores, strict=True):

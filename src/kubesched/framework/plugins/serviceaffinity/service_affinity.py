@@ -75,7 +75,7 @@ class ServiceAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, ScoreP
     ) -> tuple[PreFilterResult | None, Status | None]:
         matching = [
             p
-            for ni in self._handle.snapshot.node_info_list
+            for ni in self._handle.shared_lister().node_info_list
             for p in ni.pods
             if p.namespace == pod.namespace and _selects(pod.labels, p.labels)
         ]
@@ -112,7 +112,7 @@ class ServiceAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, ScoreP
         if len(labels) > len(wanted) and s.services:
             placed = filter_out_pods(node_info, s.matching_pods)
             if placed:
-                other = self._handle.snapshot.get(placed[0].node_name)
+                other = self._handle.shared_lister().get(placed[0].node_name)
                 if other is None:
                     return Status(Code.ERROR, "node not found")
                 for k in labels:
@@ -150,7 +150,7 @@ class ServiceAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, ScoreP
         result = [0.0] * len(counts)
         node_labels = []
         for name in scores.names:
-            ni = self._handle.snapshot.get(name)
+            ni = self._handle.shared_lister().get(name)
             if ni is None:
                 return Status(Code.ERROR, f'node "{name}" not found')
             node_labels.append(ni.labels)

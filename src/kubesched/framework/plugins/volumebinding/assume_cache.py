@@ -41,7 +41,7 @@ class AssumeCache:
         return "", key
 
     def get_api(self, key: str) -> Obj | None:
-        return self.lister.get(self.kind, *self._split(key))  # type: ignore[no-any-return]
+        return self.lister.get(self.kind, *self._split(key))
 
     def get(self, key: str) -> Obj | None:
         api = self.get_api(key)

@@ -57,7 +57,7 @@ class VolumeBinder:
         self.pvc_cache = AssumeCache(lister, "PersistentVolumeClaim")
 
     def _csi_node(self, node_name: str) -> Obj | None:
-        return self.lister.get("CSINode", "", node_name)  # type: ignore[no-any-return]
+        return self.lister.get("CSINode", "", node_name)
 
     def get_pod_volume_claims(self, pod: Obj) -> PodVolumeClaims:
         out = PodVolumeClaims()
@@ -92,7 +92,7 @@ class VolumeBinder:
             to_match: list[Obj] = []
             to_provision: list[Obj] = []
             for c in claims.unbound_claims_delay_binding:
-                selected = vol.annotations(c).get(vol.ANN_SELECTED_NODE)
+                selected = vol.object_annotations(c).get(vol.ANN_SELECTED_NODE)
                 if selected is not None:
                     if selected != node_name:
                         unbound_ok = False  # fast path: provisioning already targets another node
@@ -151,7 +151,7 @@ class VolumeBinder:
                 found = False
                 continue
             chosen[str(vol.meta(pv).get("name"))] = pv
-            bindings.append(BindingInfo(pvc, pv))  # type: ignore[arg-type]
+            bindings.append(BindingInfo(pvc, pv))
         return found, bindings, unbound
 
     def _check_volume_provisions(
@@ -289,7 +289,7 @@ class VolumeBinder:
             pvc = self.pvc_cache.get_api(vol.key_of(c))
             if pvc is None:
                 return f'failed to check provisioning pvc: PVC "{vol.key_of(c)}" not found'
-            if vol.annotations(pvc).get(vol.ANN_SELECTED_NODE) != node_name:
+            if vol.object_annotations(pvc).get(vol.ANN_SELECTED_NODE) != node_name:
                 return f'provisioning failed for PVC "{vol.meta(pvc).get("name")}"'
             name = vol.spec(pvc).get("volumeName")
             if name:
@@ -310,9 +310,8 @@ def _bind_volume_to_claim(pv: Obj, pvc: Obj) -> Obj:
         and (ref.get("namespace") or "default") == (m.get("namespace") or "default")
         and ref.get("uid") == m.get("uid")
     )
-    set_controller = not vol.is_volume_bound_to_claim(pv, pvc) and vol.ANN_BOUND_BY_CONTROLLER not in vol.annotations(
-        pv
-    )
+    bound_to_claim = vol.is_volume_bound_to_claim(pv, pvc)
+    set_controller = not bound_to_claim and vol.ANN_BOUND_BY_CONTROLLER not in vol.object_annotations(pv)
     if not dirty and not set_controller:
         return pv
     new = copy.deepcopy(pv)

@@ -58,7 +58,7 @@ class VolumeBinding(
     NAME = NAME
 
     def __init__(self, handle: Handle) -> None:
-        self.lister = handle.lister
+        self.handle = handle
         self.binder = VolumeBinder(handle.lister, handle.client)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -75,7 +75,7 @@ class VolumeBinding(
     def _after_csi_node_change(self, pod: PodInfo, old: Obj | None, new: Obj | None) -> QueueingHint:
         if old is None or new is None:
             return QueueingHint.QUEUE
-        changed = vol.annotations(old).get(vol.ANN_MIGRATED_PLUGINS) != vol.annotations(new).get(
+        changed = vol.object_annotations(old).get(vol.ANN_MIGRATED_PLUGINS) != vol.object_annotations(new).get(
             vol.ANN_MIGRATED_PLUGINS
         )
         return QueueingHint.QUEUE if changed else QueueingHint.QUEUE_SKIP
@@ -109,7 +109,7 @@ class VolumeBinding(
         has = False
         for name, ephemeral in vol.pod_claim_names(pod.obj):
             has = True
-            pvc = self.lister.get("PersistentVolumeClaim", pod.namespace, name)
+            pvc = self.handle.listers().get("PersistentVolumeClaim", pod.namespace, name)
             if pvc is None:
                 if ephemeral:
                     return has, f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{name}"'

@@ -129,12 +129,12 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, Enq
             if claim is None:
                 continue
             name = str(claim.get("claimName") or "")
-            pvc = self.handle.lister.get("PersistentVolumeClaim", pod.namespace, name)
+            pvc = self.handle.listers().get("PersistentVolumeClaim", pod.namespace, name)
             if pvc is None:
                 return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f'persistentvolumeclaim "{name}" not found')
             if vol.READ_WRITE_ONCE_POD in (vol.spec(pvc).get("accessModes") or ()):
                 rwop.add(name)
-        snapshot = self.handle.snapshot
+        snapshot = self.handle.shared_lister()
         conflicts = sum(1 for name in rwop if snapshot.is_pvc_used_by_pods(f"{pod.namespace}/{name}"))
         if not needs_check and conflicts == 0:
             return None, Status(Code.SKIP)

@@ -68,7 +68,7 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     NAME = NAME
 
     def __init__(self, handle: Handle) -> None:
-        self.lister = handle.lister
+        self.handle = handle
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
@@ -97,7 +97,7 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         for name, _ in vol.pod_claim_names(pod.obj):
             if not name:
                 return [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "PersistentVolumeClaim had no name")
-            pvc = self.lister.get("PersistentVolumeClaim", pod.namespace, name)
+            pvc = self.handle.listers().get("PersistentVolumeClaim", pod.namespace, name)
             if pvc is None:
                 return [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f'persistentvolumeclaim "{name}" not found')
             pv_name = vol.spec(pvc).get("volumeName")
@@ -108,7 +108,7 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
                         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                         "PersistentVolumeClaim had no pv name and storageClass name",
                     )
-                sc = self.lister.get("StorageClass", "", cls)
+                sc = self.handle.listers().get("StorageClass", "", cls)
                 if sc is None:
                     return [], Status(
                         Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f'storageclass.storage.k8s.io "{cls}" not found'
@@ -116,7 +116,7 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
                 if sc.get("volumeBindingMode") == vol.WAIT_FOR_FIRST_CONSUMER:
                     continue
                 return [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "PersistentVolume had no name")
-            pv = self.lister.get("PersistentVolume", "", pv_name)
+            pv = self.handle.listers().get("PersistentVolume", "", pv_name)
             if pv is None:
                 return [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f'persistentvolume "{pv_name}" not found')
             out.extend(pv_topologies(pv))
