@@ -152,13 +152,10 @@ class ScheduleOne:
     # The scheduling cycle
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        """ScheduleOne: the scheduling cycle, then (once Permit allows) the binding cycle on the clock."""
         pod = qpi.pod_info
         fwk = self.profiles.get(pod.scheduler_name)
-        if fwk is None or self.cache.is_assumed_pod(pod):
-            self.queue.done(pod.uid)
-            return
-        if pod.deleting:
-            self._record_k8s_event(pod, "Warning", "FailedScheduling", f"skip schedule deleting pod: {pod.key}")
+        if fwk is None or self._skip_pod_schedule(pod):
             self.queue.done(pod.uid)
             return
         state = CycleState()
@@ -166,67 +163,101 @@ class ScheduleOne:
         qpi.cycle_start = time.perf_counter()
         if self.metrics is not None:
             self.metrics.new_cycle()
-        try:
-            result = schedule_pod(self, fwk, state, pod, record)
-            if self.metrics is not None:
-                self.metrics.algorithm_duration.observe(time.perf_counter() - qpi.cycle_start)
-        except FitError as fit_err:
-            nominating: NominatingInfo | None = None
-            if fwk.post_filter_plugins:
-                if self.metrics is not None:
-                    self.metrics.preemption_attempts.inc()
-                pf_result, pf = fwk.run_post_filter_plugins(state, pod, fit_err.diagnosis.node_to_status_map())
-                if pf is not None:
-                    # Even an Error's text ends the FitError message, as upstream's PostFilterMsg.
-                    fit_err.diagnosis.post_filter_msg = pf.message()
-                    if pf.code == Code.ERROR:
-                        log.info("Status after running PostFilter plugins for pod %s: %s", pod.key, pf.message())
-                if pf_result is not None and pf_result.nominating_info is not None:
-                    nominating = pf_result.nominating_info
-            qpi.unschedulable_plugins = set(fit_err.diagnosis.unschedulable_plugins)
-            qpi.pending_plugins = set(fit_err.diagnosis.pending_plugins)
-            self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, str(fit_err)), record, nominating)
+        cycle = self.scheduling_cycle(fwk, state, qpi, record)
+        if cycle is None:
             return
-        except NoNodesAvailable as err:
-            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
-            self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err)), record)
-            return
-        except Exception as err:  # a plugin's bug must not take other pods down
-            log.exception("Error scheduling pod pod=%s", pod.key)
-            self._handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
-            return
-        host = result.suggested_host
-        assumed = dataclasses.replace(pod, node_name=host)
-        try:
-            self.cache.assume_pod(assumed)
-        except CacheError as err:
-            self._handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
-            return
-        self.queue.nominator.delete_nominated_pod_if_exists(pod)
-        s = fwk.run_reserve_plugins_reserve(state, assumed, host)
-        if s is not None and not s.is_success():
-            self._unwind(fwk, state, assumed, host)
-            self._handle_failure(fwk, qpi, s, record, single_node_fit=True)
-            return
-        s, waits = fwk.run_permit_plugins(state, assumed, host)
-        if s is not None and not s.is_success() and not s.is_wait():
-            self._unwind(fwk, state, assumed, host)
-            self._handle_failure(fwk, qpi, s, record, single_node_fit=True)
-            return
-        self._activate_pods(state)
-        self._report("Scheduled", pod.key, host)
-        b = _Binding(fwk, state, qpi, assumed, host, record)
+        b, permit, waits = cycle
 
         def after_permit(status: Status | None) -> None:
             fwk.waiting_pods.pop(pod.uid, None)
             self._after_permit(b, status)
 
-        if s is not None and s.is_wait():
-            fwk.waiting_pods[pod.uid] = WaitingPod(assumed, waits, self.clock, after_permit)
+        if permit is not None and permit.is_wait():
+            fwk.waiting_pods[pod.uid] = WaitingPod(b.assumed, waits, self.clock, after_permit)
         if not self._start_binding_cycle(b):
             return
-        if s is None or not s.is_wait():
+        if permit is None or not permit.is_wait():
             self.clock.call_later(0, lambda: after_permit(None))
+
+    def _skip_pod_schedule(self, pod: PodInfo) -> bool:
+        """skipPodSchedule: a pod being deleted, or one already assumed, is not scheduled again."""
+        if self.cache.is_assumed_pod(pod):
+            return True
+        if pod.deleting:
+            self._record_k8s_event(pod, "Warning", "FailedScheduling", f"skip schedule deleting pod: {pod.key}")
+            return True
+        return False
+
+    def scheduling_cycle(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, record: AttemptRecord | None
+    ) -> tuple[_Binding, Status | None, dict[str, float]] | None:
+        """schedulingCycle: find a host, assume the pod there, reserve, permit. None when the pod failed."""
+        pod = qpi.pod_info
+        try:
+            result = schedule_pod(self, fwk, state, pod, record)
+            if self.metrics is not None:
+                self.metrics.algorithm_duration.observe(time.perf_counter() - qpi.cycle_start)
+        except FitError as fit_err:
+            nominating = self._run_post_filter(fwk, state, pod, fit_err)
+            qpi.unschedulable_plugins = set(fit_err.diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(fit_err.diagnosis.pending_plugins)
+            self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, str(fit_err)), record, nominating)
+            return None
+        except NoNodesAvailable as err:
+            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+            self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err)), record)
+            return None
+        except Exception as err:  # a plugin's bug must not take other pods down
+            log.exception("Error scheduling pod pod=%s", pod.key)
+            self._handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
+            return None
+        host = result.suggested_host
+        assumed = self._assume(fwk, qpi, host, record)
+        if assumed is None:
+            return None
+        s = fwk.run_reserve_plugins_reserve(state, assumed, host)
+        if s is not None and not s.is_success():
+            self._unwind(fwk, state, assumed, host)
+            self._handle_failure(fwk, qpi, s, record, single_node_fit=True)
+            return None
+        permit, waits = fwk.run_permit_plugins(state, assumed, host)
+        if permit is not None and not permit.is_success() and not permit.is_wait():
+            self._unwind(fwk, state, assumed, host)
+            self._handle_failure(fwk, qpi, permit, record, single_node_fit=True)
+            return None
+        self._activate_pods(state)
+        self._report("Scheduled", pod.key, host)
+        return _Binding(fwk, state, qpi, assumed, host, record), permit, waits
+
+    def _run_post_filter(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, fit_err: FitError
+    ) -> NominatingInfo | None:
+        """PostFilter (preemption) after a FitError; its message ends the FitError's, and it may nominate a node."""
+        if not fwk.post_filter_plugins:
+            return None
+        if self.metrics is not None:
+            self.metrics.preemption_attempts.inc()
+        pf_result, pf = fwk.run_post_filter_plugins(state, pod, fit_err.diagnosis.node_to_status_map())
+        if pf is not None:
+            # Even an Error's text ends the FitError message, as upstream's PostFilterMsg.
+            fit_err.diagnosis.post_filter_msg = pf.message()
+            if pf.code == Code.ERROR:
+                log.info("Status after running PostFilter plugins for pod %s: %s", pod.key, pf.message())
+        if pf_result is not None and pf_result.nominating_info is not None:
+            return pf_result.nominating_info
+        return None
+
+    def _assume(self, fwk: Framework, qpi: QueuedPodInfo, host: str, record: AttemptRecord | None) -> PodInfo | None:
+        """assume: the cache counts the pod on its host from now on, before the binding is written."""
+        pod = qpi.pod_info
+        assumed = dataclasses.replace(pod, node_name=host)
+        try:
+            self.cache.assume_pod(assumed)
+        except CacheError as err:
+            self._handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
+            return None
+        self.queue.nominator.delete_nominated_pod_if_exists(pod)
+        return assumed
 
     def _start_binding_cycle(self, b: _Binding) -> bool:
         """PreBindPreFlight; when PreBind will work or the pod waits at Permit, the chosen node is written
