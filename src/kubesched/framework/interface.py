@@ -378,8 +378,11 @@ class Handle:
     # so a missing one is a wiring bug, reported as such rather than as an AttributeError.
 
     def shared_lister(self) -> SharedLister:
-        """The cycle's snapshot (SnapshotSharedLister)."""
-        return _required(self.snapshot, "snapshot")
+        """The cycle's snapshot (SnapshotSharedLister); on the hot path, so checked inline."""
+        snapshot = self.snapshot
+        if snapshot is None:
+            raise RuntimeError("the framework handle has no snapshot: plugins run only inside a scheduler")
+        return snapshot
 
     def listers(self) -> Lister:
         return _required(self.lister, "lister")

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Concatenate, ParamSpec, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -73,8 +73,8 @@ BUILD_ORDER = (
 )
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 
-P = ParamSpec("P")
 R = TypeVar("R")
+Runner = TypeVar("Runner", bound=Callable[..., Any])
 
 
 def status_label(result: object) -> str:
@@ -85,23 +85,24 @@ def status_label(result: object) -> str:
     return "".join(part.capitalize() for part in status.code.name.lower().split("_"))
 
 
-def extension_point(
-    point: str,
-) -> Callable[[Callable[Concatenate[Framework, P], R]], Callable[Concatenate[Framework, P], R]]:
-    """Times a runner into the extension-point histogram, when the handle has a metrics recorder."""
+def extension_point(point: str) -> Callable[[Runner], Runner]:
+    """Times a runner into the extension-point histogram, when the handle has a metrics recorder.
 
-    def wrap(run: Callable[Concatenate[Framework, P], R]) -> Callable[Concatenate[Framework, P], R]:
-        def timed(fwk: Framework, /, *args: P.args, **kwargs: P.kwargs) -> R:
+    Every runner takes (state, pod, one more) first; naming them keeps the untimed call cheap.
+    """
+
+    def wrap(run: Runner) -> Runner:
+        def timed(fwk: Framework, state: CycleState, pod: PodInfo, arg: Any, *rest: Any) -> Any:
             metrics = fwk.handle.metrics
             if metrics is None:
-                return run(fwk, *args, **kwargs)
+                return run(fwk, state, pod, arg, *rest)
             start = time.perf_counter()
-            result = run(fwk, *args, **kwargs)
+            result = run(fwk, state, pod, arg, *rest)
             metrics.observe_extension_point(point, status_label(result), fwk.profile_name, time.perf_counter() - start)
             return result
 
         functools.update_wrapper(timed, run)
-        return timed
+        return cast(Runner, timed)
 
     return wrap
 
@@ -115,9 +116,14 @@ class FilterPass:
 
     feasible: list[int]  # in examination order, at most k
     examined: int  # nodes of the order examined: the next start index advances by this much
-    rejected: IntArray  # examined and rejected
+    batch_rejected: IntArray  # examined and rejected by a vectorised plugin
+    node_rejected: list[int]  # examined and rejected by a per-node plugin or the nominated pods' two passes
     statuses: dict[int, Status]  # rejections whose status the pass already knows
     nominated: set[int]  # nodes judged by the two-pass path, beside nominated pods
+
+    @property
+    def rejected_count(self) -> int:
+        return len(self.batch_rejected) + len(self.node_rejected)
 
 
 def _has_batch_filter(plugin: Plugin) -> bool:
@@ -271,11 +277,8 @@ class Framework:
         metrics = self.handle.metrics
         return metrics if metrics is not None and metrics.plugin_sampled() else None
 
-    def _run_plugin(
-        self, metrics: MetricsRecorder | None, point: str, plugin: str, call: Callable[..., R], *args: Any
-    ) -> R:
-        if metrics is None:
-            return call(*args)
+    def _run_plugin(self, metrics: MetricsRecorder, point: str, plugin: str, call: Callable[..., R], *args: Any) -> R:
+        """A plugin call timed into the per-plugin histogram (the runners call plugins directly when unsampled)."""
         start = time.perf_counter()
         result = call(*args)
         metrics.observe_plugin(plugin, point, status_label(result), time.perf_counter() - start)
@@ -303,9 +306,13 @@ class Framework:
         returned: Status | None = None
         with_nodes: list[str] = []
         skip = state.skip_filter_plugins
-        metrics = self._sampled()
+        metrics = self._sampled() if self.handle.metrics is not None else None
         for pl in self.pre_filter_plugins:
-            r, s = self._run_plugin(metrics, "PreFilter", pl.name, pl.pre_filter, state, pod, nodes)
+            r, s = (
+                pl.pre_filter(state, pod, nodes)
+                if metrics is None
+                else self._run_plugin(metrics, "PreFilter", pl.name, pl.pre_filter, state, pod, nodes)
+            )
             if s is not None and s.is_skip():
                 skip.add(pl.name)
                 continue
@@ -375,8 +382,8 @@ class Framework:
         """
         num_nodes = len(order)
         skip = state.skip_filter_plugins
-        if not any(p.name not in skip for p in self.filter_plugins):
-            return FilterPass(order[:k].tolist(), min(k, num_nodes), _NO_POSITIONS, {}, set())
+        if not self.filter_plugins or (skip and all(p.name in skip for p in self.filter_plugins)):
+            return FilterPass(order[:k].tolist(), min(k, num_nodes), _NO_POSITIONS, [], {}, set())
         all_nodes = snapshot.node_info_list
         mask = np.ones(snapshot.table.n, dtype=bool)
         for batch in self.batch_filter_plugins:
@@ -418,8 +425,7 @@ class Framework:
             batch_rejected = batch_rejected[~np.isin(batch_rejected, list(resolved))]
             in_window = set(window.tolist())
             rejected.extend(p for p, st in resolved.items() if st is not None and p in in_window)
-        rejected_all = np.concatenate([batch_rejected, np.array(rejected, dtype=np.int64)])
-        return FilterPass(feasible, examined, rejected_all, statuses, set(resolved))
+        return FilterPass(feasible, examined, batch_rejected, rejected, statuses, set(resolved))
 
     def _run_filters(
         self, plugins: Sequence[fw.FilterPlugin], state: CycleState, pod: PodInfo, node_info: NodeInfo
@@ -451,7 +457,7 @@ class Framework:
         statuses = filtered.statuses
         out: dict[str, Status] = {}
         records: dict[int, dict[str, str]] = {}
-        for p in filtered.rejected.tolist():
+        for p in (*filtered.batch_rejected.tolist(), *filtered.node_rejected):
             ni = all_nodes[p]
             if record is not None:
                 records[p] = {}
@@ -555,9 +561,13 @@ class Framework:
         result: PostFilterResult | None = None
         reasons: list[str] = []
         rejector = ""
-        metrics = self._sampled()
+        metrics = self._sampled() if self.handle.metrics is not None else None
         for pl in self.post_filter_plugins:
-            r, s = self._run_plugin(metrics, "PostFilter", pl.name, pl.post_filter, state, pod, statuses)
+            r, s = (
+                pl.post_filter(state, pod, statuses)
+                if metrics is None
+                else self._run_plugin(metrics, "PostFilter", pl.name, pl.post_filter, state, pod, statuses)
+            )
             if s is None or s.is_success():
                 return r, s
             if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -575,9 +585,13 @@ class Framework:
     @extension_point("PreScore")
     def run_pre_score_plugins(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         skip = state.skip_score_plugins
-        metrics = self._sampled()
+        metrics = self._sampled() if self.handle.metrics is not None else None
         for pl in self.pre_score_plugins:
-            s = self._run_plugin(metrics, "PreScore", pl.name, pl.pre_score, state, pod, nodes)
+            s = (
+                pl.pre_score(state, pod, nodes)
+                if metrics is None
+                else self._run_plugin(metrics, "PreScore", pl.name, pl.pre_score, state, pod, nodes)
+            )
             if s is not None and s.is_skip():
                 skip.add(pl.name)
                 continue
@@ -651,9 +665,13 @@ class Framework:
 
     @extension_point("Reserve")
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        metrics = self._sampled()
+        metrics = self._sampled() if self.handle.metrics is not None else None
         for pl in self.reserve_plugins:
-            s = self._run_plugin(metrics, "Reserve", pl.name, pl.reserve, state, pod, node_name)
+            s = (
+                pl.reserve(state, pod, node_name)
+                if metrics is None
+                else self._run_plugin(metrics, "Reserve", pl.name, pl.reserve, state, pod, node_name)
+            )
             if s is not None and not s.is_success():
                 if s.is_rejected():
                     return s.with_plugin(pl.name)
@@ -673,9 +691,13 @@ class Framework:
     ) -> tuple[Status | None, dict[str, float]]:
         """Returns the status and, for Wait, each waiting plugin's timeout (capped at 15 minutes)."""
         waits: dict[str, float] = {}
-        metrics = self._sampled()
+        metrics = self._sampled() if self.handle.metrics is not None else None
         for pl in self.permit_plugins:
-            s, timeout = self._run_plugin(metrics, "Permit", pl.name, pl.permit, state, pod, node_name)
+            s, timeout = (
+                pl.permit(state, pod, node_name)
+                if metrics is None
+                else self._run_plugin(metrics, "Permit", pl.name, pl.permit, state, pod, node_name)
+            )
             if s is None or s.is_success():
                 continue
             if s.is_rejected():
@@ -717,11 +739,15 @@ class Framework:
 
     @extension_point("PreBind")
     def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        metrics = self._sampled()
+        metrics = self._sampled() if self.handle.metrics is not None else None
         for pl in self.pre_bind_plugins:
             if pl.name in state.skip_pre_bind_plugins:
                 continue
-            s = self._run_plugin(metrics, "PreBind", pl.name, pl.pre_bind, state, pod, node_name)
+            s = (
+                pl.pre_bind(state, pod, node_name)
+                if metrics is None
+                else self._run_plugin(metrics, "PreBind", pl.name, pl.pre_bind, state, pod, node_name)
+            )
             if s is not None and s.is_skip():
                 continue
             if s is not None and not s.is_success():
@@ -734,9 +760,13 @@ class Framework:
 
     @extension_point("Bind")
     def run_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        metrics = self._sampled()
+        metrics = self._sampled() if self.handle.metrics is not None else None
         for pl in self.bind_plugins:
-            s = self._run_plugin(metrics, "Bind", pl.name, pl.bind, state, pod, node_name)
+            s = (
+                pl.bind(state, pod, node_name)
+                if metrics is None
+                else self._run_plugin(metrics, "Bind", pl.name, pl.bind, state, pod, node_name)
+            )
             if s is not None and s.is_skip():
                 continue
             if s is not None and not s.is_success():
@@ -748,6 +778,9 @@ class Framework:
 
     @extension_point("PostBind")
     def run_post_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
-        metrics = self._sampled()
+        metrics = self._sampled() if self.handle.metrics is not None else None
         for pl in self.post_bind_plugins:
-            self._run_plugin(metrics, "PostBind", pl.name, pl.post_bind, state, pod, node_name)
+            if metrics is None:
+                pl.post_bind(state, pod, node_name)
+            else:
+                self._run_plugin(metrics, "PostBind", pl.name, pl.post_bind, state, pod, node_name)
