@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubesched.framework.interface import ClusterEvent
-from kubesched.queue.queued_pod_info import QueuedPodInfo
+from kubesched.queue.queued_pod_info import PodsByUid, QueuedPodInfo
 
 
-class ActiveQueue:
+class ActiveQueue(PodsByUid):
     """A heap in QueueSort order; entries carry an id, and one that is no longer the pod's current id is stale."""
 
     def __init__(self, sort_key: Callable[[QueuedPodInfo], Any]) -> None:
@@ -23,15 +23,6 @@ class ActiveQueue:
         self.in_flight: dict[str, int] = {}  # uid -> index of the first event it has not seen
         self.in_flight_events: list[tuple[int, ClusterEvent, Any, Any]] = []
         self._event_seq = itertools.count()
-
-    def __len__(self) -> int:
-        return len(self.pods)
-
-    def __contains__(self, uid: str) -> bool:
-        return uid in self.pods
-
-    def get(self, uid: str) -> QueuedPodInfo | None:
-        return self.pods.get(uid)
 
     def push(self, qpi: QueuedPodInfo) -> None:
         """Add the pod, or re-sort it after an update (its older entry goes stale)."""

@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.queue.queued_pod_info import QueuedPodInfo
+from kubesched.queue.queued_pod_info import PodsByUid, QueuedPodInfo
 
 DEFAULT_POD_INITIAL_BACKOFF = 1.0
 DEFAULT_POD_MAX_BACKOFF = 10.0
@@ -17,7 +17,7 @@ BACKOFF_WINDOW = 1.0
 _Heap = list[tuple[float, Any, int, QueuedPodInfo]]
 
 
-class BackoffQueue:
+class BackoffQueue(PodsByUid):
     """podBackoffQ (rejected by a plugin) and podErrorBackoffQ (failed with an error), by expiry then activeQ order.
 
     Heap entries carry an id; an entry whose id is no longer the pod's current one is stale.
@@ -41,15 +41,6 @@ class BackoffQueue:
         self._error_backoff: _Heap = []
         self.pods: dict[str, QueuedPodInfo] = {}
         self._entry: dict[str, int] = {}
-
-    def __len__(self) -> int:
-        return len(self.pods)
-
-    def __contains__(self, uid: str) -> bool:
-        return uid in self.pods
-
-    def get(self, uid: str) -> QueuedPodInfo | None:
-        return self.pods.get(uid)
 
     def backoff_time(self, qpi: QueuedPodInfo) -> float | None:
         """1 s doubling to 10 s, counted by rejections (or consecutive errors), aligned to a 1 s window."""

@@ -29,3 +29,18 @@ class QueuedPodInfo:
 
     def __repr__(self) -> str:
         return f"QueuedPodInfo(pod={self.key!r}, attempts={self.attempts}, gated={self.gated})"
+
+
+class PodsByUid:
+    """A sub-queue's membership: its pods by uid, beside whatever order it keeps them in."""
+
+    pods: dict[str, QueuedPodInfo]
+
+    def __len__(self) -> int:
+        return len(self.pods)
+
+    def __contains__(self, uid: str) -> bool:
+        return uid in self.pods
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        return self.pods.get(uid)

@@ -252,14 +252,7 @@ class FakeAPIServer:
         with self._cond:
             meta = obj.get("metadata") or {}
             old = self._lookup(res, namespace or meta.get("namespace", ""), meta.get("name", ""))
-            rv = meta.get("resourceVersion")
-            if rv and rv != old["metadata"]["resourceVersion"]:
-                raise APIError(
-                    409,
-                    "Conflict",
-                    f'Operation cannot be fulfilled on {res.plural} "{meta["name"]}": '
-                    "the object has been modified; please apply your changes to the latest version and try again",
-                )
+            _check_version(res, old, meta.get("resourceVersion"))
             new = copy.deepcopy(obj)
             new["metadata"] = {**old["metadata"], **new["metadata"]}
             return self._replace(res, old, new)
@@ -269,14 +262,7 @@ class FakeAPIServer:
         res = self._resource(kind)
         with self._cond:
             old = self._lookup(res, namespace, name)
-            rv = (patch.get("metadata") or {}).get("resourceVersion")
-            if rv and rv != old["metadata"]["resourceVersion"]:
-                raise APIError(
-                    409,
-                    "Conflict",
-                    f'Operation cannot be fulfilled on {res.plural} "{name}": '
-                    "the object has been modified; please apply your changes to the latest version and try again",
-                )
+            _check_version(res, old, (patch.get("metadata") or {}).get("resourceVersion"))
             return self._replace(res, old, strategic_merge(copy.deepcopy(old), patch))
 
     def delete(self, kind: str, namespace: str, name: str, uid: str = "") -> Obj:
@@ -423,6 +409,17 @@ class FakeAPIServer:
                     "metadata": {"resourceVersion": str(current_rv)},
                 }
                 handler.send_chunk({"type": "BOOKMARK", "object": marker})
+
+
+def _check_version(res: Resource, stored: Obj, rv: str | None) -> None:
+    """Optimistic concurrency: a resourceVersion the writer names must be the stored one."""
+    if rv and rv != stored["metadata"]["resourceVersion"]:
+        raise APIError(
+            409,
+            "Conflict",
+            f'Operation cannot be fulfilled on {res.plural} "{stored["metadata"]["name"]}": '
+            "the object has been modified; please apply your changes to the latest version and try again",
+        )
 
 
 class _Handler(BaseHTTPRequestHandler):

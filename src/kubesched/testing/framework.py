@@ -59,9 +59,15 @@ def filter_statuses(plugin: Any, pod_obj: dict[str, Any], snapshot: Snapshot, *,
     if batch and hasattr(plugin, "filter_batch"):
         mask = plugin.filter_batch(state, pod, snapshot.table)
         return [
-            None if ok else plugin.filter(state, pod, ni) for ok, ni in zip(mask, snapshot.node_info_list, strict=True)
+            None if ok else _batch_rejection(plugin.filter(state, pod, ni))
+            for ok, ni in zip(mask, snapshot.node_info_list, strict=True)
         ]
     return [plugin.filter(state, pod, ni) for ni in snapshot.node_info_list]
+
+
+def _batch_rejection(plain: Status | None) -> Status:
+    """The plain path's reason for a node the batch path rejected; a pass there is a disagreement, never None."""
+    return plain if plain is not None else Status(Code.ERROR, "batch path rejected a node the plain path accepts")
 
 
 def score_nodes(

@@ -586,9 +586,10 @@ class UpstreamRunner:
             return None
         if last.nominated:
             self._nominated(key, last, alog)
-        after = self.snapshot()
-        # Victims of this very attempt were deleted after it: they belong to the state it saw.
-        gone = [self._last_seen[v] for v in last.victims if v in self._last_seen]
+        own_victims = set(last.victims)
+        # Victims of this very attempt were marked and deleted after it: the state it saw had them running.
+        after = [_before_preemption(o) if _key(o) in own_victims else o for o in self.snapshot()]
+        gone = [_before_preemption(self._last_seen[v]) for v in last.victims if v in self._last_seen]
         after.extend(v for v in gone if not any(_same(v, o) for o in after))
         current = self._pod(key)
         if current is None:
@@ -603,6 +604,8 @@ class UpstreamRunner:
         decision = Decision(case.family, case.seed, key, "after preemption", state, last)
         if last.start_seq <= gone_at:
             decision.ambiguous = "bound before the harness finished the victims"
+        elif others := _victims_deleted_since(alog, last.start_seq, own_victims):
+            decision.ambiguous = f"other preemptions' victims ({', '.join(others)}) went while the attempt ran"
         elif _saw_unlisted_terminating_pod(last, first.nominated, state):
             decision.ambiguous = "upstream saw a terminating pod on the nominated node that the listing no longer has"
         if last.node is not None:
@@ -627,6 +630,26 @@ class UpstreamRunner:
 def _key(obj: Obj) -> str:
     meta = obj.get("metadata") or {}
     return f"{meta.get('namespace', 'default')}/{meta.get('name')}"
+
+
+def _victims_deleted_since(alog: AttemptLog, seq: int, own: set[str]) -> list[str]:
+    """Victims of other pods' preemptions that the scheduler saw deleted after `seq`: the listing lacks them."""
+    victims = {v for attempts in alog.attempts.values() for a in attempts for v in a.victims}
+    return sorted(v for v in victims - own if alog.deleted_at.get(v, 0) > seq)
+
+
+def _before_preemption(obj: Obj) -> Obj:
+    """A victim as it was before the preemption marked it: no deletion timestamp, no DisruptionTarget."""
+    if obj.get("kind") != "Pod":
+        return obj
+    out = copy.deepcopy(obj)
+    meta = out.get("metadata") or {}
+    meta.pop("deletionTimestamp", None)
+    meta.pop("deletionGracePeriodSeconds", None)
+    status = out.get("status") or {}
+    if status.get("conditions"):
+        status["conditions"] = [c for c in status["conditions"] if c.get("type") != "DisruptionTarget"]
+    return out
 
 
 def _saw_unlisted_terminating_pod(attempt: Attempt, node: str | None, state: list[Obj]) -> bool:
