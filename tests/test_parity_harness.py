@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from kubesched.testing.parity.upstream import Attempt, _before_preemption, _saw_unlisted_terminating_pod
+from types import SimpleNamespace
+
+from kubesched.testing.parity.upstream import (
+    Attempt,
+    _before_preemption,
+    _saw_unlisted_terminating_pod,
+    _victims_deleted_since,
+)
 
 BLAMED = "0/4 nodes are available: preemption: not eligible due to a terminating pod on the nominated node."
 
@@ -29,3 +36,14 @@ def test_a_victim_is_listed_as_it_was_before_the_attempt_that_chose_it() -> None
     assert "deletionTimestamp" not in restored["metadata"]
     assert [c["type"] for c in restored["status"]["conditions"]] == ["Ready"]
     assert "deletionTimestamp" in victim["metadata"]  # the listing itself is left alone
+
+
+def test_other_preemptions_victims_gone_during_the_attempt_are_named() -> None:
+    other = Attempt(pod="default/q", victims=["default/v1", "default/v2"])
+    mine = Attempt(pod="default/p", victims=["default/own"])
+    alog = SimpleNamespace(
+        attempts={"default/q": [other], "default/p": [mine]},
+        deleted_at={"default/v1": 5, "default/v2": 20, "default/own": 30, "default/bystander": 40},
+    )
+    assert _victims_deleted_since(alog, 10, {"default/own"}) == ["default/v2"]
+    assert _victims_deleted_since(alog, 25, {"default/own"}) == []
