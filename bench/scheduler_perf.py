@@ -103,6 +103,23 @@ def light_pod(namespace: str, i: int, gated: bool = False) -> Obj:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"light-{i}", "namespace": namespace}, "spec": spec}
 
 
+def daemonset_pod(namespace: str, i: int) -> Obj:
+    """templates/daemonset-pod.yaml: pinned to scheduler-perf-node by matchFields metadata.name, as the
+    DaemonSet controller pins its pods."""
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["scheduler-perf-node"]}]}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"daemonset-{i}", "namespace": namespace},
+        "spec": {
+            "affinity": {
+                "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+            },
+            "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10.2"}],
+        },
+    }
+
+
 def pod_with_secret(namespace: str, i: int) -> Obj:
     """templates/pod-with-secret-volume.yaml: pod-default plus a secret volume (no plugin reads it)."""
     pod = pod_default(namespace, i)
@@ -385,6 +402,13 @@ def workloads(nodes: int | None) -> dict[str, Callable[[], Workload]]:
             pods_with_pvs("namespace-2", 5000, csi=True),
             100,
         ),
+        "SchedulingDaemonset": lambda: Workload(
+            f"SchedulingDaemonset/{nodes or 15000}Nodes",
+            lambda: [node_with_name(), *_nodes(nodes or 15000)()],
+            [],
+            [daemonset_pod("namespace-2", i) for i in range(2 * (nodes or 15000))],
+            1100,
+        ),
         "SchedulingWhileGated": lambda: Workload(
             "SchedulingWhileGated/1Node_10000GatedPods",
             lambda: [node_with_name()],
@@ -398,15 +422,23 @@ def workloads(nodes: int | None) -> dict[str, Callable[[], Workload]]:
     }
 
 
+SIZED = ("SchedulingBasic", "SchedulingDaemonset")  # workloads whose node count --nodes sets
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     names = list(workloads(None))
     ap.add_argument("workload", choices=[*names, "all"])
-    ap.add_argument("--nodes", type=int, nargs="+", default=[5000], help="node counts for SchedulingBasic")
+    ap.add_argument(
+        "--nodes",
+        type=int,
+        nargs="+",
+        help="node counts for SchedulingBasic and SchedulingDaemonset (upstream's by default)",
+    )
     args = ap.parse_args()
     rows = []
     for name in names if args.workload == "all" else [args.workload]:
-        for n in args.nodes if name == "SchedulingBasic" else [None]:
+        for n in (args.nodes or [None]) if name in SIZED else [None]:
             r = run_workload(workloads(n)[name]())
             rows.append(r)
             print(json.dumps(r), flush=True)
