@@ -308,8 +308,17 @@ def run_workload(w: Workload, seed: int = 1) -> dict[str, Any]:
 
 
 def _nodes(n: int) -> Callable[[], list[Obj]]:
+    """n default nodes; a generated name already taken is drawn again, as the API server retries generateName."""
     rng = random.Random(1)
-    return lambda: [node_default(rng) for _ in range(n)]
+
+    def make() -> list[Obj]:
+        out: dict[str, Obj] = {}
+        while len(out) < n:
+            node = node_default(rng)
+            out.setdefault(node["metadata"]["name"], node)
+        return list(out.values())
+
+    return make
 
 
 def _create_high_large_cpu(cluster: EmbeddedCluster, i: int) -> None:
