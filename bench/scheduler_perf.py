@@ -21,7 +21,7 @@ import resource
 import string
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,6 +118,46 @@ def daemonset_pod(namespace: str, i: int) -> Obj:
             "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10.2"}],
         },
     }
+
+
+def pod_with_anti_affinity(namespace: str, i: int) -> Obj:
+    """templates/pod-with-pod-anti-affinity.yaml: color=green, one per host among green pods of sched-0/1."""
+    pod = pod_default(namespace, i)
+    pod["metadata"]["labels"] = {"color": "green"}
+    term = {
+        "labelSelector": {"matchLabels": {"color": "green"}},
+        "topologyKey": "kubernetes.io/hostname",
+        "namespaces": ["sched-1", "sched-0"],
+    }
+    pod["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return pod
+
+
+def pod_with_topology_spreading(namespace: str, i: int) -> Obj:
+    """templates/pod-with-topology-spreading.yaml: color=blue, maxSkew 5 over zones, DoNotSchedule."""
+    pod = pod_default(namespace, i)
+    pod["metadata"]["labels"] = {"color": "blue"}
+    pod["spec"]["topologySpreadConstraints"] = [
+        {
+            "maxSkew": 5,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"color": "blue"}},
+        }
+    ]
+    return pod
+
+
+def _zoned(nodes: Callable[[], list[Obj]], zones: Sequence[str]) -> Callable[[], list[Obj]]:
+    """labelNodePrepareStrategy: each node gets one of the zones in turn."""
+
+    def make() -> list[Obj]:
+        out = nodes()
+        for i, n in enumerate(out):
+            n["metadata"]["labels"]["topology.kubernetes.io/zone"] = zones[i % len(zones)]
+        return out
+
+    return make
 
 
 def pod_with_secret(namespace: str, i: int) -> Obj:
@@ -348,6 +388,20 @@ def workloads(nodes: int | None) -> dict[str, Callable[[], Workload]]:
             [pod_default("namespace-1", i) for i in range(1000)],
             [pod_default("namespace-2", i) for i in range(10000)],
             680 if (nodes or 5000) == 5000 else None,
+        ),
+        "SchedulingPodAntiAffinity": lambda: Workload(
+            "SchedulingPodAntiAffinity/5000Nodes_2000Pods",
+            _nodes(5000),
+            [pod_with_anti_affinity("sched-0", i) for i in range(1000)],
+            [pod_with_anti_affinity("sched-1", i) for i in range(2000)],
+            180,
+        ),
+        "TopologySpreading": lambda: Workload(
+            "TopologySpreading/5000Nodes_5000Pods",
+            _zoned(_nodes(5000), ("moon-1", "moon-2", "moon-3")),
+            [pod_default("namespace-1", i) for i in range(5000)],
+            [pod_with_topology_spreading("namespace-2", i) for i in range(5000)],
+            460,
         ),
         "Unschedulable": lambda: Workload(
             "Unschedulable/5kNodes/100Init/10kPods",

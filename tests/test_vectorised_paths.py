@@ -35,7 +35,7 @@ from kubesched.config.types import (
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import NodeScoreList
 from kubesched.framework.node_info import NodeInfo, parse_node
-from kubesched.framework.node_table import POD_COUNT, NodeTable
+from kubesched.framework.node_table import ABSENT, POD_COUNT, NodeTable
 from kubesched.framework.plugins import names
 from kubesched.framework.plugins.helper.node_selector import selector_mask
 from kubesched.framework.plugins.nodeaffinity import node_affinity
@@ -43,6 +43,7 @@ from kubesched.framework.plugins.nodedeclaredfeatures import node_declared_featu
 from kubesched.framework.plugins.nodename import node_name
 from kubesched.framework.plugins.noderesources import fit
 from kubesched.framework.plugins.nodeunschedulable import node_unschedulable
+from kubesched.framework.plugins.podtopologyspread import plugin as podtopologyspread
 from kubesched.framework.plugins.registry import new_in_tree_registry
 from kubesched.framework.plugins.tainttoleration import taint_toleration
 from kubesched.framework.status import Code, Status, is_success
@@ -71,6 +72,7 @@ TAINTS = [
     ("maintenance", "soon", "NoSchedule"),
 ]
 LABELS = [("zone", "z1"), ("zone", "z2"), ("disk", "ssd"), ("tier", "3"), ("tier", "7"), ("tier", "x")]
+APPS = ["web", "db"]  # pod labels that spread constraints select
 IMAGES = ["img/a", "img/b:v1", "img/c", "registry.io:5000/img/d"]
 DECLARED = ["RestartAllContainersOnContainerExits", "SomethingElse", "UserNamespacesHostNetworkSupport"]
 
@@ -204,6 +206,17 @@ def pending_pods(draw: st.DrawFn, node_names: Sequence[str]) -> dict[str, Any]:
         w.volume({"name": f"iv{i}", "image": {"reference": image}})
     if draw(st.booleans()):
         w.node(draw(st.sampled_from([*node_names, "elsewhere"])))
+    if draw(st.integers(0, 3)):
+        w.label("app", draw(st.sampled_from(APPS)))
+    for key in draw(st.lists(st.sampled_from(["zone", "kubernetes.io/hostname", "tier"]), max_size=2, unique=True)):
+        w.spread_constraint(
+            draw(st.sampled_from([1, 1, 2])),
+            key,
+            draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"])),
+            {"matchLabels": {"app": draw(st.sampled_from(APPS))}},
+            min_domains=draw(st.sampled_from([None, 2, 3])),
+            node_taints_policy=draw(st.sampled_from([None, "Honor"])),
+        )
     obj = w.obj()
     if draw(st.booleans()):
         obj["spec"]["resources"] = {"requests": {"cpu": draw(st.sampled_from(CPUS[1:]))}}  # pod-level requests
@@ -221,6 +234,8 @@ def bound_pods(draw: st.DrawFn, node_names: Sequence[str], prefix: str) -> list[
     out = []
     for i in range(draw(st.integers(0, 6))):
         w = make_pod(f"{prefix}{i}").node(draw(st.sampled_from(node_names)))
+        if draw(st.integers(0, 3)):
+            w.label("app", draw(st.sampled_from(APPS)))
         w.req({"cpu": draw(st.sampled_from(CPUS)), "memory": draw(st.sampled_from(MEMS))})
         if draw(st.integers(0, 3)) == 0:
             w.req({draw(st.sampled_from([GPU, HUGE, STORAGE])): "1"})
@@ -339,6 +354,7 @@ VARIANTS: dict[str, list[Any]] = {
         None,
         NodeResourcesMostAllocatedArgs.model_validate({"resources": EVERY_RESOURCE}),
     ],
+    names.POD_TOPOLOGY_SPREAD: [ARGS.get(names.POD_TOPOLOGY_SPREAD)],
     names.REQUESTED_TO_CAPACITY_RATIO: [
         RequestedToCapacityRatioArgs.model_validate({"shape": shape, "resources": WEIGHTED}) for shape in RTCR_SHAPES
     ],
@@ -397,6 +413,26 @@ def _node_affinity_verdicts(plugin: Any, state: CycleState, pod: PodInfo, table:
     ]
 
 
+def _spread_verdicts(plugin: Any, state: CycleState, pod: PodInfo, table: NodeTable) -> list[Verdict]:
+    """The first constraint a row breaks: a missing topology key (unresolvable), else a skew above maxSkew."""
+    s = state.read(podtopologyspread.PRE_FILTER_STATE_KEY)
+    out: list[Verdict] = []
+    for row in range(table.n):
+        verdict: Verdict = (Code.SUCCESS, frozenset())
+        for i, c in enumerate(s.constraints):
+            code = int(table.label_column(c.topology_key)[row])
+            if code == ABSENT:
+                verdict = (UNRESOLVABLE, frozenset([podtopologyspread.ERR_REASON_NODE_LABEL_NOT_MATCH]))
+                break
+            value = table.label_values(c.topology_key)[code]
+            skew = s.tp_value_to_match_num[i].get(value, 0) + int(c.selector.matches(pod.labels))
+            if skew - s.min_match_num(i, c.min_domains) > c.max_skew:
+                verdict = (Code.UNSCHEDULABLE, frozenset([podtopologyspread.ERR_REASON_CONSTRAINTS_NOT_MATCH]))
+                break
+        out.append(verdict)
+    return out
+
+
 REJECTION_VERDICTS: dict[str, Callable[[Any, CycleState, PodInfo, NodeTable], list[Verdict]]] = {
     names.NODE_UNSCHEDULABLE: _always(node_unschedulable.ERR_REASON_UNSCHEDULABLE),
     names.NODE_NAME: _always(node_name.ERR_REASON),
@@ -404,6 +440,7 @@ REJECTION_VERDICTS: dict[str, Callable[[Any, CycleState, PodInfo, NodeTable], li
     names.NODE_DECLARED_FEATURES: _always(node_declared_features.ERR_REASON_UNSATISFIED_REQUIREMENTS),
     names.NODE_AFFINITY: _node_affinity_verdicts,
     names.NODE_RESOURCES_FIT: _fit_verdicts,
+    names.POD_TOPOLOGY_SPREAD: _spread_verdicts,
 }
 
 
@@ -636,6 +673,10 @@ WITNESSES: dict[str, Callable[[Cluster], bool]] = {
             and _has_reason(o, node_affinity.ERR_REASON_POD)
         ),
         VARIANTS[names.NODE_AFFINITY][1],
+    ),
+    "PodTopologySpread rejects a node whose domain is too full, beside one it passes": _filter_witness(
+        names.POD_TOPOLOGY_SPREAD,
+        lambda o: _both(o) and _has_reason(o, podtopologyspread.ERR_REASON_CONSTRAINTS_NOT_MATCH),
     ),
     "NodeResourcesFit finds too many pods": _filter_witness(
         names.NODE_RESOURCES_FIT, lambda o: _both(o) and _has_reason(o, fit.REASON_TOO_MANY_PODS)

@@ -9,7 +9,7 @@ date from then on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +21,7 @@ from kubesched.framework.node_info import NodeInfo
 BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 POD_COUNT = 3  # in `requested`, the PODS column holds the number of pods on the node
 ABSENT = -1
+MAX_DERIVED_COLUMNS = 16  # derived columns kept; each costs one fn call per rewritten row
 
 
 class NodeTable:
@@ -43,6 +44,7 @@ class NodeTable:
         self._has_images = np.zeros(self.n, dtype=bool)
         self._label_columns: dict[str, npt.NDArray[np.int32]] = {}
         self._label_values: dict[str, dict[str, int]] = {}
+        self._derived: dict[Hashable, tuple[Callable[[NodeInfo], int], npt.NDArray[np.int64]]] = {}
         self._nodes = list(nodes)
         for i, ni in enumerate(nodes):
             self._fill(i, ni)
@@ -78,6 +80,8 @@ class NodeTable:
         labels = ni.labels
         for key, col in self._label_columns.items():
             col[i] = self._code(key, labels.get(key))
+        for fn, values in self._derived.values():
+            values[i] = fn(ni)
 
     def _add_resource(self, name: str) -> int:
         j = self.resource_index[name] = len(self.resource_index)
@@ -115,6 +119,26 @@ class NodeTable:
             col = np.fromiter((self._code(key, ni.labels.get(key)) for ni in self._nodes), dtype=np.int32, count=self.n)
             self._label_columns[key] = col
         return col
+
+    def label_values(self, key: str) -> list[str]:
+        """The label values of `key` by code: label_column(key)[i] indexes this list."""
+        self.label_column(key)
+        return list(self._label_values[key])
+
+    def derived_column(self, key: Hashable, fn: Callable[[NodeInfo], int]) -> npt.NDArray[np.int64]:
+        """fn(node) for every row, kept current as rows are rewritten (e.g. pods matching a selector).
+
+        `key` names what fn computes; the few most recent keys are kept, older ones dropped.
+        """
+        entry = self._derived.get(key)
+        if entry is None:
+            if len(self._derived) >= MAX_DERIVED_COLUMNS:
+                del self._derived[next(iter(self._derived))]
+            values = np.fromiter((fn(ni) for ni in self._nodes), dtype=np.int64, count=self.n)
+            entry = self._derived[key] = (fn, values)
+        else:
+            self._derived[key] = self._derived.pop(key)  # most recently used last
+        return entry[1]
 
     def value_code(self, key: str, value: str) -> int:
         """Code of `value` for `key`, or -2 (matches no node) if no node has it."""

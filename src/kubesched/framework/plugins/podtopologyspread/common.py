@@ -11,7 +11,7 @@ from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.plugins.nodeaffinity.node_affinity import required_node_affinity_matches
 from kubesched.framework.types import PodInfo, TopologySpreadConstraint
 
-_DO_NOT_SCHEDULE = frozenset([NO_SCHEDULE, NO_EXECUTE])
+DO_NOT_SCHEDULE = frozenset([NO_SCHEDULE, NO_EXECUTE])
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +28,7 @@ class Constraint:
             return False
         if self.node_taints_policy == "Honor":
             taints = node_info.node.taints if node_info.node is not None else ()
-            if find_matching_untolerated_taint(taints, pod.tolerations, _DO_NOT_SCHEDULE) is not None:
+            if find_matching_untolerated_taint(taints, pod.tolerations, DO_NOT_SCHEDULE) is not None:
                 return False
         return True
 

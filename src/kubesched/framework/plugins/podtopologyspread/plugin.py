@@ -7,16 +7,22 @@ constraints with a selector derived from the pod's Services and controller.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import numpy as np
+
+from kubesched.api.selectors import LabelSelector
+from kubesched.api.taints import find_matching_untolerated_taint
 from kubesched.config.types import PodTopologySpreadArgs
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
+    BoolArray,
     ClusterEventWithHint,
     EnqueueExtensions,
     FilterPlugin,
@@ -30,10 +36,13 @@ from kubesched.framework.interface import (
     ScorePlugin,
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
+from kubesched.framework.node_table import ABSENT, NodeTable
 from kubesched.framework.plugins import names
 from kubesched.framework.plugins.helper.normalize_score import go_round
 from kubesched.framework.plugins.helper.spread import default_selector
+from kubesched.framework.plugins.nodeaffinity.node_affinity import required_node_affinity_mask
 from kubesched.framework.plugins.podtopologyspread.common import (
+    DO_NOT_SCHEDULE,
     Constraint,
     count_pods_match_selector,
     filter_constraints,
@@ -223,16 +232,9 @@ class PodTopologySpread(
         constraints = self._constraints(pod, "DoNotSchedule")
         if not constraints:
             return None, Status(Code.SKIP)
+        snapshot = self._handle.shared_lister()
         s = _PreFilterState(constraints, [], [{} for _ in constraints])
-        for ni in self._handle.shared_lister().node_info_list:
-            if ni.node is None or not node_labels_match_spread_constraints(ni.labels, constraints):
-                continue
-            for i, c in enumerate(constraints):
-                if not c.match_node_inclusion_policies(pod, ni):
-                    continue
-                v = ni.labels[c.topology_key]
-                counts = s.tp_value_to_match_num[i]
-                counts[v] = counts.get(v, 0) + count_pods_match_selector(ni.pods, c.selector, pod.namespace)
+        s.tp_value_to_match_num = match_num_per_domain(pod, constraints, snapshot.table)
         for counts in s.tp_value_to_match_num:
             paths = CriticalPaths()
             for v, n in counts.items():
@@ -251,6 +253,21 @@ class PodTopologySpread(
     def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
         read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState).update_with_pod(to_remove, pod, node_info, -1)
         return None
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
+        """`filter` for every row: the node has each topology key, and its domain's skew is within maxSkew."""
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        mask = np.ones(table.n, dtype=bool)
+        for i, c in enumerate(s.constraints):
+            codes = table.label_column(c.topology_key)
+            counts = s.tp_value_to_match_num[i]
+            per_code = np.fromiter((counts.get(v, 0) for v in table.label_values(c.topology_key)), dtype=np.int64)
+            present = codes != ABSENT
+            matching = np.zeros(table.n, dtype=np.int64)
+            matching[present] = per_code[codes[present]]
+            self_match = 1 if c.selector.matches(pod.labels) else 0
+            mask &= present & (matching + self_match - s.min_match_num(i, c.min_domains) <= c.max_skew)
+        return mask
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
@@ -349,3 +366,67 @@ class PodTopologySpread(
 
 def new(args: PodTopologySpreadArgs, handle: Handle) -> PodTopologySpread:
     return PodTopologySpread(args, handle)
+
+
+def match_num_per_domain_plain(
+    pod: PodInfo, constraints: Sequence[Constraint], nodes: Sequence[NodeInfo]
+) -> list[dict[str, int]]:
+    """Per constraint, matching pods per topology value over the eligible nodes, in node order (the plain twin)."""
+    out: list[dict[str, int]] = [{} for _ in constraints]
+    for ni in nodes:
+        if ni.node is None or not node_labels_match_spread_constraints(ni.labels, constraints):
+            continue
+        for i, c in enumerate(constraints):
+            if not c.match_node_inclusion_policies(pod, ni):
+                continue
+            v = ni.labels[c.topology_key]
+            counts = out[i]
+            counts[v] = counts.get(v, 0) + count_pods_match_selector(ni.pods, c.selector, pod.namespace)
+    return out
+
+
+def match_num_per_domain(pod: PodInfo, constraints: Sequence[Constraint], table: NodeTable) -> list[dict[str, int]]:
+    """match_num_per_domain_plain over the NodeTable: label and matching-pod columns kept by the cache.
+
+    Values keep the order in which the nodes first show them, as the plain loop inserts them:
+    the critical paths break ties by that order.
+    """
+    eligible = np.ones(table.n, dtype=bool)
+    for c in constraints:
+        eligible &= table.label_column(c.topology_key) != ABSENT
+    out: list[dict[str, int]] = []
+    for c in constraints:
+        rows = eligible & _inclusion_mask(pod, c, table)
+        codes = table.label_column(c.topology_key)[rows]
+        if not len(codes):
+            out.append({})
+            continue
+        matching = table.derived_column(
+            ("PodTopologySpread", c.selector, pod.namespace),
+            functools.partial(_count_matching, c.selector, pod.namespace),
+        )[rows]
+        present, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        sums = np.bincount(inverse, weights=matching, minlength=len(present)).astype(np.int64)
+        values = table.label_values(c.topology_key)
+        order = np.argsort(first, kind="stable")
+        out.append({values[int(present[j])]: int(sums[j]) for j in order.tolist()})
+    return out
+
+
+def _count_matching(selector: LabelSelector, namespace: str, node_info: NodeInfo) -> int:
+    return count_pods_match_selector(node_info.pods, selector, namespace)
+
+
+def _inclusion_mask(pod: PodInfo, c: Constraint, table: NodeTable) -> BoolArray:
+    """Constraint.match_node_inclusion_policies for every row."""
+    mask = np.ones(table.n, dtype=bool)
+    if c.node_affinity_policy == "Honor" and (pod.node_selector or pod.required_node_affinity is not None):
+        mask &= required_node_affinity_mask(pod, table)
+    if c.node_taints_policy == "Honor":
+        ok = np.fromiter(
+            (find_matching_untolerated_taint(t, pod.tolerations, DO_NOT_SCHEDULE) is None for t in table.taint_groups),
+            dtype=bool,
+            count=len(table.taint_groups),
+        )
+        mask &= ok[table.taint_group]
+    return mask
