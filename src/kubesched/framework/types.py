@@ -138,6 +138,14 @@ def _merge_label_keys(raw_term: Mapping[str, Any], labels: Mapping[str, str], se
     return LabelSelector(tuple(sorted(selector.requirements + tuple(extra), key=lambda r: r.key)))
 
 
+# Equal terms share one object: pods made from one template then carry the same term, and a
+# scheduling cycle can match it once (by identity) instead of once per pod. Bounded, oldest
+# out first, so per-pod terms (matchLabelKeys) cannot pile up; a term evicted while in use
+# only means two objects for equal terms, each matched on its own.
+_TERMS: dict[AffinityTerm, AffinityTerm] = {}
+MAX_INTERNED_TERMS = 4096
+
+
 def _affinity_term(raw: Mapping[str, Any], namespace: str, labels: Mapping[str, str], path: str) -> AffinityTerm:
     try:
         selector = parse_label_selector(raw.get("labelSelector"))
@@ -149,7 +157,13 @@ def _affinity_term(raw: Mapping[str, Any], namespace: str, labels: Mapping[str, 
     namespaces = frozenset(str(n) for n in raw.get("namespaces") or ())
     if not namespaces and ns_raw is None:
         namespaces = frozenset([namespace])
-    return AffinityTerm(namespaces, selector, str(raw.get("topologyKey") or ""), ns_selector)
+    term = AffinityTerm(namespaces, selector, str(raw.get("topologyKey") or ""), ns_selector)
+    shared = _TERMS.get(term)
+    if shared is None:
+        if len(_TERMS) >= MAX_INTERNED_TERMS:
+            del _TERMS[next(iter(_TERMS))]
+        shared = _TERMS[term] = term
+    return shared
 
 
 def _weighted_terms(

@@ -7,9 +7,12 @@ required affinity weighted by hardPodAffinityWeight.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+import numpy as np
 
 from kubesched.api.selectors import NOTHING
 from kubesched.config.types import InterPodAffinityArgs
@@ -21,6 +24,7 @@ from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     Handle,
+    IntArray,
     NodeScoreList,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -30,6 +34,7 @@ from kubesched.framework.interface import (
     ScorePlugin,
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
+from kubesched.framework.node_table import ABSENT, NodeTable
 from kubesched.framework.plugins import names
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import AffinityTerm, PodInfo, WeightedAffinityTerm
@@ -201,18 +206,8 @@ class InterPodAffinity(
         affinity_terms = tuple(self._merge_namespaces(t) for t in pod.required_affinity_terms)
         anti_terms = tuple(self._merge_namespaces(t) for t in pod.required_anti_affinity_terms)
         ns_labels = self._namespace_labels(pod.namespace)
-        existing = TopologyToMatchedTermCount()
-        for ni in snapshot.have_pods_with_required_anti_affinity_list:
-            for p in ni.pods_with_required_anti_affinity:
-                existing.update_with_anti_affinity_terms(p.required_anti_affinity_terms, pod, ns_labels, ni.labels, 1)
-        affinity_counts = TopologyToMatchedTermCount()
-        anti_counts = TopologyToMatchedTermCount()
-        if affinity_terms or anti_terms:
-            for ni in snapshot.node_info_list:
-                labels = ni.labels
-                for p in ni.pods:
-                    affinity_counts.update_with_affinity_terms(affinity_terms, p, labels, 1)
-                    anti_counts.update_with_anti_affinity_terms(anti_terms, p, None, labels, 1)
+        existing = existing_anti_affinity_counts(pod, ns_labels, snapshot.have_pods_with_required_anti_affinity_list)
+        affinity_counts, anti_counts = incoming_counts(affinity_terms, anti_terms, snapshot.table)
         if not existing and not affinity_terms and not anti_terms:
             return None, Status(Code.SKIP)
         state.write(
@@ -348,3 +343,81 @@ def _satisfy_pod_affinity(s: _PreFilterState, labels: Mapping[str, str]) -> bool
 
 def new(args: InterPodAffinityArgs, handle: Handle) -> InterPodAffinity:
     return InterPodAffinity(args, handle)
+
+
+def existing_anti_affinity_counts(
+    pod: PodInfo, ns_labels: Mapping[str, str] | None, nodes: Iterable[NodeInfo]
+) -> TopologyToMatchedTermCount:
+    """Topology pairs where existing pods' required anti-affinity terms select `pod`.
+
+    Equal terms are one object (types.py interns them): each is matched once per cycle.
+    """
+    counts = TopologyToMatchedTermCount()
+    matched: dict[int, bool] = {}
+    for ni in nodes:
+        labels = ni.labels
+        for p in ni.pods_with_required_anti_affinity:
+            for t in p.required_anti_affinity_terms:
+                hit = matched.get(id(t))
+                if hit is None:
+                    hit = matched[id(t)] = t.matches(pod, ns_labels)
+                if hit:
+                    counts.update_pair(labels, t.topology_key, 1)
+    return counts
+
+
+def incoming_counts(
+    affinity_terms: tuple[AffinityTerm, ...], anti_terms: tuple[AffinityTerm, ...], table: NodeTable
+) -> tuple[TopologyToMatchedTermCount, TopologyToMatchedTermCount]:
+    """Topology pairs holding pods the incoming pod's required (anti-)affinity terms select.
+
+    Per node, the matching pods are a column the NodeTable keeps as the cache rewrites rows,
+    so a cycle costs a few array operations instead of a walk over every pod.
+    """
+    affinity = TopologyToMatchedTermCount()
+    anti = TopologyToMatchedTermCount()
+    if affinity_terms:
+        per_row = table.derived_column(
+            ("InterPodAffinity/affinity", affinity_terms), functools.partial(_count_matching_all, affinity_terms)
+        )
+        for t in affinity_terms:
+            _add_pair_counts(table, t.topology_key, per_row, affinity)
+    for t in anti_terms:
+        per_row = table.derived_column(("InterPodAffinity/anti", t), functools.partial(_count_matching, t))
+        _add_pair_counts(table, t.topology_key, per_row, anti)
+    return affinity, anti
+
+
+def incoming_counts_plain(
+    affinity_terms: tuple[AffinityTerm, ...], anti_terms: tuple[AffinityTerm, ...], nodes: Iterable[NodeInfo]
+) -> tuple[TopologyToMatchedTermCount, TopologyToMatchedTermCount]:
+    """incoming_counts, pod by pod (its plain twin)."""
+    affinity = TopologyToMatchedTermCount()
+    anti = TopologyToMatchedTermCount()
+    if affinity_terms or anti_terms:
+        for ni in nodes:
+            labels = ni.labels
+            for p in ni.pods:
+                affinity.update_with_affinity_terms(affinity_terms, p, labels, 1)
+                anti.update_with_anti_affinity_terms(anti_terms, p, None, labels, 1)
+    return affinity, anti
+
+
+def _count_matching_all(terms: tuple[AffinityTerm, ...], node_info: NodeInfo) -> int:
+    return sum(1 for p in node_info.pods if pod_matches_all_affinity_terms(terms, p))
+
+
+def _count_matching(term: AffinityTerm, node_info: NodeInfo) -> int:
+    return sum(1 for p in node_info.pods if term.matches(p, None))
+
+
+def _add_pair_counts(table: NodeTable, key: str, per_row: IntArray, into: TopologyToMatchedTermCount) -> None:
+    codes = table.label_column(key)
+    rows = (codes != ABSENT) & (per_row != 0)
+    if not rows.any():
+        return
+    sums = np.bincount(codes[rows], weights=per_row[rows])
+    values = table.label_values(key)
+    for code in np.flatnonzero(sums).tolist():
+        pair = (key, values[code])
+        into[pair] = into.get(pair, 0) + int(sums[code])

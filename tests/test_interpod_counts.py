@@ -1,0 +1,103 @@
+"""InterPodAffinity's PreFilter counts: the NodeTable columns and the per-term memo equal the pod-by-pod walk.
+
+Random clusters through the real cache, before and after pods come and go (rows and the
+matching-pod columns derived from them are rewritten in place).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubesched.cache.cache import Cache
+from kubesched.cache.snapshot import Snapshot
+from kubesched.framework.node_info import parse_node
+from kubesched.framework.plugins.interpodaffinity.plugin import (
+    TopologyToMatchedTermCount,
+    existing_anti_affinity_counts,
+    incoming_counts,
+    incoming_counts_plain,
+)
+from kubesched.framework.types import PodInfo, new_pod_info
+from kubesched.testing.wrappers import make_node, make_pod
+
+KEYS = ["kubernetes.io/hostname", "zone"]
+COLORS = ["green", "blue"]
+
+
+@st.composite
+def nodes(draw: st.DrawFn) -> list[dict[str, Any]]:
+    out = []
+    for i in range(draw(st.integers(1, 10))):
+        n = make_node(f"n{i}")
+        if draw(st.integers(0, 4)):
+            n = n.label("kubernetes.io/hostname", f"n{i}")
+        if draw(st.booleans()):
+            n = n.label("zone", draw(st.sampled_from(["z1", "z2"])))
+        out.append(n.obj())
+    return out
+
+
+def _with_terms(p: Any, draw: st.DrawFn) -> Any:
+    for _ in range(draw(st.integers(0, 2))):
+        kind = draw(st.sampled_from(["affinity", "anti"]))
+        key, color = draw(st.sampled_from(KEYS)), draw(st.sampled_from(COLORS))
+        extra = {"namespaces": ["default", "other"]} if draw(st.booleans()) else {}
+        if kind == "anti":
+            p = p.pod_anti_affinity_in("color", key, [color], **extra)
+        else:
+            p = p.pod_affinity_in("color", key, [color], **extra)
+    return p
+
+
+@st.composite
+def bound(draw: st.DrawFn, node_names: list[str], prefix: str) -> list[dict[str, Any]]:
+    out = []
+    for j in range(draw(st.integers(0, 16))):
+        p = make_pod(f"{prefix}{j}", draw(st.sampled_from(["default", "other"])))
+        p = p.label("color", draw(st.sampled_from(COLORS))).node(draw(st.sampled_from(node_names)))
+        out.append(_with_terms(p, draw).obj())
+    return out
+
+
+def _existing_plain(pod: PodInfo, snap: Snapshot) -> TopologyToMatchedTermCount:
+    counts = TopologyToMatchedTermCount()
+    for ni in snap.have_pods_with_required_anti_affinity_list:
+        for p in ni.pods_with_required_anti_affinity:
+            counts.update_with_anti_affinity_terms(p.required_anti_affinity_terms, pod, None, ni.labels, 1)
+    return counts
+
+
+def _check(snap: Snapshot, pod: PodInfo) -> None:
+    aff, anti = pod.required_affinity_terms, pod.required_anti_affinity_terms
+    assert incoming_counts(aff, anti, snap.table) == incoming_counts_plain(aff, anti, snap.node_info_list)
+    assert existing_anti_affinity_counts(pod, None, snap.have_pods_with_required_anti_affinity_list) == (
+        _existing_plain(pod, snap)
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_columns_and_memo_equal_the_pod_walk(data: st.DataObject) -> None:
+    node_objs = data.draw(nodes())
+    names = [n["metadata"]["name"] for n in node_objs]
+    first, later = data.draw(bound(names, "a")), data.draw(bound(names, "b"))
+    incoming = new_pod_info(
+        _with_terms(make_pod("incoming").label("color", data.draw(st.sampled_from(COLORS))), data.draw).obj()
+    )
+    cache = Cache()
+    for n in node_objs:
+        cache.add_node(parse_node(n))
+    for p in first:
+        cache.add_pod(new_pod_info(p))
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    _check(snap, incoming)
+    for p in later:
+        cache.add_pod(new_pod_info(p))
+    for p in first[: len(first) // 2]:
+        cache.remove_pod(new_pod_info(p))
+    cache.update_snapshot(snap)
+    _check(snap, incoming)
