@@ -1,7 +1,9 @@
-"""InterPodAffinity's PreFilter counts: the NodeTable columns and the per-term memo equal the pod-by-pod walk.
+"""InterPodAffinity's PreFilter counts and PreScore scores: the NodeTable's columns and term index equal the
+pod-by-pod walk.
 
-Random clusters through the real cache, before and after pods come and go (rows and the
-matching-pod columns derived from them are rewritten in place).
+Random clusters through the real cache, before and after pods come and go (rows, the
+matching-pod columns derived from them and the index of existing pods' terms are rewritten
+in place).
 """
 
 from __future__ import annotations
@@ -17,8 +19,11 @@ from kubesched.framework.node_info import parse_node
 from kubesched.framework.plugins.interpodaffinity.plugin import (
     TopologyToMatchedTermCount,
     existing_anti_affinity_counts,
+    existing_anti_affinity_counts_plain,
     incoming_counts,
     incoming_counts_plain,
+    topology_scores,
+    topology_scores_plain,
 )
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.testing.wrappers import make_node, make_pod
@@ -41,14 +46,19 @@ def nodes(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 def _with_terms(p: Any, draw: st.DrawFn) -> Any:
-    for _ in range(draw(st.integers(0, 2))):
-        kind = draw(st.sampled_from(["affinity", "anti"]))
+    """Required and preferred terms; weights repeat so equal weighted terms share an index entry."""
+    for _ in range(draw(st.integers(0, 3))):
+        kind = draw(st.sampled_from(["affinity", "anti", "preferred", "preferred-anti"]))
         key, color = draw(st.sampled_from(KEYS)), draw(st.sampled_from(COLORS))
         extra = {"namespaces": ["default", "other"]} if draw(st.booleans()) else {}
         if kind == "anti":
             p = p.pod_anti_affinity_in("color", key, [color], **extra)
-        else:
+        elif kind == "affinity":
             p = p.pod_affinity_in("color", key, [color], **extra)
+        elif kind == "preferred":
+            p = p.preferred_pod_affinity_in(draw(st.sampled_from([1, 5])), "color", key, [color])
+        else:
+            p = p.preferred_pod_anti_affinity_in(draw(st.sampled_from([1, 5])), "color", key, [color])
     return p
 
 
@@ -70,12 +80,18 @@ def _existing_plain(pod: PodInfo, snap: Snapshot) -> TopologyToMatchedTermCount:
     return counts
 
 
-def _check(snap: Snapshot, pod: PodInfo) -> None:
+def _check(snap: Snapshot, pod: PodInfo, hard_weight: int, ignore_preferred: bool) -> None:
     aff, anti = pod.required_affinity_terms, pod.required_anti_affinity_terms
-    assert incoming_counts(aff, anti, snap.table) == incoming_counts_plain(aff, anti, snap.node_info_list)
-    assert existing_anti_affinity_counts(pod, None, snap.have_pods_with_required_anti_affinity_list) == (
-        _existing_plain(pod, snap)
-    )
+    fast_aff, fast_anti = incoming_counts(aff, anti, snap.table)
+    assert (fast_aff.pairs, fast_anti.pairs) == incoming_counts_plain(aff, anti, snap.node_info_list)
+    walked = _existing_plain(pod, snap)
+    assert existing_anti_affinity_counts(pod, None, snap.table).pairs == walked
+    assert existing_anti_affinity_counts_plain(pod, None, snap.have_pods_with_required_anti_affinity_list) == walked
+    pref, pref_anti = pod.preferred_affinity_terms, pod.preferred_anti_affinity_terms
+    fast = topology_scores(pod, pref, pref_anti, None, snap.table, hard_weight, ignore_preferred)
+    plain = topology_scores_plain(pod, pref, pref_anti, None, snap.node_info_list, hard_weight, ignore_preferred)
+    assert fast.keys() == set(plain)  # a key whose scores cancel out still counts: PreScore does not skip
+    assert fast.pairs == {(k, v): n for k, by_value in plain.items() for v, n in by_value.items() if n}
 
 
 @settings(max_examples=80, deadline=None)
@@ -94,10 +110,11 @@ def test_columns_and_memo_equal_the_pod_walk(data: st.DataObject) -> None:
         cache.add_pod(new_pod_info(p))
     snap = Snapshot()
     cache.update_snapshot(snap)
-    _check(snap, incoming)
+    hard_weight, ignore_preferred = data.draw(st.sampled_from([0, 1, 7])), data.draw(st.booleans())
+    _check(snap, incoming, hard_weight, ignore_preferred)
     for p in later:
         cache.add_pod(new_pod_info(p))
     for p in first[: len(first) // 2]:
         cache.remove_pod(new_pod_info(p))
     cache.update_snapshot(snap)
-    _check(snap, incoming)
+    _check(snap, incoming, hard_weight, ignore_preferred)

@@ -119,3 +119,29 @@ def test_same_seed_same_result(tmp_path, capsys):
     a = simulate(tmp_path, capsys, text)
     b = simulate(tmp_path, capsys, text)
     assert [p["node"] for p in a["pods"]] == [p["node"] for p in b["pods"]]
+
+
+def test_existing_anti_affinity_of_a_pod_bound_during_the_run(tmp_path, capsys):
+    """p1 lands on a node that already held a pod with required anti-affinity; its own anti-affinity must
+    then keep p2 away. (The snapshot once kept a stale copy of such a node for the symmetric check.)"""
+    node = (
+        "apiVersion: v1\nkind: Node\nmetadata: {name: node-a, labels: {kubernetes.io/hostname: node-a}}\n"
+        "status: {allocatable: {cpu: '8', memory: 8Gi, pods: '10'}}\n"
+    )
+
+    def anti(app):
+        return (
+            "  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+            f"      - {{labelSelector: {{matchLabels: {{app: {app}}}}}, topologyKey: kubernetes.io/hostname}}\n"
+        )
+
+    def labelled(name, app, extra):
+        return pod(name, "100m", extra=extra).replace(f"{{name: {name}}}", f"{{name: {name}, labels: {{app: {app}}}}}")
+
+    text = node + labelled("p0", "db", "  nodeName: node-a\n" + anti("other"))
+    text += labelled("p1", "cache", anti("web")) + labelled("p2", "web", "")
+    doc = simulate(tmp_path, capsys, text)
+    by_name = {p["name"]: p for p in doc["pods"]}
+    assert by_name["p1"]["node"] == "node-a"
+    assert by_name["p2"]["result"] == "Unschedulable"
+    assert "didn't satisfy existing pods anti-affinity rules" in by_name["p2"]["message"]

@@ -25,6 +25,7 @@ from kubesched.cache.cache import Cache
 from kubesched.cache.snapshot import Snapshot
 from kubesched.config.load import load_config
 from kubesched.config.types import (
+    InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
@@ -38,6 +39,7 @@ from kubesched.framework.node_info import NodeInfo, parse_node
 from kubesched.framework.node_table import ABSENT, POD_COUNT, NodeTable
 from kubesched.framework.plugins import names
 from kubesched.framework.plugins.helper.node_selector import selector_mask
+from kubesched.framework.plugins.interpodaffinity import plugin as interpodaffinity
 from kubesched.framework.plugins.nodeaffinity import node_affinity
 from kubesched.framework.plugins.nodedeclaredfeatures import node_declared_features
 from kubesched.framework.plugins.nodename import node_name
@@ -182,6 +184,25 @@ def preferred_terms(draw: st.DrawFn, node_names: Sequence[str]) -> list[dict[str
     return out
 
 
+POD_TOPOLOGY_KEYS = ["zone", "kubernetes.io/hostname", "tier"]
+
+
+def with_pod_affinity(w: Any, draw: st.DrawFn) -> Any:
+    """Required and preferred pod (anti-)affinity on app labels, by zone, host or tier (some nodes lack tier)."""
+    for _ in range(draw(st.integers(0, 2))):
+        kind = draw(st.sampled_from(["affinity", "anti", "preferred", "preferred-anti"]))
+        key, app = draw(st.sampled_from(POD_TOPOLOGY_KEYS)), draw(st.sampled_from(APPS))
+        if kind == "affinity":
+            w = w.pod_affinity_in("app", key, [app])
+        elif kind == "anti":
+            w = w.pod_anti_affinity_in("app", key, [app])
+        elif kind == "preferred":
+            w = w.preferred_pod_affinity_in(draw(st.sampled_from([1, 50])), "app", key, [app])
+        else:
+            w = w.preferred_pod_anti_affinity_in(draw(st.sampled_from([1, 50])), "app", key, [app])
+    return w
+
+
 @st.composite
 def pending_pods(draw: st.DrawFn, node_names: Sequence[str]) -> dict[str, Any]:
     w = make_pod(draw(st.sampled_from(["p", "q"])))
@@ -208,7 +229,8 @@ def pending_pods(draw: st.DrawFn, node_names: Sequence[str]) -> dict[str, Any]:
         w.node(draw(st.sampled_from([*node_names, "elsewhere"])))
     if draw(st.integers(0, 3)):
         w.label("app", draw(st.sampled_from(APPS)))
-    for key in draw(st.lists(st.sampled_from(["zone", "kubernetes.io/hostname", "tier"]), max_size=2, unique=True)):
+    w = with_pod_affinity(w, draw)
+    for key in draw(st.lists(st.sampled_from(POD_TOPOLOGY_KEYS), max_size=2, unique=True)):
         w.spread_constraint(
             draw(st.sampled_from([1, 1, 2])),
             key,
@@ -236,6 +258,8 @@ def bound_pods(draw: st.DrawFn, node_names: Sequence[str], prefix: str) -> list[
         w = make_pod(f"{prefix}{i}").node(draw(st.sampled_from(node_names)))
         if draw(st.integers(0, 3)):
             w.label("app", draw(st.sampled_from(APPS)))
+        if draw(st.integers(0, 2)) == 0:
+            w = with_pod_affinity(w, draw)
         w.req({"cpu": draw(st.sampled_from(CPUS)), "memory": draw(st.sampled_from(MEMS))})
         if draw(st.integers(0, 3)) == 0:
             w.req({draw(st.sampled_from([GPU, HUGE, STORAGE])): "1"})
@@ -355,6 +379,10 @@ VARIANTS: dict[str, list[Any]] = {
         NodeResourcesMostAllocatedArgs.model_validate({"resources": EVERY_RESOURCE}),
     ],
     names.POD_TOPOLOGY_SPREAD: [ARGS.get(names.POD_TOPOLOGY_SPREAD)],
+    names.INTER_POD_AFFINITY: [
+        ARGS.get(names.INTER_POD_AFFINITY),
+        InterPodAffinityArgs(hardPodAffinityWeight=0, ignorePreferredTermsOfExistingPods=True),
+    ],
     names.REQUESTED_TO_CAPACITY_RATIO: [
         RequestedToCapacityRatioArgs.model_validate({"shape": shape, "resources": WEIGHTED}) for shape in RTCR_SHAPES
     ],
@@ -433,6 +461,35 @@ def _spread_verdicts(plugin: Any, state: CycleState, pod: PodInfo, table: NodeTa
     return out
 
 
+def _interpod_verdicts(plugin: Any, state: CycleState, pod: PodInfo, table: NodeTable) -> list[Verdict]:
+    """The pod's affinity (unresolvable), then its anti-affinity, then existing pods' anti-affinity."""
+    s = state.read(interpodaffinity.PRE_FILTER_STATE_KEY)
+
+    def value(row: int, key: str) -> str | None:
+        code = int(table.label_column(key)[row])
+        return None if code == ABSENT else table.label_values(key)[code]
+
+    out: list[Verdict] = []
+    for row in range(table.n):
+        affinity = [(t.topology_key, value(row, t.topology_key)) for t in s.required_affinity_terms]
+        if any(v is None for _, v in affinity) or not (
+            all(s.affinity_counts.pairs.get(pair, 0) > 0 for pair in affinity)
+            or (not s.affinity_counts and all(t.matches(pod, None) for t in s.required_affinity_terms))
+        ):
+            out.append((UNRESOLVABLE, frozenset([interpodaffinity.ERR_REASON_AFFINITY_RULES_NOT_MATCH])))
+        elif any(
+            s.anti_affinity_counts.pairs.get((t.topology_key, value(row, t.topology_key)), 0) > 0
+            for t in s.required_anti_affinity_terms
+        ):
+            out.append((Code.UNSCHEDULABLE, frozenset([interpodaffinity.ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH])))
+        elif any(n > 0 and value(row, key) == v for (key, v), n in s.existing_anti_affinity_counts.pairs.items()):
+            reason = interpodaffinity.ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH
+            out.append((Code.UNSCHEDULABLE, frozenset([reason])))
+        else:
+            out.append((Code.SUCCESS, frozenset()))
+    return out
+
+
 REJECTION_VERDICTS: dict[str, Callable[[Any, CycleState, PodInfo, NodeTable], list[Verdict]]] = {
     names.NODE_UNSCHEDULABLE: _always(node_unschedulable.ERR_REASON_UNSCHEDULABLE),
     names.NODE_NAME: _always(node_name.ERR_REASON),
@@ -441,6 +498,7 @@ REJECTION_VERDICTS: dict[str, Callable[[Any, CycleState, PodInfo, NodeTable], li
     names.NODE_AFFINITY: _node_affinity_verdicts,
     names.NODE_RESOURCES_FIT: _fit_verdicts,
     names.POD_TOPOLOGY_SPREAD: _spread_verdicts,
+    names.INTER_POD_AFFINITY: _interpod_verdicts,
 }
 
 
@@ -674,6 +732,14 @@ WITNESSES: dict[str, Callable[[Cluster], bool]] = {
         ),
         VARIANTS[names.NODE_AFFINITY][1],
     ),
+    "InterPodAffinity rejects a node for existing pods' anti-affinity": _filter_witness(
+        names.INTER_POD_AFFINITY,
+        lambda o: _both(o) and _has_reason(o, interpodaffinity.ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH),
+    ),
+    "InterPodAffinity rejects a node for the pod's anti-affinity": _filter_witness(
+        names.INTER_POD_AFFINITY,
+        lambda o: _both(o) and _has_reason(o, interpodaffinity.ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH),
+    ),
     "PodTopologySpread rejects a node whose domain is too full": _filter_witness(
         names.POD_TOPOLOGY_SPREAD, lambda o: _has_reason(o, podtopologyspread.ERR_REASON_CONSTRAINTS_NOT_MATCH)
     ),
@@ -690,6 +756,7 @@ WITNESSES: dict[str, Callable[[Cluster], bool]] = {
     **{
         f"{name} scores nodes differently": _score_witness(name)
         for name in (
+            names.INTER_POD_AFFINITY,
             names.TAINT_TOLERATION,
             names.NODE_AFFINITY,
             names.NODE_RESOURCES_FIT,

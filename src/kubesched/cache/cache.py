@@ -196,7 +196,6 @@ class Cache:
             return
         if changed:
             snapshot.generation = max(ni.generation for ni in changed)
-        flip = False
         for ni in changed:
             if ni.node is None:
                 continue
@@ -204,10 +203,6 @@ class Cache:
             old = snapshot.node_info_map.get(ni.name)
             if old is None:
                 self._nodes_changed = True
-            elif bool(old.pods_with_affinity) != bool(clone.pods_with_affinity) or bool(
-                old.pods_with_required_anti_affinity
-            ) != bool(clone.pods_with_required_anti_affinity):
-                flip = True
             if ni.node.images and not self._images_changed:
                 clone.image_states = self._image_summaries(ni.node.images)
             snapshot.node_info_map[ni.name] = clone
@@ -230,8 +225,6 @@ class Cache:
                 clone = snapshot.node_info_map[ni.name]
                 snapshot.node_info_list[i] = clone
                 snapshot.table.update_row(i, clone)
-        if flip:
-            snapshot.rebuild_affinity_lists()
 
     def _image_summaries(self, images: dict[str, int]) -> dict[str, ImageStateSummary]:
         return {image: ImageStateSummary(size, self._image_num_nodes.get(image, 0)) for image, size in images.items()}

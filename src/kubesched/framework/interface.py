@@ -292,8 +292,12 @@ class SharedLister(Protocol):
     node_info_map: dict[str, NodeInfo]
     position: dict[str, int]
     table: NodeTable
-    have_pods_with_affinity_list: list[NodeInfo]
-    have_pods_with_required_anti_affinity_list: list[NodeInfo]
+
+    @property
+    def have_pods_with_affinity_list(self) -> list[NodeInfo]: ...
+
+    @property
+    def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]: ...
 
     def get(self, name: str) -> NodeInfo | None: ...
 

@@ -9,7 +9,8 @@ date from then on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -17,11 +18,85 @@ import numpy.typing as npt
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.api.taints import Taint
 from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.types import AffinityTerm, PodInfo
 
 BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 POD_COUNT = 3  # in `requested`, the PODS column holds the number of pods on the node
 ABSENT = -1
 MAX_DERIVED_COLUMNS = 16  # derived columns kept; each costs one fn call per rewritten row
+
+# Kinds of existing pods' affinity terms that ExistingTerms indexes.
+REQUIRED_AFFINITY = 0
+REQUIRED_ANTI_AFFINITY = 1
+PREFERRED_AFFINITY = 2
+PREFERRED_ANTI_AFFINITY = 3
+
+
+@dataclass(slots=True)
+class TermRows:
+    """One distinct term of existing pods, its weight (0 for required terms) and the pods holding it, per row."""
+
+    term: AffinityTerm
+    weight: int
+    rows: dict[int, int] = field(default_factory=dict)
+
+    def row_counts(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        n = len(self.rows)
+        return np.fromiter(self.rows, dtype=np.int64, count=n), np.fromiter(self.rows.values(), np.int64, count=n)
+
+
+TermKey = tuple[int, int, int]  # kind, id of the (interned) term, weight
+
+
+def _pod_terms(pod: PodInfo) -> Iterable[tuple[int, AffinityTerm, int]]:
+    for t in pod.required_affinity_terms:
+        yield REQUIRED_AFFINITY, t, 0
+    for t in pod.required_anti_affinity_terms:
+        yield REQUIRED_ANTI_AFFINITY, t, 0
+    for w in pod.preferred_affinity_terms:
+        yield PREFERRED_AFFINITY, w.term, w.weight
+    for w in pod.preferred_anti_affinity_terms:
+        yield PREFERRED_ANTI_AFFINITY, w.term, w.weight
+
+
+class ExistingTerms:
+    """Existing pods' (anti-)affinity terms by kind, each with the rows whose pods hold it.
+
+    InterPodAffinity matches each distinct term against the incoming pod once, instead of
+    walking every pod with affinity. Terms are interned (types.py), so equal terms share an
+    entry; a term evicted from the intern table and parsed again just gets a second entry.
+    An entry keeps its term alive, so its id cannot be reused while the entry exists.
+    """
+
+    def __init__(self) -> None:
+        self.by_kind: tuple[dict[TermKey, TermRows], ...] = ({}, {}, {}, {})
+        self._row_keys: dict[int, list[TermKey]] = {}
+
+    def set_row(self, i: int, ni: NodeInfo) -> None:
+        for key in self._row_keys.pop(i, ()):
+            entries = self.by_kind[key[0]]
+            entry = entries[key]
+            left = entry.rows[i] - 1
+            if left:
+                entry.rows[i] = left
+            else:
+                del entry.rows[i]
+                if not entry.rows:
+                    del entries[key]
+        if not ni.pods_with_affinity:
+            return
+        keys = self._row_keys[i] = []
+        for pod in ni.pods_with_affinity:
+            for kind, term, weight in _pod_terms(pod):
+                key = (kind, id(term), weight)
+                entries = self.by_kind[kind]
+                found = entries.get(key)
+                entry = entries[key] = TermRows(term, weight) if found is None else found
+                entry.rows[i] = entry.rows.get(i, 0) + 1
+                keys.append(key)
+
+    def of_kind(self, kind: int) -> Iterable[TermRows]:
+        return self.by_kind[kind].values()
 
 
 class NodeTable:
@@ -45,6 +120,7 @@ class NodeTable:
         self._label_columns: dict[str, npt.NDArray[np.int32]] = {}
         self._label_values: dict[str, dict[str, int]] = {}
         self._derived: dict[Hashable, tuple[Callable[[NodeInfo], int], npt.NDArray[np.int64]]] = {}
+        self.existing_terms = ExistingTerms()
         self._nodes = list(nodes)
         for i, ni in enumerate(nodes):
             self._fill(i, ni)
@@ -82,6 +158,7 @@ class NodeTable:
             col[i] = self._code(key, labels.get(key))
         for fn, values in self._derived.values():
             values[i] = fn(ni)
+        self.existing_terms.set_row(i, ni)
 
     def _add_resource(self, name: str) -> int:
         j = self.resource_index[name] = len(self.resource_index)
@@ -124,6 +201,11 @@ class NodeTable:
         """The label values of `key` by code: label_column(key)[i] indexes this list."""
         self.label_column(key)
         return list(self._label_values[key])
+
+    def value_count(self, key: str) -> int:
+        """How many distinct values of `key` have codes (codes run from 0 to this, exclusive)."""
+        self.label_column(key)
+        return len(self._label_values[key])
 
     def derived_column(self, key: Hashable, fn: Callable[[NodeInfo], int]) -> npt.NDArray[np.int64]:
         """fn(node) for every row, kept current as rows are rewritten (e.g. pods matching a selector).

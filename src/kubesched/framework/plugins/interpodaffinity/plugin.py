@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -20,6 +20,7 @@ from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
+    BoolArray,
     ClusterEventWithHint,
     EnqueueExtensions,
     FilterPlugin,
@@ -34,7 +35,14 @@ from kubesched.framework.interface import (
     ScorePlugin,
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
-from kubesched.framework.node_table import ABSENT, NodeTable
+from kubesched.framework.node_table import (
+    ABSENT,
+    PREFERRED_AFFINITY,
+    PREFERRED_ANTI_AFFINITY,
+    REQUIRED_AFFINITY,
+    REQUIRED_ANTI_AFFINITY,
+    NodeTable,
+)
 from kubesched.framework.plugins import names
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import AffinityTerm, PodInfo, WeightedAffinityTerm
@@ -81,6 +89,60 @@ class TopologyToMatchedTermCount(dict[TopologyPair, int]):
                 self.update_pair(labels, t.topology_key, value)
 
 
+class DomainCounts:
+    """Counts per topology pair, held as one array per topology key indexed by the NodeTable's value codes.
+
+    Vectorised paths read the arrays (a trailing 0 is what ABSENT, -1, indexes); the per-node
+    paths read `pairs`, built on first use. AddPod/RemovePod edit the pairs, after which the
+    arrays are rebuilt from them when asked for.
+    """
+
+    __slots__ = ("_table", "_by_key", "_pairs")
+
+    def __init__(self, table: NodeTable, by_key: dict[str, IntArray]) -> None:
+        self._table = table
+        self._by_key: dict[str, IntArray] | None = by_key
+        self._pairs: TopologyToMatchedTermCount | None = None
+
+    @property
+    def pairs(self) -> TopologyToMatchedTermCount:
+        if self._pairs is None:
+            pairs = self._pairs = TopologyToMatchedTermCount()
+            for key, per_code in (self._by_key or {}).items():
+                values = self._table.label_values(key)
+                for code in np.flatnonzero(per_code[:-1]).tolist():
+                    pairs[(key, values[code])] = int(per_code[code])
+        return self._pairs
+
+    def edit(self) -> TopologyToMatchedTermCount:
+        """The pairs, to be changed in place; the arrays are dropped."""
+        pairs = self.pairs
+        self._by_key = None
+        return pairs
+
+    def keys(self) -> set[str]:
+        return set(self._by_key) if self._by_key is not None else {k for k, _ in self.pairs}
+
+    def by_code(self, key: str) -> IntArray:
+        if self._by_key is not None:
+            per_code = self._by_key.get(key)
+            if per_code is not None:
+                return per_code
+        pairs = self.pairs
+        return np.array([*(pairs.get((key, v), 0) for v in self._table.label_values(key)), 0], dtype=np.int64)
+
+    def __bool__(self) -> bool:
+        if self._by_key is not None:
+            return any(per_code.any() for per_code in self._by_key.values())
+        return bool(self._pairs)
+
+    def clone(self) -> DomainCounts:
+        c = DomainCounts(self._table, {})
+        c._by_key = self._by_key  # never changed in place
+        c._pairs = TopologyToMatchedTermCount(self._pairs) if self._pairs is not None else None
+        return c
+
+
 def pod_matches_all_affinity_terms(terms: tuple[AffinityTerm, ...], pod: PodInfo) -> bool:
     if not terms:
         return False
@@ -89,9 +151,9 @@ def pod_matches_all_affinity_terms(terms: tuple[AffinityTerm, ...], pod: PodInfo
 
 @dataclass(slots=True)
 class _PreFilterState:
-    existing_anti_affinity_counts: TopologyToMatchedTermCount
-    affinity_counts: TopologyToMatchedTermCount
-    anti_affinity_counts: TopologyToMatchedTermCount
+    existing_anti_affinity_counts: DomainCounts
+    affinity_counts: DomainCounts
+    anti_affinity_counts: DomainCounts
     pod: PodInfo
     required_affinity_terms: tuple[AffinityTerm, ...]
     required_anti_affinity_terms: tuple[AffinityTerm, ...]
@@ -99,9 +161,9 @@ class _PreFilterState:
 
     def clone(self) -> _PreFilterState:
         return _PreFilterState(
-            TopologyToMatchedTermCount(self.existing_anti_affinity_counts),
-            TopologyToMatchedTermCount(self.affinity_counts),
-            TopologyToMatchedTermCount(self.anti_affinity_counts),
+            self.existing_anti_affinity_counts.clone(),
+            self.affinity_counts.clone(),
+            self.anti_affinity_counts.clone(),
             self.pod,
             self.required_affinity_terms,
             self.required_anti_affinity_terms,
@@ -110,18 +172,18 @@ class _PreFilterState:
 
     def update_with_pod(self, p: PodInfo, node_info: NodeInfo, multiplier: int) -> None:
         labels = node_info.labels
-        self.existing_anti_affinity_counts.update_with_anti_affinity_terms(
+        self.existing_anti_affinity_counts.edit().update_with_anti_affinity_terms(
             p.required_anti_affinity_terms, self.pod, self.namespace_labels, labels, multiplier
         )
-        self.affinity_counts.update_with_affinity_terms(self.required_affinity_terms, p, labels, multiplier)
-        self.anti_affinity_counts.update_with_anti_affinity_terms(
+        self.affinity_counts.edit().update_with_affinity_terms(self.required_affinity_terms, p, labels, multiplier)
+        self.anti_affinity_counts.edit().update_with_anti_affinity_terms(
             self.required_anti_affinity_terms, p, None, labels, multiplier
         )
 
 
 @dataclass(slots=True)
 class _PreScoreState:
-    topology_score: dict[str, dict[str, int]] = field(default_factory=dict)
+    topology_score: DomainCounts
 
     def clone(self) -> _PreScoreState:
         return self
@@ -206,7 +268,7 @@ class InterPodAffinity(
         affinity_terms = tuple(self._merge_namespaces(t) for t in pod.required_affinity_terms)
         anti_terms = tuple(self._merge_namespaces(t) for t in pod.required_anti_affinity_terms)
         ns_labels = self._namespace_labels(pod.namespace)
-        existing = existing_anti_affinity_counts(pod, ns_labels, snapshot.have_pods_with_required_anti_affinity_list)
+        existing = existing_anti_affinity_counts(pod, ns_labels, snapshot.table)
         affinity_counts, anti_counts = incoming_counts(affinity_terms, anti_terms, snapshot.table)
         if not existing and not affinity_terms and not anti_terms:
             return None, Status(Code.SKIP)
@@ -238,6 +300,27 @@ class InterPodAffinity(
             return Status(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
         return None
 
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
+        """`filter` for every row: the affinity terms' domains hold matching pods, no anti-affinity domain does."""
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        mask = np.ones(table.n, dtype=bool)
+        if s.required_affinity_terms:
+            has_keys = np.ones(table.n, dtype=bool)
+            pods_exist = np.ones(table.n, dtype=bool)
+            for t in s.required_affinity_terms:
+                codes = table.label_column(t.topology_key)
+                has_keys &= codes != ABSENT
+                pods_exist &= s.affinity_counts.by_code(t.topology_key)[codes] > 0
+            if not s.affinity_counts and pod_matches_all_affinity_terms(s.required_affinity_terms, s.pod):
+                pods_exist[:] = True
+            mask &= has_keys & pods_exist
+        for t in s.required_anti_affinity_terms:
+            mask &= s.anti_affinity_counts.by_code(t.topology_key)[table.label_column(t.topology_key)] <= 0
+        existing = s.existing_anti_affinity_counts
+        for key in existing.keys():
+            mask &= existing.by_code(key)[table.label_column(key)] <= 0
+        return mask
+
     # PreScore / Score
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -246,42 +329,22 @@ class InterPodAffinity(
         has_constraints = bool(pod.preferred_affinity_terms or pod.preferred_anti_affinity_terms)
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status(Code.SKIP)
-        snapshot = self._handle.shared_lister()
-        all_nodes = snapshot.node_info_list if has_constraints else snapshot.have_pods_with_affinity_list
         pref = tuple(
             WeightedAffinityTerm(self._merge_namespaces(w.term), w.weight) for w in pod.preferred_affinity_terms
         )
         pref_anti = tuple(
             WeightedAffinityTerm(self._merge_namespaces(w.term), w.weight) for w in pod.preferred_anti_affinity_terms
         )
-        ns_labels = self._namespace_labels(pod.namespace)
-        scores: dict[str, dict[str, int]] = {}
-
-        def process_term(term: AffinityTerm, weight: int, target: PodInfo, nsl: Any, labels: Mapping[str, str]) -> None:
-            if term.matches(target, nsl):
-                tv = labels.get(term.topology_key)
-                if tv is not None:
-                    by_value = scores.setdefault(term.topology_key, {})
-                    by_value[tv] = by_value.get(tv, 0) + weight
-
-        for ni in all_nodes:
-            labels = ni.labels
-            if not labels:
-                continue
-            for existing in ni.pods if has_constraints else ni.pods_with_affinity:
-                for w in pref:
-                    process_term(w.term, w.weight, existing, None, labels)
-                for w in pref_anti:
-                    process_term(w.term, -w.weight, existing, None, labels)
-                if self.hard_pod_affinity_weight > 0:
-                    for t in existing.required_affinity_terms:
-                        process_term(t, self.hard_pod_affinity_weight, pod, ns_labels, labels)
-                if not self.ignore_preferred_terms_of_existing_pods:
-                    for w in existing.preferred_affinity_terms:
-                        process_term(w.term, w.weight, pod, ns_labels, labels)
-                    for w in existing.preferred_anti_affinity_terms:
-                        process_term(w.term, -w.weight, pod, ns_labels, labels)
-        if not scores:
+        scores = topology_scores(
+            pod,
+            pref,
+            pref_anti,
+            self._namespace_labels(pod.namespace),
+            self._handle.shared_lister().table,
+            self.hard_pod_affinity_weight,
+            self.ignore_preferred_terms_of_existing_pods,
+        )
+        if not scores.keys():
             return Status(Code.SKIP)
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(scores))
         return None
@@ -289,27 +352,39 @@ class InterPodAffinity(
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState)
         labels = node_info.labels
+        pairs = s.topology_score.pairs
         total = 0
-        for key, by_value in s.topology_score.items():
+        for key in s.topology_score.keys():
             v = labels.get(key)
             if v is not None:
-                total += by_value.get(v, 0)
+                total += pairs.get((key, v), 0)
         return total, None
 
-    def normalize_score(self, state: CycleState, pod: PodInfo, scores: NodeScoreList) -> Status | None:
+    def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:
+        """`score` for the rows at `positions`: each topology key's domain score, summed."""
         s = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState)
-        if not s.topology_score or not len(scores.scores):
-            return None
+        total = np.zeros(len(positions), dtype=np.int64)
+        scores = s.topology_score
+        for key in scores.keys():
+            total += scores.by_code(key)[table.label_column(key)[positions]]
+        return total
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: NodeScoreList) -> Status | None:
+        """(score - min) / (max - min), scaled to MAX_NODE_SCORE and truncated, as float64 in upstream."""
+        s = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState)
         vals = scores.scores
+        if not s.topology_score.keys() or not len(vals):
+            return None
         lo, hi = int(vals.min()), int(vals.max())
-        diff = hi - lo
-        for i in range(len(vals)):
-            vals[i] = int(MAX_NODE_SCORE * ((int(vals[i]) - lo) / diff)) if diff > 0 else 0
+        if hi == lo:
+            vals[:] = 0
+        else:
+            vals[:] = (MAX_NODE_SCORE * ((vals - lo) / (hi - lo))).astype(np.int64)
         return None
 
 
 def _satisfy_existing_pods_anti_affinity(s: _PreFilterState, labels: Mapping[str, str]) -> bool:
-    counts = s.existing_anti_affinity_counts
+    counts = s.existing_anti_affinity_counts.pairs
     if counts:
         for pair in labels.items():
             if counts.get(pair, 0) > 0:
@@ -318,7 +393,7 @@ def _satisfy_existing_pods_anti_affinity(s: _PreFilterState, labels: Mapping[str
 
 
 def _satisfy_pod_anti_affinity(s: _PreFilterState, labels: Mapping[str, str]) -> bool:
-    counts = s.anti_affinity_counts
+    counts = s.anti_affinity_counts.pairs
     if counts:
         for t in s.required_anti_affinity_terms:
             v = labels.get(t.topology_key)
@@ -333,7 +408,7 @@ def _satisfy_pod_affinity(s: _PreFilterState, labels: Mapping[str, str]) -> bool
         v = labels.get(t.topology_key)
         if v is None:
             return False
-        if s.affinity_counts.get((t.topology_key, v), 0) <= 0:
+        if s.affinity_counts.pairs.get((t.topology_key, v), 0) <= 0:
             pods_exist = False
     if not pods_exist:
         # The first pod of a group with affinity to itself may go anywhere that has the topology labels.
@@ -345,47 +420,50 @@ def new(args: InterPodAffinityArgs, handle: Handle) -> InterPodAffinity:
     return InterPodAffinity(args, handle)
 
 
-def existing_anti_affinity_counts(
-    pod: PodInfo, ns_labels: Mapping[str, str] | None, nodes: Iterable[NodeInfo]
-) -> TopologyToMatchedTermCount:
+def existing_anti_affinity_counts(pod: PodInfo, ns_labels: Mapping[str, str] | None, table: NodeTable) -> DomainCounts:
     """Topology pairs where existing pods' required anti-affinity terms select `pod`.
 
-    Equal terms are one object (types.py interns them): each is matched once per cycle.
+    The NodeTable indexes the distinct terms with the rows holding them, so each is matched
+    once and counted by domain with array operations.
     """
+    by_key: dict[str, IntArray] = {}
+    for entry in table.existing_terms.of_kind(REQUIRED_ANTI_AFFINITY):
+        if entry.term.matches(pod, ns_labels):
+            _add_domain_sums(table, entry.term.topology_key, *entry.row_counts(), 1, by_key)
+    return DomainCounts(table, by_key)
+
+
+def existing_anti_affinity_counts_plain(
+    pod: PodInfo, ns_labels: Mapping[str, str] | None, nodes: Iterable[NodeInfo]
+) -> TopologyToMatchedTermCount:
+    """existing_anti_affinity_counts, pod by pod over the nodes with such pods (its plain twin)."""
     counts = TopologyToMatchedTermCount()
-    matched: dict[int, bool] = {}
     for ni in nodes:
         labels = ni.labels
         for p in ni.pods_with_required_anti_affinity:
-            for t in p.required_anti_affinity_terms:
-                hit = matched.get(id(t))
-                if hit is None:
-                    hit = matched[id(t)] = t.matches(pod, ns_labels)
-                if hit:
-                    counts.update_pair(labels, t.topology_key, 1)
+            counts.update_with_anti_affinity_terms(p.required_anti_affinity_terms, pod, ns_labels, labels, 1)
     return counts
 
 
 def incoming_counts(
     affinity_terms: tuple[AffinityTerm, ...], anti_terms: tuple[AffinityTerm, ...], table: NodeTable
-) -> tuple[TopologyToMatchedTermCount, TopologyToMatchedTermCount]:
+) -> tuple[DomainCounts, DomainCounts]:
     """Topology pairs holding pods the incoming pod's required (anti-)affinity terms select.
 
     Per node, the matching pods are a column the NodeTable keeps as the cache rewrites rows,
     so a cycle costs a few array operations instead of a walk over every pod.
     """
-    affinity = TopologyToMatchedTermCount()
-    anti = TopologyToMatchedTermCount()
+    affinity: dict[str, IntArray] = {}
+    anti: dict[str, IntArray] = {}
     if affinity_terms:
         per_row = table.derived_column(
             ("InterPodAffinity/affinity", affinity_terms), functools.partial(_count_matching_all, affinity_terms)
         )
         for t in affinity_terms:
-            _add_pair_counts(table, t.topology_key, per_row, affinity)
+            _add_domain_sums(table, t.topology_key, ALL_ROWS, per_row, 1, affinity)
     for t in anti_terms:
-        per_row = table.derived_column(("InterPodAffinity/anti", t), functools.partial(_count_matching, t))
-        _add_pair_counts(table, t.topology_key, per_row, anti)
-    return affinity, anti
+        _add_domain_sums(table, t.topology_key, ALL_ROWS, _matching_column(table, t), 1, anti)
+    return DomainCounts(table, affinity), DomainCounts(table, anti)
 
 
 def incoming_counts_plain(
@@ -411,13 +489,105 @@ def _count_matching(term: AffinityTerm, node_info: NodeInfo) -> int:
     return sum(1 for p in node_info.pods if term.matches(p, None))
 
 
-def _add_pair_counts(table: NodeTable, key: str, per_row: IntArray, into: TopologyToMatchedTermCount) -> None:
-    codes = table.label_column(key)
-    rows = (codes != ABSENT) & (per_row != 0)
-    if not rows.any():
+def _matching_column(table: NodeTable, term: AffinityTerm) -> IntArray:
+    """Per row, the pods `term` selects (namespaces already merged), kept by the NodeTable."""
+    return table.derived_column(("InterPodAffinity/match", term), functools.partial(_count_matching, term))
+
+
+ALL_ROWS = slice(None)
+
+
+def _add_domain_sums(
+    table: NodeTable,
+    key: str,
+    rows: IntArray | slice,
+    per_row: IntArray,
+    weight: int,
+    into: dict[str, IntArray],
+) -> None:
+    """Add weight * per_row, summed by the value code of `key` at each row, to into[key].
+
+    into[key] appears once some counted row (per_row > 0) has the key, even where the weighted
+    sums cancel out: upstream's score map gains the key on the first match.
+    """
+    codes = table.label_column(key)[rows]
+    hit = (codes != ABSENT) & (per_row > 0)
+    if not hit.any():
         return
-    sums = np.bincount(codes[rows], weights=per_row[rows])
-    values = table.label_values(key)
-    for code in np.flatnonzero(sums).tolist():
-        pair = (key, values[code])
-        into[pair] = into.get(pair, 0) + int(sums[code])
+    sums = np.bincount(codes[hit], weights=per_row[hit], minlength=table.value_count(key) + 1).astype(np.int64)
+    if weight != 1:
+        sums *= weight
+    known = into.get(key)
+    into[key] = sums if known is None else known + sums
+
+
+def topology_scores(
+    pod: PodInfo,
+    pref: tuple[WeightedAffinityTerm, ...],
+    pref_anti: tuple[WeightedAffinityTerm, ...],
+    ns_labels: Mapping[str, str] | None,
+    table: NodeTable,
+    hard_weight: int,
+    ignore_existing_preferred: bool,
+) -> DomainCounts:
+    """PreScore's topology scores: the incoming pod's preferred terms over existing pods, and existing pods'
+    terms over the incoming pod (symmetry), weighted and summed by domain.
+
+    The first half reads per-row counts of matching pods the NodeTable keeps; the second half
+    matches each distinct existing term once (the NodeTable's index). A key is present once a
+    term matched a pod on a node with that key, as in the pod walk (topology_scores_plain).
+    """
+    by_key: dict[str, IntArray] = {}
+    for sign, terms in ((1, pref), (-1, pref_anti)):
+        for w in terms:
+            _add_domain_sums(
+                table, w.term.topology_key, ALL_ROWS, _matching_column(table, w.term), sign * w.weight, by_key
+            )
+    kinds: list[tuple[int, int]] = []
+    if hard_weight > 0:
+        kinds.append((REQUIRED_AFFINITY, 1))
+    if not ignore_existing_preferred:
+        kinds += [(PREFERRED_AFFINITY, 1), (PREFERRED_ANTI_AFFINITY, -1)]
+    for kind, sign in kinds:
+        for entry in table.existing_terms.of_kind(kind):
+            if entry.term.matches(pod, ns_labels):
+                weight = hard_weight if kind == REQUIRED_AFFINITY else entry.weight
+                _add_domain_sums(table, entry.term.topology_key, *entry.row_counts(), sign * weight, by_key)
+    return DomainCounts(table, by_key)
+
+
+def topology_scores_plain(
+    pod: PodInfo,
+    pref: tuple[WeightedAffinityTerm, ...],
+    pref_anti: tuple[WeightedAffinityTerm, ...],
+    ns_labels: Mapping[str, str] | None,
+    nodes: Sequence[NodeInfo],
+    hard_weight: int,
+    ignore_existing_preferred: bool,
+) -> dict[str, dict[str, int]]:
+    """topology_scores, pod by pod over every node as upstream's PreScore walks them (its plain twin)."""
+    scores: dict[str, dict[str, int]] = {}
+
+    def process_term(term: AffinityTerm, weight: int, target: PodInfo, nsl: Any, labels: Mapping[str, str]) -> None:
+        if term.matches(target, nsl):
+            tv = labels.get(term.topology_key)
+            if tv is not None:
+                by_value = scores.setdefault(term.topology_key, {})
+                by_value[tv] = by_value.get(tv, 0) + weight
+
+    for ni in nodes:
+        labels = ni.labels
+        for existing in ni.pods if pref or pref_anti else ni.pods_with_affinity:
+            for w in pref:
+                process_term(w.term, w.weight, existing, None, labels)
+            for w in pref_anti:
+                process_term(w.term, -w.weight, existing, None, labels)
+            if hard_weight > 0:
+                for t in existing.required_affinity_terms:
+                    process_term(t, hard_weight, pod, ns_labels, labels)
+            if not ignore_existing_preferred:
+                for w in existing.preferred_affinity_terms:
+                    process_term(w.term, w.weight, pod, ns_labels, labels)
+                for w in existing.preferred_anti_affinity_terms:
+                    process_term(w.term, -w.weight, pod, ns_labels, labels)
+    return scores
