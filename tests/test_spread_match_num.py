@@ -1,4 +1,5 @@
-"""PreFilter's matching pods per topology domain: the NodeTable path equals the per-node loop, order included.
+"""PreFilter's matching pods per topology domain and PreScore's state: the NodeTable paths equal the per-node
+loops (PreFilter's in order too).
 
 Random clusters through the real cache, checked when first built and again after pods
 come and go (the rows, and the matching-pod columns derived from them, are rewritten in place).
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,7 +17,13 @@ from kubesched.cache.cache import Cache
 from kubesched.cache.snapshot import Snapshot
 from kubesched.framework.node_info import parse_node
 from kubesched.framework.plugins.podtopologyspread.common import filter_constraints
-from kubesched.framework.plugins.podtopologyspread.plugin import match_num_per_domain, match_num_per_domain_plain
+from kubesched.framework.plugins.podtopologyspread.plugin import (
+    LABEL_HOSTNAME,
+    match_num_per_domain,
+    match_num_per_domain_plain,
+    pre_score_state,
+    pre_score_state_plain,
+)
 from kubesched.framework.types import new_pod_info
 from kubesched.testing.wrappers import make_node, make_pod
 
@@ -27,7 +35,9 @@ def nodes(draw: st.DrawFn) -> list[dict[str, Any]]:
     out = []
     for i in range(draw(st.integers(1, 14))):
         n = make_node(f"n{i}").label("disk", draw(st.sampled_from(["ssd", "hdd"])))
-        zone = draw(st.sampled_from(["z1", "z2", "z3", None]))
+        zone = draw(st.sampled_from(["z1", "z2", "z3", "", None]))  # "" and no label are one domain to Go
+        if draw(st.integers(0, 4)):
+            n = n.label(LABEL_HOSTNAME, f"n{i}")
         if zone is not None:
             n = n.label(ZONE, zone)
         if draw(st.booleans()):
@@ -53,11 +63,11 @@ def pods(draw: st.DrawFn, node_names: list[str], prefix: str) -> list[dict[str, 
 @st.composite
 def pending(draw: st.DrawFn) -> dict[str, Any]:
     p = make_pod("incoming").label("app", "web")
-    for key in draw(st.lists(st.sampled_from([ZONE, RACK]), min_size=1, max_size=2, unique=True)):
+    for key in draw(st.lists(st.sampled_from([ZONE, RACK, LABEL_HOSTNAME]), min_size=1, max_size=3, unique=True)):
         p = p.spread_constraint(
-            1,
+            draw(st.sampled_from([1, 3])),
             key,
-            "DoNotSchedule",
+            draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"])),
             {"matchLabels": {"app": draw(st.sampled_from(["web", "db"]))}},
             node_affinity_policy=draw(st.sampled_from([None, "Honor", "Ignore"])),
             node_taints_policy=draw(st.sampled_from([None, "Honor", "Ignore"])),
@@ -77,6 +87,26 @@ def _both(snap: Snapshot, pod_obj: dict[str, Any]) -> tuple[list[list[tuple[str,
     return [list(d.items()) for d in fast], [list(d.items()) for d in plain]
 
 
+def _check_pre_score(snap: Snapshot, pod_obj: dict[str, Any], data: st.DataObject) -> None:
+    """PreScore over a random subset of the nodes (the feasible ones), with and without requireAllTopologies."""
+    pod = new_pod_info(pod_obj)
+    constraints = filter_constraints(pod.topology_spread_constraints, "ScheduleAnyway")
+    if not constraints or not len(snap):
+        return
+    positions = data.draw(st.lists(st.sampled_from(range(len(snap))), min_size=1, unique=True), label="scored")
+    require_all = data.draw(st.booleans(), label="require all topologies")
+    fast = pre_score_state(pod, constraints, np.array(positions, dtype=np.int64), snap.table, require_all)
+    nodes = [snap.node_info_list[p] for p in positions]
+    plain = pre_score_state_plain(pod, constraints, nodes, snap.node_info_list, require_all)
+    assert fast.ignored_nodes == plain.ignored_nodes
+    assert fast.topology_value_to_pod_counts == plain.topology_value_to_pod_counts
+    assert fast.topology_normalizing_weight == plain.topology_normalizing_weight
+    if fast.ignored_rows is not None:
+        assert {snap.table.names[p] for p in positions if fast.ignored_rows[p]} == fast.ignored_nodes
+    else:
+        assert not fast.ignored_nodes
+
+
 @settings(max_examples=80, deadline=None)
 @given(data=st.data())
 def test_table_path_equals_the_node_loop_before_and_after_changes(data: st.DataObject) -> None:
@@ -93,6 +123,8 @@ def test_table_path_equals_the_node_loop_before_and_after_changes(data: st.DataO
     cache.update_snapshot(snap)
     fast, plain = _both(snap, incoming)
     assert fast == plain
+    _check_pre_score(snap, incoming, data)
+    _check_pre_score(snap, incoming, data)
     for p in later:
         cache.add_pod(new_pod_info(p))
     for p in first[: len(first) // 2]:
@@ -100,3 +132,4 @@ def test_table_path_equals_the_node_loop_before_and_after_changes(data: st.DataO
     cache.update_snapshot(snap)
     fast, plain = _both(snap, incoming)
     assert fast == plain
+    _check_pre_score(snap, incoming, data)

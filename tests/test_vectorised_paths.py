@@ -757,6 +757,7 @@ WITNESSES: dict[str, Callable[[Cluster], bool]] = {
         f"{name} scores nodes differently": _score_witness(name)
         for name in (
             names.INTER_POD_AFFINITY,
+            names.POD_TOPOLOGY_SPREAD,
             names.TAINT_TOLERATION,
             names.NODE_AFFINITY,
             names.NODE_RESOURCES_FIT,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.taints import find_matching_untolerated_taint
@@ -27,6 +28,7 @@ from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     Handle,
+    IntArray,
     NodeScoreList,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -133,6 +135,7 @@ class _PreScoreState:
     ignored_nodes: set[str]
     topology_value_to_pod_counts: list[dict[str, int]]
     topology_normalizing_weight: list[float]
+    ignored_rows: BoolArray | None = None  # ignored_nodes as NodeTable rows, for the vectorised paths
 
     def clone(self) -> _PreScoreState:
         return self
@@ -288,44 +291,15 @@ class PodTopologySpread(
     # PreScore / Score
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
-        all_nodes = self._handle.shared_lister().node_info_list
-        if not nodes or not all_nodes:
+        snapshot = self._handle.shared_lister()
+        if not nodes or not snapshot.node_info_list:
             return None
         constraints = self._constraints(pod, "ScheduleAnyway")
         if not constraints:
             return Status(Code.SKIP)
         require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
-        ignored: set[str] = set()
-        counts: list[dict[str, int]] = [{} for _ in constraints]
-        topo_size = [0] * len(constraints)
-        for ni in nodes:
-            if require_all and not node_labels_match_spread_constraints(ni.labels, constraints):
-                ignored.add(ni.name)
-                continue
-            for i, c in enumerate(constraints):
-                if c.topology_key == LABEL_HOSTNAME:
-                    continue
-                v = ni.labels.get(c.topology_key, "")
-                if v not in counts[i]:
-                    counts[i][v] = 0
-                    topo_size[i] += 1
-        weights = []
-        for i, c in enumerate(constraints):
-            size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else topo_size[i]
-            weights.append(topology_normalizing_weight(size))
-        for ni in all_nodes:
-            if ni.node is None:
-                continue
-            if require_all and not node_labels_match_spread_constraints(ni.labels, constraints):
-                continue
-            for i, c in enumerate(constraints):
-                if not c.match_node_inclusion_policies(pod, ni):
-                    continue
-                v = ni.labels.get(c.topology_key, "")
-                if v not in counts[i]:
-                    continue
-                counts[i][v] += count_pods_match_selector(ni.pods, c.selector, pod.namespace)
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(constraints, ignored, counts, weights))
+        positions = np.fromiter((snapshot.position[ni.name] for ni in nodes), dtype=np.int64, count=len(nodes))
+        state.write(PRE_SCORE_STATE_KEY, pre_score_state(pod, constraints, positions, snapshot.table, require_all))
         return None
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -345,22 +319,46 @@ class PodTopologySpread(
             score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
         return go_round(score), None
 
+    def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:
+        """`score` for the rows at `positions`: per constraint, the matching pods of the row's domain (or of the
+        row itself, for hostname), weighted, summed in constraint order and rounded as Go's math.Round."""
+        s = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState)
+        score = np.zeros(len(positions), dtype=np.float64)
+        for i, c in enumerate(s.constraints):
+            codes = table.label_column(c.topology_key)[positions]
+            if c.topology_key == LABEL_HOSTNAME:
+                cnt = _matching_column(pod, c.selector, table)[positions]
+            else:
+                counts = s.topology_value_to_pod_counts[i]
+                per_code = [counts.get(v, 0) for v in table.label_values(c.topology_key)]
+                cnt = np.array([*per_code, 0], dtype=np.int64)[codes]
+            for_count = cnt * s.topology_normalizing_weight[i] + float(c.max_skew - 1)
+            score += np.where(codes != ABSENT, for_count, 0.0)
+        floor = np.floor(score)
+        rounded = (floor + (score - floor >= 0.5)).astype(np.int64)  # scores are >= 0: halves go up, as Go
+        if s.ignored_rows is not None:
+            rounded[s.ignored_rows[positions]] = 0
+        return rounded
+
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: NodeScoreList) -> Status | None:
+        """Fewer matching pods score higher: MAX * (max + min - score) / max over the nodes not ignored."""
         s = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState)
         vals = scores.scores
-        min_score, max_score = 2**63 - 1, 0
-        for name, v in zip(scores.names, vals, strict=True):
-            if name in s.ignored_nodes:
-                continue
-            min_score = min(min_score, int(v))
-            max_score = max(max_score, int(v))
-        for i, name in enumerate(scores.names):
-            if name in s.ignored_nodes:
-                vals[i] = 0
-            elif max_score == 0:
-                vals[i] = MAX_NODE_SCORE
-            else:
-                vals[i] = MAX_NODE_SCORE * (max_score + min_score - int(vals[i])) // max_score
+        if not len(vals):
+            return None
+        ignored = (
+            np.fromiter((n in s.ignored_nodes for n in scores.names), dtype=bool, count=len(vals))
+            if s.ignored_nodes
+            else np.zeros(len(vals), dtype=bool)
+        )
+        counted = vals[~ignored]
+        min_score = int(counted.min()) if len(counted) else 2**63 - 1
+        max_score = int(counted.max()) if len(counted) else 0
+        if max_score == 0:
+            vals[:] = MAX_NODE_SCORE
+        else:
+            vals[:] = MAX_NODE_SCORE * (max_score + min_score - vals) // max_score  # non-negative: floor = Go's
+        vals[ignored] = 0
         return None
 
 
@@ -401,16 +399,107 @@ def match_num_per_domain(pod: PodInfo, constraints: Sequence[Constraint], table:
         if not len(codes):
             out.append({})
             continue
-        matching = table.derived_column(
-            ("PodTopologySpread", c.selector, pod.namespace),
-            functools.partial(_count_matching, c.selector, pod.namespace),
-        )[rows]
+        matching = _matching_column(pod, c.selector, table)[rows]
         present, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
         sums = np.bincount(inverse, weights=matching, minlength=len(present)).astype(np.int64)
         values = table.label_values(c.topology_key)
         order = np.argsort(first, kind="stable")
         out.append({values[int(present[j])]: int(sums[j]) for j in order.tolist()})
     return out
+
+
+def pre_score_state_plain(
+    pod: PodInfo,
+    constraints: list[Constraint],
+    nodes: Sequence[NodeInfo],
+    all_nodes: Sequence[NodeInfo],
+    require_all: bool,
+) -> _PreScoreState:
+    """PreScore's state node by node, as upstream's initPreScoreState and its walk over all nodes (the plain twin).
+
+    A node without a topology key counts under the value "", as Go's map lookup gives.
+    """
+    ignored: set[str] = set()
+    counts: list[dict[str, int]] = [{} for _ in constraints]
+    topo_size = [0] * len(constraints)
+    for ni in nodes:
+        if require_all and not node_labels_match_spread_constraints(ni.labels, constraints):
+            ignored.add(ni.name)
+            continue
+        for i, c in enumerate(constraints):
+            if c.topology_key == LABEL_HOSTNAME:
+                continue
+            v = ni.labels.get(c.topology_key, "")
+            if v not in counts[i]:
+                counts[i][v] = 0
+                topo_size[i] += 1
+    weights = []
+    for i, c in enumerate(constraints):
+        size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else topo_size[i]
+        weights.append(topology_normalizing_weight(size))
+    for ni in all_nodes:
+        if ni.node is None:
+            continue
+        if require_all and not node_labels_match_spread_constraints(ni.labels, constraints):
+            continue
+        for i, c in enumerate(constraints):
+            if not c.match_node_inclusion_policies(pod, ni):
+                continue
+            v = ni.labels.get(c.topology_key, "")
+            if v not in counts[i]:
+                continue
+            counts[i][v] += count_pods_match_selector(ni.pods, c.selector, pod.namespace)
+    return _PreScoreState(constraints, ignored, counts, weights)
+
+
+def pre_score_state(
+    pod: PodInfo, constraints: list[Constraint], positions: IntArray, table: NodeTable, require_all: bool
+) -> _PreScoreState:
+    """pre_score_state_plain over the NodeTable: the scored nodes are rows at `positions`; the domains' matching
+    pods are sums of the matching-pod columns the cache keeps, instead of a walk over every node."""
+    has_all = np.ones(table.n, dtype=bool)
+    if require_all:
+        for c in constraints:
+            has_all &= table.label_column(c.topology_key) != ABSENT
+    kept = positions[has_all[positions]]
+    ignored_rows = ~has_all if require_all and len(kept) < len(positions) else None
+    ignored = {table.names[p] for p in positions[~has_all[positions]].tolist()} if ignored_rows is not None else set()
+    counts: list[dict[str, int]] = []
+    weights = []
+    for c in constraints:
+        if c.topology_key == LABEL_HOSTNAME:
+            counts.append({})
+            weights.append(topology_normalizing_weight(len(positions) - len(ignored)))
+            continue
+        codes, values = _codes_absent_as_empty(table, c.topology_key)
+        registered = np.unique(codes[kept])
+        weights.append(topology_normalizing_weight(len(registered)))
+        rows = has_all & _inclusion_mask(pod, c, table)
+        sums = np.bincount(
+            codes[rows], weights=_matching_column(pod, c.selector, table)[rows], minlength=len(values)
+        ).astype(np.int64)
+        counts.append({values[code]: int(sums[code]) for code in registered.tolist()})
+    return _PreScoreState(constraints, ignored, counts, weights, ignored_rows)
+
+
+def _codes_absent_as_empty(table: NodeTable, key: str) -> tuple[npt.NDArray[np.signedinteger[Any]], list[str]]:
+    """Value codes of `key` per row, a missing label read as the value "" (Go's map lookup), and the values."""
+    codes = table.label_column(key)
+    values = table.label_values(key)
+    if not (codes == ABSENT).any():
+        return codes, values
+    empty = table.value_code(key, "")
+    if empty < 0:
+        empty = len(values)
+        values = [*values, ""]
+    return np.where(codes == ABSENT, empty, codes), values
+
+
+def _matching_column(pod: PodInfo, selector: LabelSelector, table: NodeTable) -> IntArray:
+    """Per row, the pods in the pod's namespace that `selector` matches, kept by the NodeTable."""
+    return table.derived_column(
+        ("PodTopologySpread", selector, pod.namespace), functools.partial(_count_matching, selector, pod.namespace)
+    )
 
 
 def _count_matching(selector: LabelSelector, namespace: str, node_info: NodeInfo) -> int:
