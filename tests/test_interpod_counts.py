@@ -50,7 +50,7 @@ def _with_terms(p: Any, draw: st.DrawFn) -> Any:
     for _ in range(draw(st.integers(0, 3))):
         kind = draw(st.sampled_from(["affinity", "anti", "preferred", "preferred-anti"]))
         key, color = draw(st.sampled_from(KEYS)), draw(st.sampled_from(COLORS))
-        extra = {"namespaces": ["default", "other"]} if draw(st.booleans()) else {}
+        extra = draw(st.sampled_from([{}, {"namespaces": ["default", "other"]}, {"namespaceSelector": {}}]))
         if kind == "anti":
             p = p.pod_anti_affinity_in("color", key, [color], **extra)
         elif kind == "affinity":

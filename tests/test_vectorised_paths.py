@@ -515,15 +515,23 @@ def _filter_state(plugin: Any, pod: PodInfo, snap: Snapshot) -> CycleState | Non
     return state
 
 
-def _score_state(plugin: Any, pod: PodInfo, snap: Snapshot, positions: Sequence[int]) -> CycleState | None:
-    """A fresh cycle after PreFilter and PreScore over the scored nodes; None where PreScore skips."""
+def _score_state(
+    plugin: Any, pod: PodInfo, snap: Snapshot, positions: Sequence[int], batch: bool = False
+) -> CycleState | None:
+    """A fresh cycle after PreFilter and PreScore over the scored nodes (pre_score_batch's where `batch` and the
+    plugin has one); None where PreScore skips."""
     state = CycleState()
     if hasattr(plugin, "pre_filter"):
         plugin.pre_filter(state, pod, snap.node_info_list)
-    if hasattr(plugin, "pre_score"):
-        s = plugin.pre_score(state, pod, [snap.node_info_list[p] for p in positions])
-        if s is not None and not s.is_success():
-            return None
+    nodes = [snap.node_info_list[p] for p in positions]
+    if batch and hasattr(plugin, "pre_score_batch"):
+        s = plugin.pre_score_batch(state, pod, nodes, snap.table, np.array(positions, dtype=np.int64))
+    elif hasattr(plugin, "pre_score"):
+        s = plugin.pre_score(state, pod, nodes)
+    else:
+        s = None
+    if s is not None and not s.is_success():
+        return None
     return state
 
 
@@ -578,7 +586,8 @@ def _unique(status: Status) -> bool:
 
 def _score_disagreements(plugin: Any, pod: PodInfo, snap: Snapshot, positions: Sequence[int]) -> list[str]:
     name = plugin.name
-    batch_state, plain_state = _score_state(plugin, pod, snap, positions), _score_state(plugin, pod, snap, positions)
+    batch_state = _score_state(plugin, pod, snap, positions, batch=True)
+    plain_state = _score_state(plugin, pod, snap, positions)
     if batch_state is None or plain_state is None:
         return []
     infos = [snap.node_info_list[p] for p in positions]
@@ -634,12 +643,13 @@ def twin_disagreements(
 
 
 def test_every_fast_path_is_compared():
-    """A plugin that gains a filter_batch or score_batch must join VARIANTS (and, for Filter, the verdicts)."""
+    """A plugin that gains a filter_batch, pre_score_batch or score_batch must join VARIANTS (and, for Filter, the
+    verdicts)."""
     snap = Snapshot()
     fast = set()
     for name in REGISTRY:
         plugin = build(name, VARIANTS[name][0] if name in VARIANTS else ARGS.get(name), snap)
-        if callable(getattr(plugin, "filter_batch", None)) or callable(getattr(plugin, "score_batch", None)):
+        if any(callable(getattr(plugin, m, None)) for m in ("filter_batch", "pre_score_batch", "score_batch")):
             fast.add(name)
         if callable(getattr(plugin, "filter_batch", None)):
             assert name in REJECTION_VERDICTS, name

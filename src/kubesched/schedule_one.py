@@ -36,6 +36,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.extender import EXTENDER_NAME, Extender, ExtenderError
 from kubesched.framework.interface import APIClient, ClusterEvent, NominatingInfo
 from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.node_table import NodeTable
 from kubesched.framework.runtime.framework import Framework
 from kubesched.framework.runtime.waiting_pods import WaitingPod
 from kubesched.framework.status import Code, Status
@@ -604,7 +605,7 @@ def prioritize_nodes(
     pod: PodInfo,
     nodes: Sequence[NodeInfo],
     positions: np.ndarray,
-    table: object,
+    table: NodeTable,
     record: AttemptRecord | None,
 ) -> np.ndarray:
     if not has_scoring(sched, fwk):
@@ -649,12 +650,12 @@ def _plugin_scores(
     pod: PodInfo,
     nodes: Sequence[NodeInfo],
     positions: np.ndarray,
-    table: object,
+    table: NodeTable,
     record: AttemptRecord | None,
 ) -> np.ndarray:
     if not fwk.has_score_plugins():
         return np.zeros(len(nodes), dtype=np.int64)
-    s = fwk.run_pre_score_plugins(state, pod, nodes)
+    s = fwk.run_pre_score_plugins(state, pod, nodes, table, positions)
     if s is not None and not s.is_success():
         raise RuntimeError(s.message())
     rows, totals, s = fwk.run_score_plugins(state, pod, nodes, table, positions)

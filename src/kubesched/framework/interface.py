@@ -141,6 +141,14 @@ class BatchFilterPlugin(Protocol):
     def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray: ...
 
 
+class BatchPreScorePlugin(Protocol):
+    """A PreScore plugin's twin that takes the scored nodes as NodeTable rows, sparing a lookup per node."""
+
+    def pre_score_batch(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], table: NodeTable, positions: IntArray
+    ) -> Status | None: ...
+
+
 class BatchScorePlugin(Protocol):
     """A Score plugin's vectorised twin: raw scores for the rows at `positions`, equal to `score` per node."""
 

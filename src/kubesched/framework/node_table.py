@@ -9,13 +9,15 @@ date from then on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+import itertools
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kubesched.api.selectors import LabelSelector, Requirement
 from kubesched.api.taints import Taint
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.types import AffinityTerm, PodInfo
@@ -63,14 +65,37 @@ class ExistingTerms:
     """Existing pods' (anti-)affinity terms by kind, each with the rows whose pods hold it.
 
     InterPodAffinity matches each distinct term against the incoming pod once, instead of
-    walking every pod with affinity. Terms are interned (types.py), so equal terms share an
-    entry; a term evicted from the intern table and parsed again just gets a second entry.
-    An entry keeps its term alive, so its id cannot be reused while the entry exists.
+    walking every pod with affinity, and only the terms that can select the pod's namespace:
+    terms are also filed under the namespaces they list, or as any-namespace when they have a
+    namespace selector. Terms are interned (types.py), so equal terms share an entry; a term
+    evicted from the intern table and parsed again just gets a second entry. An entry keeps its
+    term alive, so its id cannot be reused while the entry exists.
     """
 
     def __init__(self) -> None:
         self.by_kind: tuple[dict[TermKey, TermRows], ...] = ({}, {}, {}, {})
+        self._by_namespace: tuple[dict[str, dict[TermKey, TermRows]], ...] = ({}, {}, {}, {})
+        self._any_namespace: tuple[dict[TermKey, TermRows], ...] = ({}, {}, {}, {})
         self._row_keys: dict[int, list[TermKey]] = {}
+
+    def _file(self, key: TermKey, entry: TermRows | None) -> None:
+        """File a new entry under its namespaces, or unfile a removed one (entry None)."""
+        kind = key[0]
+        term = entry.term if entry is not None else self.by_kind[kind][key].term
+        if not term.namespace_selector.is_nothing:
+            buckets = [self._any_namespace[kind]]
+        else:
+            by_ns = self._by_namespace[kind]
+            buckets = [by_ns.setdefault(ns, {}) for ns in term.namespaces]
+        for bucket in buckets:
+            if entry is not None:
+                bucket[key] = entry
+            else:
+                del bucket[key]
+        if entry is None:
+            for ns in term.namespaces:
+                if not self._by_namespace[kind].get(ns, True):
+                    del self._by_namespace[kind][ns]
 
     def set_row(self, i: int, ni: NodeInfo) -> None:
         for key in self._row_keys.pop(i, ()):
@@ -82,6 +107,7 @@ class ExistingTerms:
             else:
                 del entry.rows[i]
                 if not entry.rows:
+                    self._file(key, None)
                     del entries[key]
         if not ni.pods_with_affinity:
             return
@@ -91,12 +117,34 @@ class ExistingTerms:
                 key = (kind, id(term), weight)
                 entries = self.by_kind[kind]
                 found = entries.get(key)
-                entry = entries[key] = TermRows(term, weight) if found is None else found
-                entry.rows[i] = entry.rows.get(i, 0) + 1
+                if found is None:
+                    found = entries[key] = TermRows(term, weight)
+                    self._file(key, found)
+                found.rows[i] = found.rows.get(i, 0) + 1
                 keys.append(key)
 
     def of_kind(self, kind: int) -> Iterable[TermRows]:
         return self.by_kind[kind].values()
+
+    def selecting_namespace(self, kind: int, namespace: str) -> Iterable[TermRows]:
+        """The entries of `kind` whose terms may select a pod in `namespace` (a superset: match them still)."""
+        listed = self._by_namespace[kind].get(namespace)
+        any_ns = self._any_namespace[kind]
+        if not listed:
+            return any_ns.values()
+        if not any_ns:
+            return listed.values()
+        return itertools.chain(listed.values(), any_ns.values())
+
+
+def _indexable_requirement(selector: LabelSelector | None) -> Requirement | None:
+    """An `In` requirement every pod the selector matches must meet (matchLabels parse to `In`)."""
+    if selector is None or not selector.requirements:
+        return None
+    for r in selector.requirements:
+        if r.operator == "In":
+            return r
+    return None
 
 
 class NodeTable:
@@ -121,6 +169,9 @@ class NodeTable:
         self._label_values: dict[str, dict[str, int]] = {}
         self._derived: dict[Hashable, tuple[Callable[[NodeInfo], int], npt.NDArray[np.int64]]] = {}
         self.existing_terms = ExistingTerms()
+        # Pod label pair -> {row: pods with it}; built when a derived column first asks, then kept.
+        self._pod_label_rows: dict[tuple[str, str], dict[int, int]] | None = None
+        self._row_pod_labels: list[dict[str, Mapping[str, str]]] = []
         self._nodes = list(nodes)
         for i, ni in enumerate(nodes):
             self._fill(i, ni)
@@ -159,6 +210,49 @@ class NodeTable:
         for fn, values in self._derived.values():
             values[i] = fn(ni)
         self.existing_terms.set_row(i, ni)
+        if self._pod_label_rows is not None:
+            self._index_pod_labels(i, ni)
+
+    def _index_pod_labels(self, i: int, ni: NodeInfo) -> None:
+        """Bring row i's pods into the pod label index: only pods that came, went or changed labels cost work."""
+        index = self._pod_label_rows
+        assert index is not None
+        old = self._row_pod_labels[i]
+        new: dict[str, Mapping[str, str]] = {p.uid: p.labels for p in ni.pods}
+        for uid, labels in old.items():
+            now = new.get(uid)
+            if now is not labels and now != labels:
+                for pair in labels.items():
+                    rows = index[pair]
+                    left = rows[i] - 1
+                    if left:
+                        rows[i] = left
+                    else:
+                        del rows[i]
+                        if not rows:
+                            del index[pair]
+        for uid, labels in new.items():
+            before = old.get(uid)
+            if before is not labels and before != labels:
+                for pair in labels.items():
+                    rows = index.setdefault(pair, {})
+                    rows[i] = rows.get(i, 0) + 1
+        self._row_pod_labels[i] = new
+
+    def rows_with_pod_label(self, key: str, values: Iterable[str]) -> list[int]:
+        """Rows holding some pod labelled key=v, v in `values` (from the pod label index, built on first use)."""
+        if self._pod_label_rows is None:
+            self._pod_label_rows = {}
+            self._row_pod_labels = [{} for _ in range(self.n)]
+            for i, ni in enumerate(self._nodes):
+                self._index_pod_labels(i, ni)
+        index = self._pod_label_rows
+        rows: set[int] = set()
+        for v in values:
+            found = index.get((key, v))
+            if found:
+                rows.update(found)
+        return sorted(rows)
 
     def _add_resource(self, name: str) -> int:
         j = self.resource_index[name] = len(self.resource_index)
@@ -207,16 +301,27 @@ class NodeTable:
         self.label_column(key)
         return len(self._label_values[key])
 
-    def derived_column(self, key: Hashable, fn: Callable[[NodeInfo], int]) -> npt.NDArray[np.int64]:
+    def derived_column(
+        self, key: Hashable, fn: Callable[[NodeInfo], int], selector: LabelSelector | None = None
+    ) -> npt.NDArray[np.int64]:
         """fn(node) for every row, kept current as rows are rewritten (e.g. pods matching a selector).
 
         `key` names what fn computes; the few most recent keys are kept, older ones dropped.
+        Where fn counts pods that `selector` must match, a first build asks fn only about the
+        rows holding a pod with the label one of its `In` requirements names (0 elsewhere).
         """
         entry = self._derived.get(key)
         if entry is None:
             if len(self._derived) >= MAX_DERIVED_COLUMNS:
                 del self._derived[next(iter(self._derived))]
-            values = np.fromiter((fn(ni) for ni in self._nodes), dtype=np.int64, count=self.n)
+            required = _indexable_requirement(selector)
+            if required is None:
+                values = np.fromiter((fn(ni) for ni in self._nodes), dtype=np.int64, count=self.n)
+            else:
+                values = np.zeros(self.n, dtype=np.int64)
+                nodes = self._nodes
+                for i in self.rows_with_pod_label(required.key, required.values):
+                    values[i] = fn(nodes[i])
             entry = self._derived[key] = (fn, values)
         else:
             self._derived[key] = self._derived.pop(key)  # most recently used last

@@ -34,6 +34,7 @@ from kubesched.framework.interface import (
     SharedLister,
 )
 from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.node_table import NodeTable
 from kubesched.framework.runtime.out_of_tree import PluginLoadError, import_path_factory, is_import_path
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.runtime.waiting_pods import WaitingPod
@@ -592,14 +593,26 @@ class Framework:
     # PreScore / Score
 
     @extension_point("PreScore")
-    def run_pre_score_plugins(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+    def run_pre_score_plugins(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        table: NodeTable | None = None,
+        positions: IntArray | None = None,
+    ) -> Status | None:
+        """PreScore; with the NodeTable and the nodes' snapshot positions, plugins' pre_score_batch paths are used."""
         skip = state.skip_score_plugins
         metrics = self._sampled() if self.handle.metrics is not None else None
         for pl in self.pre_score_plugins:
+            batch = getattr(pl, "pre_score_batch", None) if table is not None and positions is not None else None
+            run: Callable[..., Status | None] = (
+                pl.pre_score if batch is None else functools.partial(batch, table=table, positions=positions)
+            )
             s = (
-                pl.pre_score(state, pod, nodes)
+                run(state, pod, nodes)
                 if metrics is None
-                else self._run_plugin(metrics, "PreScore", pl.name, pl.pre_score, state, pod, nodes)
+                else self._run_plugin(metrics, "PreScore", pl.name, run, state, pod, nodes)
             )
             if s is not None and s.is_skip():
                 skip.add(pl.name)

@@ -427,7 +427,7 @@ def existing_anti_affinity_counts(pod: PodInfo, ns_labels: Mapping[str, str] | N
     once and counted by domain with array operations.
     """
     by_key: dict[str, IntArray] = {}
-    for entry in table.existing_terms.of_kind(REQUIRED_ANTI_AFFINITY):
+    for entry in table.existing_terms.selecting_namespace(REQUIRED_ANTI_AFFINITY, pod.namespace):
         if entry.term.matches(pod, ns_labels):
             _add_domain_sums(table, entry.term.topology_key, *entry.row_counts(), 1, by_key)
     return DomainCounts(table, by_key)
@@ -457,7 +457,9 @@ def incoming_counts(
     anti: dict[str, IntArray] = {}
     if affinity_terms:
         per_row = table.derived_column(
-            ("InterPodAffinity/affinity", affinity_terms), functools.partial(_count_matching_all, affinity_terms)
+            ("InterPodAffinity/affinity", affinity_terms),
+            functools.partial(_count_matching_all, affinity_terms),
+            affinity_terms[0].selector,
         )
         for t in affinity_terms:
             _add_domain_sums(table, t.topology_key, ALL_ROWS, per_row, 1, affinity)
@@ -491,7 +493,9 @@ def _count_matching(term: AffinityTerm, node_info: NodeInfo) -> int:
 
 def _matching_column(table: NodeTable, term: AffinityTerm) -> IntArray:
     """Per row, the pods `term` selects (namespaces already merged), kept by the NodeTable."""
-    return table.derived_column(("InterPodAffinity/match", term), functools.partial(_count_matching, term))
+    return table.derived_column(
+        ("InterPodAffinity/match", term), functools.partial(_count_matching, term), term.selector
+    )
 
 
 ALL_ROWS = slice(None)
@@ -549,7 +553,7 @@ def topology_scores(
     if not ignore_existing_preferred:
         kinds += [(PREFERRED_AFFINITY, 1), (PREFERRED_ANTI_AFFINITY, -1)]
     for kind, sign in kinds:
-        for entry in table.existing_terms.of_kind(kind):
+        for entry in table.existing_terms.selecting_namespace(kind, pod.namespace):
             if entry.term.matches(pod, ns_labels):
                 weight = hard_weight if kind == REQUIRED_AFFINITY else entry.weight
                 _add_domain_sums(table, entry.term.topology_key, *entry.row_counts(), sign * weight, by_key)

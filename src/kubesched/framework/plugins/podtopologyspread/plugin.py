@@ -292,14 +292,20 @@ class PodTopologySpread(
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         snapshot = self._handle.shared_lister()
-        if not nodes or not snapshot.node_info_list:
+        positions = np.fromiter((snapshot.position[ni.name] for ni in nodes), dtype=np.int64, count=len(nodes))
+        return self.pre_score_batch(state, pod, nodes, snapshot.table, positions)
+
+    def pre_score_batch(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], table: NodeTable, positions: IntArray
+    ) -> Status | None:
+        """PreScore with the scored nodes given as NodeTable rows."""
+        if not nodes or not table.n:
             return None
         constraints = self._constraints(pod, "ScheduleAnyway")
         if not constraints:
             return Status(Code.SKIP)
         require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
-        positions = np.fromiter((snapshot.position[ni.name] for ni in nodes), dtype=np.int64, count=len(nodes))
-        state.write(PRE_SCORE_STATE_KEY, pre_score_state(pod, constraints, positions, snapshot.table, require_all))
+        state.write(PRE_SCORE_STATE_KEY, pre_score_state(pod, constraints, positions, table, require_all))
         return None
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -498,7 +504,9 @@ def _codes_absent_as_empty(table: NodeTable, key: str) -> tuple[npt.NDArray[np.s
 def _matching_column(pod: PodInfo, selector: LabelSelector, table: NodeTable) -> IntArray:
     """Per row, the pods in the pod's namespace that `selector` matches, kept by the NodeTable."""
     return table.derived_column(
-        ("PodTopologySpread", selector, pod.namespace), functools.partial(_count_matching, selector, pod.namespace)
+        ("PodTopologySpread", selector, pod.namespace),
+        functools.partial(_count_matching, selector, pod.namespace),
+        selector,
     )
 
 

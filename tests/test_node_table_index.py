@@ -1,0 +1,145 @@
+"""The NodeTable's indexes stay equal to a fresh computation as rows are rewritten.
+
+Random nodes whose pods come, go and change labels, through the real cache: the pod label
+index, columns first built from it, and the existing-terms index filed by namespace must
+equal what a walk over the snapshot's pods gives, after every update.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubesched.api.selectors import parse_label_selector
+from kubesched.cache.cache import Cache
+from kubesched.cache.snapshot import Snapshot
+from kubesched.framework.node_info import NodeInfo, parse_node
+from kubesched.framework.node_table import (
+    PREFERRED_AFFINITY,
+    PREFERRED_ANTI_AFFINITY,
+    REQUIRED_AFFINITY,
+    REQUIRED_ANTI_AFFINITY,
+    NodeTable,
+)
+from kubesched.framework.types import PodInfo, new_pod_info
+from kubesched.testing.wrappers import make_node, make_pod
+
+APPS = ["web", "db", "cache"]
+NAMESPACES = ["default", "other", "third"]
+KINDS = (REQUIRED_AFFINITY, REQUIRED_ANTI_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY)
+
+
+@st.composite
+def pod_objs(draw: st.DrawFn, uid: str, node: str) -> dict[str, Any]:
+    p = make_pod(uid, draw(st.sampled_from(NAMESPACES))).node(node)
+    if draw(st.integers(0, 4)):
+        p = p.label("app", draw(st.sampled_from(APPS)))
+    if draw(st.booleans()):
+        p = p.label("tier", draw(st.sampled_from(["a", "b"])))
+    for _ in range(draw(st.integers(0, 2))):
+        extra = draw(st.sampled_from([{}, {"namespaces": ["other", "third"]}, {"namespaceSelector": {}}]))
+        kind = draw(st.sampled_from(["affinity", "anti", "preferred", "preferred-anti"]))
+        app = draw(st.sampled_from(APPS))
+        if kind == "affinity":
+            p = p.pod_affinity_in("app", "zone", [app], **extra)
+        elif kind == "anti":
+            p = p.pod_anti_affinity_in("app", "kubernetes.io/hostname", [app], **extra)
+        elif kind == "preferred":
+            p = p.preferred_pod_affinity_in(draw(st.sampled_from([1, 9])), "app", "zone", [app])
+        else:
+            p = p.preferred_pod_anti_affinity_in(draw(st.sampled_from([1, 9])), "app", "zone", [app])
+    obj = p.obj()
+    obj["metadata"]["uid"] = uid
+    return obj
+
+
+def _label_rows(nodes: list[NodeInfo], key: str, values: list[str]) -> list[int]:
+    return [i for i, ni in enumerate(nodes) if any(p.labels.get(key) in values for p in ni.pods)]
+
+
+def _count(selector: Any, namespace: str, ni: NodeInfo) -> int:
+    return sum(1 for p in ni.pods if p.namespace == namespace and selector.matches(p.labels))
+
+
+def _terms(nodes: list[NodeInfo], kind: int) -> dict[tuple[int, int], dict[int, int]]:
+    """(id of term, weight) -> {row: pods holding it}, by walking every pod."""
+    out: dict[tuple[int, int], dict[int, int]] = {}
+    for i, ni in enumerate(nodes):
+        for p in ni.pods:
+            for k, term, weight in _pod_terms(p):
+                if k == kind:
+                    rows = out.setdefault((id(term), weight), {})
+                    rows[i] = rows.get(i, 0) + 1
+    return out
+
+
+def _pod_terms(p: PodInfo) -> list[tuple[int, Any, int]]:
+    return [
+        *((REQUIRED_AFFINITY, t, 0) for t in p.required_affinity_terms),
+        *((REQUIRED_ANTI_AFFINITY, t, 0) for t in p.required_anti_affinity_terms),
+        *((PREFERRED_AFFINITY, w.term, w.weight) for w in p.preferred_affinity_terms),
+        *((PREFERRED_ANTI_AFFINITY, w.term, w.weight) for w in p.preferred_anti_affinity_terms),
+    ]
+
+
+def _check(table: NodeTable, selector: Any) -> None:
+    nodes = table.node_infos
+    for values in (["web"], ["db", "cache"], ["none"]):
+        assert table.rows_with_pod_label("app", values) == _label_rows(nodes, "app", values)
+    for ns in NAMESPACES:
+        fn = functools.partial(_count, selector, ns)
+        column = table.derived_column(("test", ns), fn, selector)
+        assert column.tolist() == [fn(ni) for ni in nodes]
+    for kind in KINDS:
+        assert {(id(e.term), e.weight): e.rows for e in table.existing_terms.of_kind(kind)} == _terms(nodes, kind)
+        for ns in NAMESPACES:
+            filed = {id(e) for e in table.existing_terms.selecting_namespace(kind, ns)}
+            may_select = {
+                id(e)
+                for e in table.existing_terms.of_kind(kind)
+                if ns in e.term.namespaces or not e.term.namespace_selector.is_nothing
+            }
+            assert filed == may_select
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_indexes_follow_the_cache(data: st.DataObject) -> None:
+    names = [f"n{i}" for i in range(data.draw(st.integers(1, 5)))]
+    cache = Cache()
+    for n in names:
+        cache.add_node(parse_node(make_node(n).label("zone", "z1").label("kubernetes.io/hostname", n).obj()))
+    pods: dict[str, PodInfo] = {}
+    selector = parse_label_selector(
+        {"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["b"]}]}
+    )
+    snap = Snapshot()
+    created = 0
+    for _ in range(data.draw(st.integers(1, 6))):
+        for _ in range(data.draw(st.integers(0, 6))):
+            action = data.draw(st.sampled_from(["add", "remove", "relabel"]))
+            if action == "add" or not pods:
+                uid = f"p{created}"
+                created += 1
+                info = new_pod_info(data.draw(pod_objs(uid, data.draw(st.sampled_from(names)))))
+                cache.add_pod(info)
+                pods[uid] = info
+            elif action == "remove":
+                uid = data.draw(st.sampled_from(sorted(pods)))
+                cache.remove_pod(pods.pop(uid))
+            else:
+                uid = data.draw(st.sampled_from(sorted(pods)))
+                old = pods[uid]
+                obj = dict(old.obj)
+                app = data.draw(st.sampled_from([a for a in APPS if a != old.labels.get("app")]))
+                obj["metadata"] = {**old.obj["metadata"], "labels": {"app": app}}
+                new = new_pod_info(obj)
+                cache.update_pod(old, new)
+                pods[uid] = new
+        cache.update_snapshot(snap)
+        _check(snap.table, selector)
+    assert np.array_equal(snap.table.requested, NodeTable(snap.node_info_list).requested)
