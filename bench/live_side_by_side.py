@@ -350,13 +350,15 @@ class ThroughputSampler:
 class PySpy:
     """py-spy sampling whichever thread of a process holds the GIL (its Python CPU time), written on stop.
 
-    --nonblocking: the process is not paused for each sample (blocking doubled kubesched's CPU seconds).
+    py-spy pauses the process for each sample: that about doubles its CPU seconds, so a profiled round's
+    figures do not compare with others. Without pausing (--nonblocking) samples land in threads that
+    wait on sockets and locks, without the GIL.
     """
 
     def __init__(self, binary: str, pid: int, out: Path) -> None:
         self.out = out
         self.proc = subprocess.Popen(
-            [binary, "record", "--pid", str(pid), "--format", "raw", "--gil", "--nonblocking", "-o", str(out)],
+            [binary, "record", "--pid", str(pid), "--format", "raw", "--gil", "-o", str(out)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
