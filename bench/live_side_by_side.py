@@ -447,6 +447,7 @@ def start_scheduler(cp: ControlPlane, which: str, config: Path) -> Process:
 
 
 def ensure_namespaces(client: Client, names: tuple[str, ...]) -> None:
+    """Created on first use, as scheduler_perf does; namespaces stay (no controller would finalise them)."""
     for ns in names:
         status, data = client.call("POST", "/api/v1/namespaces", json.dumps({"metadata": {"name": ns}}).encode())
         if status not in (201, 409):
@@ -454,6 +455,7 @@ def ensure_namespaces(client: Client, names: tuple[str, ...]) -> None:
 
 
 def pod_bodies(make: Callable[[int], Obj], n: int) -> list[tuple[str, bytes]]:
+    """POST paths and JSON bodies, serialised ahead of the clock; the API server assigns the uids."""
     out = []
     for i in range(n):
         pod = make(i)
