@@ -211,6 +211,10 @@ NAMESPACED = {
     "ReplicationController",
     "StatefulSet",
     "CSIStorageCapacity",
+    "Deployment",
+    "DaemonSet",
+    "Job",
+    "CronJob",
 }
 
 
