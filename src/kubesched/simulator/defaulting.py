@@ -241,11 +241,7 @@ def default_job(job: Obj) -> None:
         spec["parallelism"] = 1
     if spec.get("backoffLimit") is None:
         spec["backoffLimit"] = 2**31 - 1 if spec.get("backoffLimitPerIndex") is not None else 6
-    template = spec.get("template")
-    labels = (template.get("metadata") or {}).get("labels") if isinstance(template, dict) else None
-    meta = _dict(job, "metadata")
-    if labels is not None and not meta.get("labels"):
-        meta["labels"] = dict(labels)
+    # The Job's labels default to its template's once the Job strategy completed them (controllers/job.py).
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
     spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")

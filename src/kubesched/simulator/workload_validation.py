@@ -20,6 +20,9 @@ from kubesched.api.selectors import SelectorError, parse_label_selector, validat
 from kubesched.simulator.controllers.cron_job import ScheduleError, parse_schedule, time_zone
 
 Errors = list[str]
+MAX_PODS = 100_000
+"""The most pods one workload may ask for (replicas, parallelism): kubesched's bound, not the API server's, so a
+stray `replicas: 2147483647` ends in a clear error instead of a simulation that never finishes."""
 _TZ_PREFIXES = ("TZ=", "CRON_TZ=")
 
 
@@ -30,6 +33,14 @@ def _int(value: Any) -> int | None:
 def _nonnegative(spec: Mapping[str, Any], key: str, path: str) -> Errors:
     value = _int(spec.get(key))
     return [field.invalid(path, value, "must be greater than or equal to 0")] if value is not None and value < 0 else []
+
+
+def _pod_count(spec: Mapping[str, Any], key: str, path: str) -> Errors:
+    """A non-negative count of pods, within what kubesched simulates."""
+    value = _int(spec.get(key))
+    if value is not None and value > MAX_PODS:
+        return [field.invalid(path, value, f"kubesched simulates at most {MAX_PODS} pods per workload")]
+    return _nonnegative(spec, key, path)
 
 
 def _template(spec: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -83,7 +94,7 @@ def _replicated(what: str) -> Callable[[Obj], Errors]:
     def check(obj: Obj) -> Errors:
         spec = obj.get("spec") or {}
         template = _template(spec)
-        errs = _nonnegative(spec, "replicas", "spec.replicas")
+        errs = _pod_count(spec, "replicas", "spec.replicas")
         if template is None:
             return errs + validate_label_selector(spec.get("selector"), "spec.selector")
         errs += _required_selector(spec, what)
@@ -95,7 +106,7 @@ def _replicated(what: str) -> Callable[[Obj], Errors]:
 
 def validate_replication_controller(obj: Obj) -> Errors:
     spec = obj.get("spec") or {}
-    errs = _nonnegative(spec, "replicas", "spec.replicas")
+    errs = _pod_count(spec, "replicas", "spec.replicas")
     errs += validate_labels(spec.get("selector"), "spec.selector")
     template = _template(spec)
     selector = spec.get("selector") or {}
@@ -117,7 +128,7 @@ def validate_stateful_set(obj: Obj) -> Errors:
     policy = spec.get("podManagementPolicy")
     if policy not in (None, "OrderedReady", "Parallel"):
         errs.append(field.invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'"))
-    errs += _nonnegative(spec, "replicas", "spec.replicas")
+    errs += _pod_count(spec, "replicas", "spec.replicas")
     ordinals = spec.get("ordinals")
     if isinstance(ordinals, Mapping):
         errs += _nonnegative(ordinals, "start", "spec.ordinals.start")
@@ -144,7 +155,7 @@ def validate_daemon_set(obj: Obj) -> Errors:
 
 def _job_spec(spec: Mapping[str, Any], path: str) -> Errors:
     """validateJobSpec, for what the Job controller reads."""
-    errs = _nonnegative(spec, "parallelism", f"{path}.parallelism")
+    errs = _pod_count(spec, "parallelism", f"{path}.parallelism")
     errs += _nonnegative(spec, "completions", f"{path}.completions")
     mode = spec.get("completionMode")
     if mode is not None and mode not in ("NonIndexed", "Indexed"):

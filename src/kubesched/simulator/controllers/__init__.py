@@ -7,8 +7,9 @@ One module per controller, named after upstream's (pkg/controller/<name>), each 
 lists what each one does and where it differs from upstream.
 
 Here too: what the API server does to a workload on create (a uid, a Job's generated
-selector) and the check that a workload's pods would be admitted, so a template the
-API server would refuse is reported against the workload, with the template's path.
+selector) and the check of a workload's pod template as the API server validates it,
+reported against the workload with the template's path. Admission (a PriorityClass
+that does not exist) comes when the pods are created, as upstream: a warning.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def prepare_for_create(obj: Obj) -> None:
         digest = hashlib.sha256(f"{kind}/{namespace_of(obj)}/{name_of(obj)}".encode()).hexdigest()
         obj_meta["uid"] = f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
     if kind == "Job":
-        job.generate_selector(obj)
+        job.prepare_for_create(obj)
 
 
 def _sample_pod(obj: Obj) -> tuple[Obj, str] | None:

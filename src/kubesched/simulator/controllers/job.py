@@ -15,6 +15,7 @@ left alone.
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,8 +45,18 @@ JOB_CONTROLLER = "kubernetes.io/job-controller"
 MAX_GENERATED_NAME_LENGTH = 58
 
 
+def prepare_for_create(job: Obj) -> None:
+    """The Job strategy's PrepareForCreate, then the Job's labels defaulted from its template, as it is stored."""
+    generate_selector(job)
+    template = job.get("spec", {}).get("template")
+    labels = (template.get("metadata") or {}).get("labels") if isinstance(template, dict) else None
+    job_meta = job.setdefault("metadata", {})
+    if labels is not None and not job_meta.get("labels"):
+        job_meta["labels"] = dict(labels)
+
+
 def generate_selector(job: Obj) -> None:
-    """The Job strategy's PrepareForCreate without manualSelector: labels on the template, controller-uid selector."""
+    """Without manualSelector: the job-name and controller-uid labels on the template, a controller-uid selector."""
     job_spec = job.setdefault("spec", {})
     if job_spec.get("manualSelector") is True:
         return
@@ -135,15 +146,17 @@ def _for_removal(job: ObjView, active: Sequence[ObjView], count: int) -> list[Ob
     left = list(active)
     if is_indexed(job):
         completions = _int(spec(job).get("completions"), 0)
-        seen: set[int] = set()
+        by_index: dict[int, list[ObjView]] = {}
+        for pod in active:
+            by_index.setdefault(completion_index(pod), []).append(pod)
         left = []
-        for pod in sorted(active, key=completion_index):
-            ix = completion_index(pod)
-            if ix < 0 or ix >= completions or ix in seen:
-                remove.append(pod)
-            else:
-                seen.add(ix)
-                left.append(pod)
+        for ix, same in sorted(by_index.items()):
+            if ix < 0 or ix >= completions:
+                remove += same
+                continue
+            ordered = active_pods_order(same)  # of pods sharing an index, the one best kept comes last
+            remove += ordered[:-1]
+            left.append(ordered[-1])
     if len(remove) < count:
         remove += active_pods_order(left)[: count - len(remove)]
     return remove
@@ -175,5 +188,5 @@ def sync(job: ObjView, pods: Sequence[ObjView]) -> Plan:
         return Plan(create=[new_pod(job, None) for _ in range(missing)])
     taken = {completion_index(p) for p in active} | parse_indexes((job.get("status") or {}).get("completedIndexes"))
     completions_n = _int(completions, 0)
-    indexes = [i for i in range(completions_n) if i not in taken][:missing]
+    indexes = list(itertools.islice((i for i in range(completions_n) if i not in taken), missing))
     return Plan(create=[new_pod(job, i) for i in indexes])

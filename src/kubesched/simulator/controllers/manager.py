@@ -357,12 +357,12 @@ class WorkloadControllers:
                 obj_meta["name"] = self.names.generate(prefix)
         obj_meta["uid"] = self.names.uid()
         obj_meta["creationTimestamp"] = self.cluster.timestamp()
+        if kind == "Job":
+            job.prepare_for_create(obj)
         problem = self.admit(obj)
         if problem:
             self._warn_once(owner, f"cannot create {kind} {obj_meta['namespace']}/{obj_meta['name']}: {problem}")
             return
-        if kind == "Job":
-            job.generate_selector(obj)  # the Job strategy's PrepareForCreate, after decoding and defaulting
         try:
             self.cluster.create(obj)
         except ConflictError as err:
