@@ -357,6 +357,7 @@ def test_daemon_set_pod_per_eligible_node_pinned_and_tolerating(tmp_path: Path) 
         assert re.fullmatch(f"agent-{SUFFIX}", pod["metadata"]["name"])
         assert pod["metadata"]["ownerReferences"] == [ref("DaemonSet", "agent", uid)]
         assert re.fullmatch(HASH, pod["metadata"]["labels"]["controller-revision-hash"])
+        assert pod["metadata"]["labels"]["pod-template-generation"] == "1"
         assert pod["spec"]["affinity"] == {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -645,3 +646,48 @@ def test_a_preempted_replica_is_replaced(tmp_path: Path, capsys: pytest.CaptureF
     replacements = [p for p in doc["pods"] if p["owner"] == "Deployment/web" and p["boundAt"] is None]
     assert len(replacements) == 1 and replacements[0]["result"] == "Unschedulable"
     assert replacements[0]["name"] not in by_name["urgent"]["victims"][0]
+
+
+def test_a_template_change_rolls_a_deployment_to_a_new_replica_set(tmp_path: Path) -> None:
+    patch = {
+        "spec": {
+            "template": {
+                "spec": {"containers": [{"name": "c", "image": "v2", "resources": {"requests": {"cpu": "200m"}}}]}
+            }
+        }
+    }
+    steps = scenario({"at": "1m", "update": [{"kind": "Deployment", "name": "web", "patch": patch}]})
+    run = Run(tmp_path, [node("a"), deployment("web", replicas=2), steps])
+    old, new = sorted(
+        run.objects("ReplicaSet"), key=lambda rs: rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]
+    )
+    assert (old["spec"]["replicas"], new["spec"]["replicas"]) == (0, 2)
+    assert new["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"
+    pods = run.pods()
+    assert len(pods) == 2 and all(p["metadata"]["name"].startswith(new["metadata"]["name"] + "-") for p in pods)
+    assert all(p["spec"]["containers"][0]["image"] == "v2" for p in pods)
+    assert [e["time"] for e in run.doc["events"] if e["type"] == "Deleted"] == [60, 60]
+
+
+@pytest.mark.parametrize(("policy", "left"), [("Retain", ["data-db-0", "data-db-1"]), ("Delete", [])])
+def test_claims_outlive_a_deleted_stateful_set_unless_its_policy_says_delete(
+    tmp_path: Path, policy: str, left: list[str]
+) -> None:
+    claim = {
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    pvs = [
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": f"pv{i}"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}, "hostPath": {"path": "/x"}},
+        }
+        for i in range(2)
+    ]
+    sts = _sts(replicas=2, volumeClaimTemplates=[claim], persistentVolumeClaimRetentionPolicy={"whenDeleted": policy})
+    steps = scenario({"at": "10s", "delete": [{"kind": "StatefulSet", "namespace": "default", "name": "db"}]})
+    run = Run(tmp_path, [node("a"), *pvs, sts, steps])
+    assert run.pods() == []
+    assert [c["metadata"]["name"] for c in run.objects("PersistentVolumeClaim")] == left

@@ -51,7 +51,7 @@ CASES: list[tuple[str, str, dict[str, Any], list[str]]] = [
         "DaemonSet",
         "/apis/apps/v1/namespaces/default/daemonsets",
         {"selector": SELECTOR, "template": TEMPLATE},
-        ["spec.updateStrategy", "spec.revisionHistoryLimit"],
+        ["spec.updateStrategy", "spec.revisionHistoryLimit", "metadata.annotations"],
     ),
     (
         "ReplicaSet",

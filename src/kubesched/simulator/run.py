@@ -110,10 +110,6 @@ def simulate(
     for so in (*first, *nodes, *bound, *pending):
         cluster.create(so.obj)
     result.pending = [new_pod_info(so.obj) for so in pending]
-    for so in pods:
-        owner = workloads.workload_of(so.obj)
-        if owner is not None:
-            result.owners[f"{so.obj['metadata'].get('namespace') or 'default'}/{so.obj['metadata']['name']}"] = owner
     workloads.start([so.obj for so in objects if so.obj["kind"] in WORKLOAD_KINDS])
     with_claims = sum(1 for p in result.pending if has_claims(p))
     if with_claims:
@@ -135,11 +131,14 @@ def _workload_controllers(
     context = loaded.admission
     assert context is not None
 
+    def owner(kind: str, event: str, old: Any, new: Any) -> None:
+        if kind == "Pod" and event == "ADDED":
+            found = controllers.workload_of(new)
+            if found is not None:
+                meta = new.get("metadata") or {}
+                result.owners[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = found
+
     def created(pod: dict[str, Any]) -> None:
-        key = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
-        owner = controllers.workload_of(pod)
-        if owner is not None:
-            result.owners[key] = owner
         if not (pod.get("spec") or {}).get("nodeName"):
             result.pending.append(new_pod_info(pod))
 
@@ -164,6 +163,7 @@ def _workload_controllers(
         on_deleted=deleted,
         warn=result.warnings.append,
     )
+    cluster.subscribe(owner)  # every pod's workload, as it arrives (its owners may be gone by the end)
     return controllers
 
 

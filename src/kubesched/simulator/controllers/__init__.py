@@ -37,8 +37,8 @@ _SAMPLE_SUFFIX = "xxxxx"  # stands for generateName's random characters in a sam
 
 
 def prepare_for_create(obj: Obj) -> None:
-    """What the API server adds to a workload it stores: a uid (derived from the key when the input has none) and,
-    for a Job without manualSelector, the generated selector and template labels."""
+    """What the API server adds to a workload it stores: a uid (derived from the key when the input has none), a
+    Job's generated selector and labels, a DaemonSet's template generation."""
     kind = obj.get("kind")
     if kind not in WORKLOAD_KINDS:
         return
@@ -48,6 +48,10 @@ def prepare_for_create(obj: Obj) -> None:
         obj_meta["uid"] = f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
     if kind == "Job":
         job.prepare_for_create(obj)
+    elif kind == "DaemonSet":
+        # The DaemonSet strategy starts templateGeneration at 1; apps/v1 carries it in this annotation.
+        annotations = obj_meta.setdefault("annotations", {})
+        annotations.setdefault(daemon_set.DEPRECATED_TEMPLATE_GENERATION, "1")
 
 
 def _sample_pod(obj: Obj) -> tuple[Obj, str] | None:

@@ -90,9 +90,11 @@ class WorkloadControllers:
         self._queue: deque[Key] = deque()
         self._queued: set[Key] = set()
         self._draining = False
-        self._dependents: dict[Key, dict[Key, ObjView]] = {}  # owner -> objects naming it in ownerReferences
-        self._orphans: dict[tuple[str, str], dict[str, ObjView]] = {}  # (kind, namespace) -> pods/ReplicaSets
-        self._workloads: dict[str, dict[Key, ObjView]] = {}  # namespace -> workloads there
+        # Indexes hold keys, not objects: a controller ahead in the cluster's list may change an object before this
+        # one hears it was added, so events can arrive out of order. Every use reads the object from the store.
+        self._dependents: dict[Key, set[Key]] = {}  # owner -> objects naming it in ownerReferences
+        self._orphans: dict[tuple[str, str], set[str]] = {}  # (kind, namespace) -> pods/ReplicaSets without controller
+        self._workloads: dict[str, set[Key]] = {}  # namespace -> workloads there
         self._selectors: dict[Key, tuple[str, LabelSelector | None]] = {}  # by resourceVersion
         self._warned: set[Key] = set()  # one warning per workload, however many pods it fails to create
         cluster.add_controller(self)
@@ -118,23 +120,30 @@ class WorkloadControllers:
         key = _key(obj)
         for ref in meta(obj).get("ownerReferences") or ():
             if isinstance(ref, Mapping):
-                self._dependents.setdefault(_ref_key(ref, key[1]), {})[key] = obj
+                self._dependents.setdefault(_ref_key(ref, key[1]), set()).add(key)
         if kind in ("Pod", "ReplicaSet") and controller_of(obj) is None:
-            self._orphans.setdefault((kind, key[1]), {})[key[2]] = obj
+            self._orphans.setdefault((kind, key[1]), set()).add(key[2])
         if kind in WORKLOAD_KINDS:
-            self._workloads.setdefault(key[1], {})[key] = obj
+            self._workloads.setdefault(key[1], set()).add(key)
 
     def _unindex(self, kind: str, obj: ObjView) -> None:
         key = _key(obj)
         for ref in meta(obj).get("ownerReferences") or ():
             if isinstance(ref, Mapping):
-                deps = self._dependents.get(_ref_key(ref, key[1]))
-                if deps is not None:
-                    deps.pop(key, None)
+                self._dependents.get(_ref_key(ref, key[1]), set()).discard(key)
         if kind in ("Pod", "ReplicaSet"):
-            self._orphans.get((kind, key[1]), {}).pop(key[2], None)
+            self._orphans.get((kind, key[1]), set()).discard(key[2])
         if kind in WORKLOAD_KINDS:
-            self._workloads.get(key[1], {}).pop(key, None)
+            self._workloads.get(key[1], set()).discard(key)
+
+    def _objects(self, keys: set[Key], kind: str) -> list[ObjView]:
+        """The objects of `kind` under `keys` that the store still holds, in name order."""
+        out: list[ObjView] = []
+        for key in sorted(k for k in keys if k[0] == kind):
+            obj = self.cluster.get(*key)
+            if obj is not None:
+                out.append(obj)
+        return out
 
     def _enqueue(self, key: Key, *, first: bool = False) -> None:
         if key in self._queued:
@@ -154,8 +163,9 @@ class WorkloadControllers:
         """An orphan may be adopted: queue the workloads in its namespace whose selector matches it."""
         owners = _POD_OWNERS if kind == "Pod" else ("Deployment",)
         labels = labels_of(obj)
-        for key, workload in list(self._workloads.get(namespace_of(obj), {}).items()):
-            if key[0] in owners and template_of(workload) is not None:
+        for key in sorted(self._workloads.get(namespace_of(obj), set())):
+            workload = self.cluster.get(*key) if key[0] in owners else None
+            if workload is not None and template_of(workload) is not None:
                 selector = self._selector(workload)
                 if selector is not None and selector.matches(labels):
                     self._enqueue(key)
@@ -207,7 +217,7 @@ class WorkloadControllers:
         if old is not None and new is not None and labels_of(old) == labels_of(new) and spec(old) == spec(new):
             return
         for workloads in self._workloads.values():
-            for key in list(workloads):
+            for key in sorted(workloads):
                 if key[0] == "DaemonSet":
                     self._enqueue(key)
 
@@ -231,11 +241,13 @@ class WorkloadControllers:
 
     def _collect_garbage(self, owner: Key) -> None:
         """Background cascading deletion: dependents left with no owner are deleted (their own dependents follow)."""
-        for key, dep in list(self._dependents.pop(owner, {}).items()):
+        for key in sorted(self._dependents.pop(owner, set())):
             current = self.cluster.get(*key)
-            if current is None or current is not dep:
+            if current is None:
                 continue
             refs = [r for r in meta(current).get("ownerReferences") or () if isinstance(r, Mapping)]
+            if not any(_ref_key(r, key[1]) == owner for r in refs):
+                continue  # no longer a dependent of that owner
             if not any(self._owner_exists(r, key[1]) for r in refs):
                 self._delete(current)
 
@@ -299,7 +311,7 @@ class WorkloadControllers:
             self._apply(obj, job.sync(obj, pods))
 
     def _sync_cron_job(self, cj: ObjView) -> None:
-        jobs = [j for j in self._dependents.get(_key(cj), {}).values() if j.get("kind") == "Job"]
+        jobs = self._objects(self._dependents.get(_key(cj), set()), "Job")
         owned = [j for j in jobs if (ref := controller_of(j)) is not None and refers_to(ref, cj)]
         plan = cron_job.sync(cj, owned, self.now())
         if plan.create and self.cluster.get("Job", namespace_of(cj), name_of(plan.create[0])) is not None:
@@ -310,12 +322,14 @@ class WorkloadControllers:
         """The owner's pods (or ReplicaSets), after adopting matching orphans and releasing what no longer matches."""
         key = _key(owner)
         selector = self._selector(owner)
-        deps = [d for d in self._dependents.get(key, {}).values() if d.get("kind") == kind]
+        deps = self._objects(self._dependents.get(key, set()), kind)
         if selector is None:
             return [d for d in deps if (ref := controller_of(d)) is not None and refers_to(ref, owner)]
         candidates = {name_of(d): d for d in deps}
-        for name, orphan in self._orphans.get((kind, key[1]), {}).items():
-            candidates.setdefault(name, orphan)
+        for name in sorted(self._orphans.get((kind, key[1]), set())):
+            orphan = self.cluster.get(kind, key[1], name)
+            if orphan is not None:
+                candidates.setdefault(name, orphan)
         result = claim(owner, selector, candidates.values())
         for obj in result.adopt:
             self._update(adopted(obj, owner))
@@ -332,9 +346,8 @@ class WorkloadControllers:
             return pods
         ns = namespace_of(rs)
         out: list[ObjView] = []
-        for sibling in self._dependents.get(_ref_key(ref, ns), {}).values():
-            if sibling.get("kind") == "ReplicaSet":
-                out += [p for p in self._dependents.get(_key(sibling), {}).values() if p.get("kind") == "Pod"]
+        for sibling in self._objects(self._dependents.get(_ref_key(ref, ns), set()), "ReplicaSet"):
+            out += self._objects(self._dependents.get(_key(sibling), set()), "Pod")
         return out
 
     # Writing.
