@@ -102,10 +102,11 @@ class WorkloadControllers:
     # Watching.
 
     def __call__(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
-        if old is not None:
-            self._unindex(kind, old)
-        if new is not None:
-            self._index(kind, new)
+        if old is None or new is None or meta(old).get("ownerReferences") != meta(new).get("ownerReferences"):
+            if old is not None:
+                self._unindex(kind, old)
+            if new is not None:
+                self._index(kind, new)
         if not self.started:
             return
         if kind in WORKLOAD_KINDS:
@@ -195,7 +196,8 @@ class WorkloadControllers:
             else:
                 self._enqueue_matching("Pod", new)
             return
-        if labels_of(old) != labels_of(new) and ref_new is None:
+        labels_changed = meta(old).get("labels") != meta(new).get("labels")
+        if labels_changed and ref_new is None:
             self._enqueue_matching("Pod", new)
             return
         if ref_new is None or ref_new.get("kind") not in WORKLOAD_KINDS:
@@ -206,7 +208,7 @@ class WorkloadControllers:
             or (owner_key[0] == "StatefulSet" and is_running_and_ready(old) != is_running_and_ready(new))
             or (owner_key[0] == "DaemonSet" and daemon_set.target_node(old) != daemon_set.target_node(new))
         )
-        if not changed and labels_of(old) != labels_of(new):
+        if not changed and labels_changed:
             owner = self.cluster.get(*owner_key)
             selector = self._selector(owner) if owner is not None else None
             changed = selector is not None and not selector.matches(labels_of(new))
