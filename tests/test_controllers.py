@@ -691,3 +691,28 @@ def test_claims_outlive_a_deleted_stateful_set_unless_its_policy_says_delete(
     run = Run(tmp_path, [node("a"), *pvs, sts, steps])
     assert run.pods() == []
     assert [c["metadata"]["name"] for c in run.objects("PersistentVolumeClaim")] == left
+
+
+def test_the_workloads_example(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/workloads, as docs/workloads.md and the README run it."""
+    assert main(["simulate", "examples/workloads", "--output", "json", "--seed", "1"]) == 0
+    out = capsys.readouterr()
+    doc = json.loads(out.out)
+    assert doc["warnings"] == ["skipped 1 object(s) of kinds kubesched does not use: ConfigMap (1)"]
+    by_owner: dict[str, list[Obj]] = {}
+    for p in doc["pods"]:
+        by_owner.setdefault(p["owner"], []).append(p)
+    assert {k: len(v) for k, v in by_owner.items()} == {
+        "Deployment/web": 5,
+        "StatefulSet/db": 3,
+        "DaemonSet/node-exporter": 3,
+        "Job/train": 2,
+        "CronJob/nightly-report": 1,
+    }
+    assert sorted(p["node"] for p in by_owner["DaemonSet/node-exporter"]) == ["node-a", "node-b", "node-c"]
+    assert [p["name"] for p in by_owner["StatefulSet/db"]] == ["db-0", "db-1", "db-2"]
+    assert {p["node"] for p in by_owner["Job/train"]} == {"node-gpu", None}  # one GPU for two pods
+    unscheduled = [p["name"] for p in doc["pods"] if p["result"] != "Scheduled"]
+    assert len(unscheduled) == 1 and unscheduled[0].startswith("train-")
+    deleted = [e for e in doc["events"] if e["type"] == "Deleted"]
+    assert [e["time"] for e in deleted] == [240, 240] and all(e["pod"].startswith("default/train-") for e in deleted)

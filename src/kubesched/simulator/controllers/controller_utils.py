@@ -199,21 +199,16 @@ def is_pod_active(pod: ObjView) -> bool:
 
 
 def is_pod_ready(pod: ObjView) -> bool:
-    return any(
-        isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
-        for c in (pod.get("status") or {}).get("conditions") or ()
-    )
-
-
-def is_running_and_ready(pod: ObjView) -> bool:
-    """Running and Ready; a running pod nobody reported readiness for counts as ready, as no kubelet runs here."""
+    """The Ready condition; a Running pod nobody reported readiness for counts as ready, as no kubelet runs here."""
     status = pod.get("status") or {}
-    if status.get("phase") != "Running":
-        return False
     for c in status.get("conditions") or ():
         if isinstance(c, Mapping) and c.get("type") == "Ready":
             return c.get("status") == "True"
-    return True
+    return status.get("phase") == "Running"
+
+
+def is_running_and_ready(pod: ObjView) -> bool:
+    return (pod.get("status") or {}).get("phase") == "Running" and is_pod_ready(pod)
 
 
 @dataclass(slots=True)
