@@ -253,7 +253,7 @@ def _template_pod_problems(pod: dict[str, Any]) -> list[str]:
     return []
 
 
-def pod_problems(obj: dict[str, Any], context: admission.Context) -> list[str]:
+def create_problems(obj: dict[str, Any], context: admission.Context) -> list[str]:
     """What the API server says to an object a controller creates (after filling its defaults); [] when it takes it."""
     problems = decode_errors(obj)
     if problems:

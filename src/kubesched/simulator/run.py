@@ -19,7 +19,7 @@ from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator.admission import TERMINAL_PHASES
 from kubesched.simulator.controllers import WORKLOAD_KINDS, NameGenerator, WorkloadControllers
-from kubesched.simulator.load import LoadedInput, admit_update, pod_problems, prepare_objects
+from kubesched.simulator.load import LoadedInput, admit_update, create_problems, prepare_objects
 from kubesched.simulator.scenario import Step, merge_patch
 
 # Kinds the store must hold before nodes and pods arrive, as informers sync before scheduling starts.
@@ -133,7 +133,7 @@ def _workload_controllers(
 
     def owner(kind: str, event: str, old: Any, new: Any) -> None:
         if kind == "Pod" and event == "ADDED":
-            found = controllers.workload_of(new)
+            found = manager.workload_of(new)
             if found is not None:
                 meta = new.get("metadata") or {}
                 result.owners[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = found
@@ -151,11 +151,11 @@ def _workload_controllers(
         result.on_event(SchedulerEvent(cluster.clock(), key, "Deleted"))
 
     def admit(obj: dict[str, Any]) -> str:
-        problems = pod_problems(obj, context)
+        problems = create_problems(obj, context)
         return aggregate(problems) if problems else ""
 
     rng = random.Random(f"kubesched-names/{seed}") if seed is not None else random.Random()
-    controllers = WorkloadControllers(
+    manager = WorkloadControllers(
         cluster,
         NameGenerator(rng),
         admit=admit,
@@ -164,7 +164,7 @@ def _workload_controllers(
         warn=result.warnings.append,
     )
     cluster.subscribe(owner)  # every pod's workload, as it arrives (its owners may be gone by the end)
-    return controllers
+    return manager
 
 
 def _play(step: Step, cluster: EmbeddedCluster, result: SimulationResult) -> None:
