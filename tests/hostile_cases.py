@@ -78,6 +78,24 @@ REQ = "requiredDuringSchedulingIgnoredDuringExecution"
 PREF = "preferredDuringSchedulingIgnoredDuringExecution"
 
 
+TEMPLATE = {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+JOB_TEMPLATE = {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}
+
+
+def workload(kind: str, spec: Obj, name: str = "w") -> Obj:
+    """A workload of `kind` (apps/v1, batch/v1 or v1 for ReplicationController) with the given spec."""
+    api = {"Job": "batch/v1", "CronJob": "batch/v1", "ReplicationController": "v1"}.get(kind, "apps/v1")
+    return {"apiVersion": api, "kind": kind, "metadata": {"name": name}, "spec": spec}
+
+
+def replicated(**spec: Any) -> Obj:
+    return {"selector": {"matchLabels": {"app": "x"}}, "template": TEMPLATE, **spec}
+
+
+def cron(**spec: Any) -> Obj:
+    return {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": JOB_TEMPLATE}}, **spec}
+
+
 def _node_affinity(terms: list[Obj]) -> Obj:
     return {"affinity": {"nodeAffinity": {REQ: {"nodeSelectorTerms": terms}}}}
 
@@ -685,5 +703,134 @@ CASES: list[Case] = [
             "spec": {"selector": {"a b": "c"}, "ports": [{"port": 80}]},
         },
         NAME_PART_RULE,
+    ),
+    # Workloads: what the API server checks of what their controllers read.
+    Case("Deployment taken", workload("Deployment", replicated(replicas=3)), None),
+    Case("ReplicaSet taken", workload("ReplicaSet", replicated()), None),
+    Case(
+        "ReplicationController selector from template", workload("ReplicationController", {"template": TEMPLATE}), None
+    ),
+    Case("StatefulSet taken", workload("StatefulSet", replicated(podManagementPolicy="Parallel")), None),
+    Case("DaemonSet taken", workload("DaemonSet", replicated()), None),
+    Case("Job taken", workload("Job", {"parallelism": 3, "template": JOB_TEMPLATE}), None),
+    Case("CronJob taken", workload("CronJob", cron()), None),
+    Case("CronJob @every taken", workload("CronJob", cron(schedule="@every 1h")), None),
+    Case("CronJob that never fires taken", workload("CronJob", cron(schedule="0 0 30 2 *")), None),
+    Case(
+        "Deployment pods name an unknown PriorityClass: taken (the ReplicaSet's pods are refused later)",
+        workload(
+            "Deployment",
+            replicated(template={**TEMPLATE, "spec": {**TEMPLATE["spec"], "priorityClassName": "nope"}}),
+        ),
+        None,
+    ),
+    Case(
+        "Deployment without selector",
+        workload("Deployment", {"template": TEMPLATE}),
+        '[spec.selector: Required value, spec.template.metadata.labels: Invalid value: {"app":"x"}: '
+        "`selector` does not match template `labels`]",
+    ),
+    Case(
+        "Deployment with an empty selector",
+        workload("Deployment", replicated(selector={})),
+        "spec.selector: Invalid value: {}: empty selector is invalid for deployment",
+    ),
+    Case(
+        "Deployment negative replicas",
+        workload("Deployment", replicated(replicas=-1)),
+        "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
+    ),
+    Case(
+        "Deployment selector misses the template labels",
+        workload("Deployment", replicated(selector={"matchLabels": {"app": "y"}})),
+        'spec.template.metadata.labels: Invalid value: {"app":"x"}: `selector` does not match template `labels`',
+    ),
+    Case(
+        "Deployment template with a bad quantity",
+        workload(
+            "Deployment",
+            replicated(template={**TEMPLATE, "spec": {"containers": [ctr({"requests": {"cpu": "2x"}})]}}),
+        ),
+        "quantities must match the regular expression",
+    ),
+    Case(
+        "Deployment template with a misspelled toleration effect",
+        workload(
+            "Deployment",
+            replicated(template={**TEMPLATE, "spec": {**TEMPLATE["spec"], "tolerations": [{"effect": "NoSchedul"}]}}),
+        ),
+        'spec.template.spec.tolerations[0].effect: Unsupported value: "NoSchedul"',
+    ),
+    Case(
+        "Deployment template restartPolicy Never",
+        workload(
+            "Deployment", replicated(template={**TEMPLATE, "spec": {**TEMPLATE["spec"], "restartPolicy": "Never"}})
+        ),
+        'spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"',
+    ),
+    Case(
+        "ReplicaSet with an empty selector",
+        workload("ReplicaSet", replicated(selector={})),
+        "spec.selector: Invalid value: {}: empty selector is invalid for deployment",
+    ),
+    Case(
+        "StatefulSet podManagementPolicy misspelled",
+        workload("StatefulSet", replicated(podManagementPolicy="Fast")),
+        "spec.podManagementPolicy: Invalid value: \"Fast\": must be 'OrderedReady' or 'Parallel'",
+    ),
+    Case(
+        "StatefulSet negative start ordinal",
+        workload("StatefulSet", replicated(ordinals={"start": -1})),
+        "spec.ordinals.start: Invalid value: -1: must be greater than or equal to 0",
+    ),
+    Case(
+        "DaemonSet with an empty selector",
+        workload("DaemonSet", replicated(selector={})),
+        "spec.selector: Invalid value: {}: empty selector is invalid for daemonset",
+    ),
+    Case(
+        "Job negative parallelism",
+        workload("Job", {"parallelism": -1, "template": JOB_TEMPLATE}),
+        "spec.parallelism: Invalid value: -1: must be greater than or equal to 0",
+    ),
+    Case(
+        "Job completion mode misspelled",
+        workload("Job", {"completionMode": "Sometimes", "template": JOB_TEMPLATE}),
+        'spec.completionMode: Unsupported value: "Sometimes": supported values: "NonIndexed", "Indexed"',
+    ),
+    Case(
+        "Indexed Job without completions",
+        workload("Job", {"completionMode": "Indexed", "parallelism": 2, "template": JOB_TEMPLATE}),
+        "spec.completions: Required value: when completion mode is Indexed",
+    ),
+    Case(
+        "Job template restartPolicy Always",
+        workload("Job", {"template": {"spec": {**JOB_TEMPLATE["spec"], "restartPolicy": "Always"}}}),
+        'spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"',
+    ),
+    Case(
+        "CronJob minute out of range",
+        workload("CronJob", cron(schedule="61 * * * *")),
+        'spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61',
+    ),
+    Case(
+        "CronJob schedule with four fields",
+        workload("CronJob", cron(schedule="* * * *")),
+        'spec.schedule: Invalid value: "* * * *": expected exactly 5 fields, found 4: [* * * *]',
+    ),
+    Case(
+        "CronJob unknown time zone",
+        workload("CronJob", cron(timeZone="Mars/Olympus")),
+        'spec.timeZone: Invalid value: "Mars/Olympus": unknown time zone Mars/Olympus',
+    ),
+    Case(
+        "CronJob time zone in the schedule",
+        workload("CronJob", cron(schedule="TZ=UTC 0 * * * *")),
+        "cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
+    ),
+    Case(
+        "CronJob concurrency policy misspelled",
+        workload("CronJob", cron(concurrencyPolicy="Never")),
+        'spec.concurrencyPolicy: Unsupported value: "Never": supported values: "Allow", "Forbid", "Replace"',
     ),
 ]

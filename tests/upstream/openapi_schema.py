@@ -18,7 +18,8 @@ from typing import Any
 # The kinds the simulator reads, by the group-version that serves them.
 KINDS = {
     "v1": ["Pod", "Node", "Namespace", "PersistentVolume", "PersistentVolumeClaim", "Service", "ReplicationController"],
-    "apps/v1": ["ReplicaSet", "StatefulSet"],
+    "apps/v1": ["ReplicaSet", "StatefulSet", "Deployment", "DaemonSet"],
+    "batch/v1": ["Job", "CronJob"],
     "policy/v1": ["PodDisruptionBudget"],
     "storage.k8s.io/v1": ["StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity"],
     "scheduling.k8s.io/v1": ["PriorityClass"],

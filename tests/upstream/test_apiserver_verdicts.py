@@ -31,6 +31,13 @@ PATHS = {
     "CSINode": "/apis/storage.k8s.io/v1/csinodes",
     "CSIStorageCapacity": "/apis/storage.k8s.io/v1/namespaces/default/csistoragecapacities",
     "PodDisruptionBudget": "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+    "Deployment": "/apis/apps/v1/namespaces/default/deployments",
+    "ReplicaSet": "/apis/apps/v1/namespaces/default/replicasets",
+    "StatefulSet": "/apis/apps/v1/namespaces/default/statefulsets",
+    "DaemonSet": "/apis/apps/v1/namespaces/default/daemonsets",
+    "ReplicationController": "/api/v1/namespaces/default/replicationcontrollers",
+    "Job": "/apis/batch/v1/namespaces/default/jobs",
+    "CronJob": "/apis/batch/v1/namespaces/default/cronjobs",
 }
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 ADMISSION_SYNC_S = 10.0  # admission plugins read PriorityClasses through an informer: give it time

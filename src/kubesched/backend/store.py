@@ -24,6 +24,11 @@ NAMESPACED = {
     "ReplicationController",
     "StatefulSet",
     "CSIStorageCapacity",
+    # Workloads: the embedded cluster's controllers turn them into pods (simulator/controllers).
+    "Deployment",
+    "DaemonSet",
+    "Job",
+    "CronJob",
 }
 CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver"}
 KINDS = NAMESPACED | CLUSTER_SCOPED

@@ -14,6 +14,11 @@ admission plugins do on create:
 - Node: allocatable from capacity. Namespace: the kubernetes.io/metadata.name label.
 - PersistentVolume: reclaim policy and volume mode; PersistentVolumeClaim: volume mode.
 - StorageClass: reclaim policy and binding mode. PriorityClass: preemption policy.
+- Workloads, for the fields their controllers read: replicas (Deployment, ReplicaSet,
+  ReplicationController, StatefulSet), a ReplicationController's selector and labels
+  from its template, the update strategies, a StatefulSet's pod management and claim
+  retention policies, a Job's parallelism, completions, completion mode, suspend and
+  manualSelector, a CronJob's concurrency policy and suspend.
 """
 
 from __future__ import annotations
@@ -167,6 +172,91 @@ def default_priority_class(pc: Obj) -> None:
     pc.setdefault("preemptionPolicy", "PreemptLowerPriority")
 
 
+def _replicas(obj: Obj) -> Obj:
+    spec = _dict(obj, "spec")
+    if spec.get("replicas") is None:
+        spec["replicas"] = 1
+    return spec
+
+
+def default_deployment(d: Obj) -> None:
+    spec = _replicas(d)
+    strategy = _dict(spec, "strategy")
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        rolling = _dict(strategy, "rollingUpdate")
+        rolling.setdefault("maxUnavailable", "25%")
+        rolling.setdefault("maxSurge", "25%")
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+
+
+def default_replica_set(rs: Obj) -> None:
+    _replicas(rs)
+
+
+def default_replication_controller(rc: Obj) -> None:
+    spec = _replicas(rc)
+    template = spec.get("template")
+    labels = ((template.get("metadata") or {}).get("labels") if isinstance(template, dict) else None) or None
+    if labels is not None:
+        if not spec.get("selector"):
+            spec["selector"] = dict(labels)
+        meta = _dict(rc, "metadata")
+        if not meta.get("labels"):
+            meta["labels"] = dict(labels)
+
+
+def default_stateful_set(sts: Obj) -> None:
+    spec = _replicas(sts)
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    strategy = _dict(spec, "updateStrategy")
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+        strategy.setdefault("rollingUpdate", {})
+    if strategy["type"] == "RollingUpdate" and isinstance(strategy.get("rollingUpdate"), dict):
+        strategy["rollingUpdate"].setdefault("partition", 0)
+    retention = _dict(spec, "persistentVolumeClaimRetentionPolicy")
+    retention.setdefault("whenDeleted", "Retain")
+    retention.setdefault("whenScaled", "Retain")
+    spec.setdefault("revisionHistoryLimit", 10)
+
+
+def default_daemon_set(ds: Obj) -> None:
+    spec = _dict(ds, "spec")
+    strategy = _dict(spec, "updateStrategy")
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        rolling = _dict(strategy, "rollingUpdate")
+        rolling.setdefault("maxUnavailable", 1)
+        rolling.setdefault("maxSurge", 0)
+    spec.setdefault("revisionHistoryLimit", 10)
+
+
+def default_job(job: Obj) -> None:
+    spec = _dict(job, "spec")
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+    if spec.get("parallelism") is None:
+        spec["parallelism"] = 1
+    if spec.get("backoffLimit") is None:
+        spec["backoffLimit"] = 2**31 - 1 if spec.get("backoffLimitPerIndex") is not None else 6
+    # The Job's labels default to its template's once the Job strategy completed them (controllers/job.py).
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
+    spec.setdefault("manualSelector", False)
+
+
+def default_cron_job(cj: Obj) -> None:
+    spec = _dict(cj, "spec")
+    if not spec.get("concurrencyPolicy"):
+        spec["concurrencyPolicy"] = "Allow"
+    spec.setdefault("suspend", False)
+    spec.setdefault("successfulJobsHistoryLimit", 3)
+    spec.setdefault("failedJobsHistoryLimit", 1)
+
+
 DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "Pod": default_pod,
     "Node": default_node,
@@ -175,6 +265,13 @@ DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "PersistentVolumeClaim": default_persistent_volume_claim,
     "StorageClass": default_storage_class,
     "PriorityClass": default_priority_class,
+    "Deployment": default_deployment,
+    "ReplicaSet": default_replica_set,
+    "ReplicationController": default_replication_controller,
+    "StatefulSet": default_stateful_set,
+    "DaemonSet": default_daemon_set,
+    "Job": default_job,
+    "CronJob": default_cron_job,
 }
 
 

@@ -21,12 +21,13 @@ from kubesched.backend.embedded import KINDS, NAMESPACED
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.framework.node_info import parse_node
 from kubesched.framework.types import new_pod_info
-from kubesched.simulator import admission
+from kubesched.simulator import admission, controllers
 from kubesched.simulator.defaulting import set_defaults
 from kubesched.simulator.documents import DocumentError, parse_documents
 from kubesched.simulator.scenario import KIND as SCENARIO_KIND
 from kubesched.simulator.scenario import ScenarioError, Step, parse_steps
 from kubesched.simulator.schema import decode_errors
+from kubesched.simulator.unused_kinds import skipped_warning, unused_kind
 from kubesched.simulator.validation import SYSTEM_PRIORITY_CLASSES, validate
 
 __all__ = ["SYSTEM_PRIORITY_CLASSES", "LoadError", "LoadedInput", "SourcedObject", "load_manifests", "prepare_objects"]
@@ -68,6 +69,8 @@ class LoadedInput:
     steps: list[Step] = field(default_factory=list)  # Scenario steps, in document order
     step_objects: list[SourcedObject] = field(default_factory=list)  # what the steps create
     warnings: list[str] = field(default_factory=list)  # what prepare_objects noticed, for the result
+    skipped: dict[str, int] = field(default_factory=dict)  # objects of kinds kubesched does not use, by kind
+    admission: admission.Context | None = None  # what prepare_objects admitted against, for objects made later
 
 
 def _files(paths: list[str]) -> list[tuple[str, str]]:
@@ -126,6 +129,8 @@ def load_manifests(paths: list[str]) -> LoadedInput:
                     f"{source}, document {i}: expected a Kubernetes object (a mapping), got {type(doc).__name__}"
                 )
             _add_document(loaded, doc, source, i)
+    if loaded.skipped:
+        loaded.warnings.append(skipped_warning(loaded.skipped))
     return loaded
 
 
@@ -150,7 +155,11 @@ def _add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: 
         for step, created in parsed:
             loaded.steps.append(step)
             for obj, path in created:
-                loaded.step_objects.append(_checked(SourcedObject(obj, source, index, path)))
+                checked = _checked(SourcedObject(obj, source, index, path), loaded)
+                if checked is None:
+                    step.create[:] = [o for o in step.create if o is not obj]
+                else:
+                    loaded.step_objects.append(checked)
         return
     if kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc):
         items = doc.get("items") or []
@@ -159,16 +168,26 @@ def _add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: 
         for j, item in enumerate(items):
             if not isinstance(item, dict):
                 raise LoadError(f"{source}, document {index}: items[{j}]: expected an object")
-            loaded.objects.append(_checked(SourcedObject(item, source, index, f"items[{j}]")))
+            _append(loaded, _checked(SourcedObject(item, source, index, f"items[{j}]"), loaded))
         return
-    loaded.objects.append(_checked(SourcedObject(doc, source, index)))
+    _append(loaded, _checked(SourcedObject(doc, source, index), loaded))
 
 
-def _checked(so: SourcedObject) -> SourcedObject:
-    """A supported kind with a name (or generateName); anything else names the spot."""
+def _append(loaded: LoadedInput, so: SourcedObject | None) -> None:
+    if so is not None:
+        loaded.objects.append(so)
+
+
+def _checked(so: SourcedObject, loaded: LoadedInput) -> SourcedObject | None:
+    """A supported kind with a name (or generateName); None for a kind kubesched does not use (counted in
+    `loaded.skipped`); anything else names the spot."""
     kind = so.obj.get("kind")
     if not kind:
         raise LoadError(f"{so.where()}: kind: Required value")
+    unused = unused_kind(so.obj) if isinstance(kind, str) and kind not in KINDS else ""
+    if unused:
+        loaded.skipped[unused] = loaded.skipped.get(unused, 0) + 1
+        return None
     if not isinstance(kind, str) or kind not in KINDS:
         supported = ", ".join(sorted(KINDS | {CONFIG_KIND, "List"}))
         raise LoadError(f'{so.describe()}: kind: unknown kind "{kind}" (supported: {supported})')
@@ -209,11 +228,46 @@ def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
     except admission.AdmissionError as err:
         raise LoadError(f"{err.where} ({err.kind} {err.ident}): {err}") from err
     admission.distinct_uids([so.obj for so in everything])
+    for so in everything:
+        if so.obj["kind"] in controllers.WORKLOAD_KINDS:
+            controllers.prepare_for_create(so.obj)
+            _check(so, controllers.template_problems(so.obj, _template_pod_problems))
+    loaded.admission = context
     nodes = {so.obj["metadata"]["name"] for so in everything if so.obj["kind"] == "Node"}
     kept, warnings = admission.informer_view([so.obj for so in loaded.objects], nodes)
     loaded.warnings.extend(warnings)
     keep = {id(obj) for obj in kept}
     return [so for so in loaded.objects if id(so.obj) in keep]
+
+
+def _template_pod_problems(pod: dict[str, Any]) -> list[str]:
+    """The API server's validation of a workload's pod template (admission comes when the pods are created)."""
+    set_defaults(pod)
+    problems = validate(pod)
+    if problems:
+        return problems
+    try:
+        new_pod_info(pod)
+    except (FieldError, TypeError, ValueError, AttributeError) as err:
+        return [str(err)]
+    return []
+
+
+def create_problems(obj: dict[str, Any], context: admission.Context) -> list[str]:
+    """What the API server says to an object a controller creates (after filling its defaults); [] when it takes it."""
+    problems = decode_errors(obj)
+    if problems:
+        return problems
+    set_defaults(obj)
+    problems = context.admit(obj) + validate(obj) + context.validate_admission(obj)
+    if problems:
+        return problems
+    try:
+        if obj["kind"] == "Pod":
+            new_pod_info(obj)
+    except (FieldError, TypeError, ValueError, AttributeError) as err:
+        return [str(err)]
+    return []
 
 
 def _check(so: SourcedObject, problems: list[str]) -> None:

@@ -84,6 +84,7 @@ def _pod_entry(result: SimulationResult, namespace: str, name: str, attempts: in
         "victims": result.victims.get(key, []),
         "attempts": attempts,
         "boundAt": result.bound_at.get(key),
+        "owner": result.owners.get(key),
     }
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import copy
 import functools
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.field import aggregate
 from kubesched.backend.embedded import ConflictError, EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
@@ -16,7 +18,8 @@ from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator.admission import TERMINAL_PHASES
-from kubesched.simulator.load import LoadedInput, admit_update, prepare_objects
+from kubesched.simulator.controllers import WORKLOAD_KINDS, NameGenerator, WorkloadControllers
+from kubesched.simulator.load import LoadedInput, admit_update, create_problems, prepare_objects
 from kubesched.simulator.scenario import Step, merge_patch
 
 # Kinds the store must hold before nodes and pods arrive, as informers sync before scheduling starts.
@@ -32,6 +35,10 @@ _FIRST = (
     "ReplicationController",
     "ReplicaSet",
     "StatefulSet",
+    "Deployment",
+    "DaemonSet",
+    "Job",
+    "CronJob",
     "PodDisruptionBudget",
     "CSIStorageCapacity",
 )
@@ -48,6 +55,7 @@ class SimulationResult:
     victims: dict[str, list[str]] = field(default_factory=dict)  # preemptor key -> victims' keys
     warnings: list[str] = field(default_factory=list)
     end_time: float = 0.0
+    owners: dict[str, str] = field(default_factory=dict)  # pod key -> "Kind/name" of the workload it came from
 
     def on_outcome(self, outcome: Outcome) -> None:
         self.outcomes.pop(outcome.pod.uid, None)
@@ -92,6 +100,7 @@ def simulate(
         config, cluster, clock, registry=registry, seed=seed, record=record, observer=result, bind_latency=bind_latency
     )
     result.scheduler = sched
+    workloads = _workload_controllers(loaded, cluster, result, seed)
     rank = {k: i for i, k in enumerate(_FIRST)}
     first = sorted((so for so in objects if so.obj["kind"] in rank), key=lambda so: rank[so.obj["kind"]])
     nodes = [so for so in objects if so.obj["kind"] == "Node"]
@@ -101,6 +110,7 @@ def simulate(
     for so in (*first, *nodes, *bound, *pending):
         cluster.create(so.obj)
     result.pending = [new_pod_info(so.obj) for so in pending]
+    workloads.start([so.obj for so in objects if so.obj["kind"] in WORKLOAD_KINDS])
     with_claims = sum(1 for p in result.pending if has_claims(p))
     if with_claims:
         result.warnings.append(
@@ -112,6 +122,49 @@ def simulate(
     sched.run(until=until)
     result.end_time = clock.now
     return result
+
+
+def _workload_controllers(
+    loaded: LoadedInput, cluster: EmbeddedCluster, result: SimulationResult, seed: int | None
+) -> WorkloadControllers:
+    """The workload controllers, naming what they create from the seed, admitting it as the input was admitted."""
+    context = loaded.admission
+    assert context is not None
+
+    def owner(kind: str, event: str, old: Any, new: Any) -> None:
+        if kind == "Pod" and event == "ADDED":
+            found = manager.workload_of(new)
+            if found is not None:
+                meta = new.get("metadata") or {}
+                result.owners[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = found
+
+    def created(pod: dict[str, Any]) -> None:
+        if not (pod.get("spec") or {}).get("nodeName"):
+            result.pending.append(new_pod_info(pod))
+
+    def deleted(pod: Any) -> None:
+        meta = pod.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+        uid = str(meta.get("uid") or key)
+        if uid not in result.outcomes:  # never tried: it leaves no trace in `pods`
+            result.pending = [p for p in result.pending if p.uid != uid]
+        result.on_event(SchedulerEvent(cluster.clock(), key, "Deleted"))
+
+    def admit(obj: dict[str, Any]) -> str:
+        problems = create_problems(obj, context)
+        return aggregate(problems) if problems else ""
+
+    rng = random.Random(f"kubesched-names/{seed}") if seed is not None else random.Random()
+    manager = WorkloadControllers(
+        cluster,
+        NameGenerator(rng),
+        admit=admit,
+        on_created=created,
+        on_deleted=deleted,
+        warn=result.warnings.append,
+    )
+    cluster.subscribe(owner)  # every pod's workload, as it arrives (its owners may be gone by the end)
+    return manager
 
 
 def _play(step: Step, cluster: EmbeddedCluster, result: SimulationResult) -> None:

@@ -30,6 +30,7 @@ from kubesched.api.selectors import (
     validate_node_selector_term,
 )
 from kubesched.api.taints import validate_taints, validate_tolerations
+from kubesched.simulator import workload_validation
 
 Errors = list[str]
 
@@ -211,6 +212,10 @@ NAMESPACED = {
     "ReplicationController",
     "StatefulSet",
     "CSIStorageCapacity",
+    "Deployment",
+    "DaemonSet",
+    "Job",
+    "CronJob",
 }
 
 
@@ -618,10 +623,8 @@ VALIDATORS: dict[str, Callable[[Obj], Errors]] = {
     "CSINode": validate_csi_node,
     "CSIStorageCapacity": validate_csi_storage_capacity,
     "Service": _selector_validator("spec.selector", as_map=True),
-    "ReplicationController": _selector_validator("spec.selector", as_map=True),
-    "ReplicaSet": _selector_validator("spec.selector"),
-    "StatefulSet": _selector_validator("spec.selector"),
     "PodDisruptionBudget": _selector_validator("spec.selector"),
+    **workload_validation.VALIDATORS,
 }
 
 
