@@ -19,6 +19,9 @@ from kubesched.framework.node_info import parse_node
 from kubesched.framework.plugins.podtopologyspread.common import filter_constraints
 from kubesched.framework.plugins.podtopologyspread.plugin import (
     LABEL_HOSTNAME,
+    CriticalPaths,
+    _PreFilterState,
+    domains_per_constraint,
     match_num_per_domain,
     match_num_per_domain_plain,
     pre_score_state,
@@ -84,6 +87,14 @@ def _both(snap: Snapshot, pod_obj: dict[str, Any]) -> tuple[list[list[tuple[str,
     constraints = filter_constraints(pod.topology_spread_constraints, "DoNotSchedule")
     fast = match_num_per_domain(pod, constraints, snap.table)
     plain = match_num_per_domain_plain(pod, constraints, snap.node_info_list)
+    state = _PreFilterState(constraints, snap.table, domains_per_constraint(pod, constraints, snap.table))
+    for i, counts in enumerate(plain):
+        paths = CriticalPaths()
+        for v, n in counts.items():
+            paths.update(v, n)
+        for min_domains in (1, 2, 3):
+            want = 0 if len(counts) < min_domains else paths.paths[0][1]
+            assert state.min_match_num(i, min_domains) == want  # from the arrays, before any dict is built
     return [list(d.items()) for d in fast], [list(d.items()) for d in plain]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -94,27 +94,90 @@ class CriticalPaths:
         return c
 
 
-@dataclass(slots=True)
+Domains = tuple[npt.NDArray[np.signedinteger[Any]], IntArray]  # value codes in first-seen order, matching pods
+
+
 class _PreFilterState:
-    constraints: list[Constraint] = field(default_factory=list)
-    critical_paths: list[CriticalPaths] = field(default_factory=list)
-    tp_value_to_match_num: list[dict[str, int]] = field(default_factory=list)
+    """Matching pods per domain for each DoNotSchedule constraint.
+
+    Held as NodeTable value codes and sums (`domains`), which Filter's vectorised path reads;
+    the per-value dicts and critical paths that the per-node path and AddPod/RemovePod use
+    are built on first use, and once edited they are the state (`domains` is dropped).
+    """
+
+    __slots__ = ("constraints", "_table", "_domains", "_mins", "_match_num", "_paths")
+
+    def __init__(
+        self,
+        constraints: list[Constraint],
+        table: NodeTable,
+        domains: list[Domains] | None,
+        match_num: list[dict[str, int]] | None = None,
+        paths: list[CriticalPaths] | None = None,
+    ) -> None:
+        self.constraints = constraints
+        self._table = table
+        self._domains = domains
+        self._mins = [int(sums.min()) if len(sums) else MAX_INT32 for _, sums in domains or []]
+        self._match_num = match_num
+        self._paths = paths
+
+    @property
+    def tp_value_to_match_num(self) -> list[dict[str, int]]:
+        if self._match_num is None:
+            self._match_num = [
+                dict(zip(_values_of(self._table, c.topology_key, codes), sums.tolist(), strict=True))
+                for c, (codes, sums) in zip(self.constraints, self._domains or [], strict=True)
+            ]
+        return self._match_num
+
+    @property
+    def critical_paths(self) -> list[CriticalPaths]:
+        if self._paths is None:
+            out = []
+            for counts in self.tp_value_to_match_num:
+                paths = CriticalPaths()
+                for v, n in counts.items():
+                    paths.update(v, n)
+                out.append(paths)
+            self._paths = out
+        return self._paths
 
     def min_match_num(self, i: int, min_domains: int) -> int:
+        if self._domains is not None:
+            if len(self._domains[i][0]) < min_domains:
+                return 0
+            return self._mins[i]
         if len(self.tp_value_to_match_num[i]) < min_domains:
             return 0
         return self.critical_paths[i].paths[0][1]
 
+    def matching_by_code(self, i: int) -> IntArray:
+        """Constraint i's matching pods by value code of its key, with a trailing 0 that ABSENT (-1) indexes."""
+        key = self.constraints[i].topology_key
+        per_code = np.zeros(self._table.value_count(key) + 1, dtype=np.int64)
+        if self._domains is not None:
+            codes, sums = self._domains[i]
+            per_code[codes] = sums
+        else:
+            counts = self.tp_value_to_match_num[i]
+            per_code[:-1] = [counts.get(v, 0) for v in self._table.label_values(key)]
+        return per_code
+
     def clone(self) -> _PreFilterState:
         return _PreFilterState(
             list(self.constraints),
-            [p.copy() for p in self.critical_paths],
-            [dict(m) for m in self.tp_value_to_match_num],
+            self._table,
+            self._domains,  # never changed in place
+            [dict(m) for m in self._match_num] if self._match_num is not None else None,
+            [p.copy() for p in self._paths] if self._paths is not None else None,
         )
 
     def update_with_pod(self, updated: PodInfo, preemptor: PodInfo, node_info: NodeInfo, delta: int) -> None:
         if updated.namespace != preemptor.namespace or node_info.node is None:
             return
+        match_num, paths = self.tp_value_to_match_num, self.critical_paths
+        self._domains = None
         labels = node_info.labels
         if not node_labels_match_spread_constraints(labels, self.constraints):
             return
@@ -124,9 +187,9 @@ class _PreFilterState:
             if not c.selector.matches(updated.labels):
                 continue
             v = labels[c.topology_key]
-            counts = self.tp_value_to_match_num[i]
+            counts = match_num[i]
             counts[v] = counts.get(v, 0) + delta
-            self.critical_paths[i].update(v, counts[v])
+            paths[i].update(v, counts[v])
 
 
 @dataclass(slots=True)
@@ -235,15 +298,10 @@ class PodTopologySpread(
         constraints = self._constraints(pod, "DoNotSchedule")
         if not constraints:
             return None, Status(Code.SKIP)
-        snapshot = self._handle.shared_lister()
-        s = _PreFilterState(constraints, [], [{} for _ in constraints])
-        s.tp_value_to_match_num = match_num_per_domain(pod, constraints, snapshot.table)
-        for counts in s.tp_value_to_match_num:
-            paths = CriticalPaths()
-            for v, n in counts.items():
-                paths.update(v, n)
-            s.critical_paths.append(paths)
-        state.write(PRE_FILTER_STATE_KEY, s)
+        table = self._handle.shared_lister().table
+        state.write(
+            PRE_FILTER_STATE_KEY, _PreFilterState(constraints, table, domains_per_constraint(pod, constraints, table))
+        )
         return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions:
@@ -263,13 +321,9 @@ class PodTopologySpread(
         mask = np.ones(table.n, dtype=bool)
         for i, c in enumerate(s.constraints):
             codes = table.label_column(c.topology_key)
-            counts = s.tp_value_to_match_num[i]
-            per_code = np.fromiter((counts.get(v, 0) for v in table.label_values(c.topology_key)), dtype=np.int64)
-            present = codes != ABSENT
-            matching = np.zeros(table.n, dtype=np.int64)
-            matching[present] = per_code[codes[present]]
+            matching = s.matching_by_code(i)[codes]
             self_match = 1 if c.selector.matches(pod.labels) else 0
-            mask &= present & (matching + self_match - s.min_match_num(i, c.min_domains) <= c.max_skew)
+            mask &= (codes != ABSENT) & (matching + self_match - s.min_match_num(i, c.min_domains) <= c.max_skew)
         return mask
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
@@ -389,29 +443,42 @@ def match_num_per_domain_plain(
     return out
 
 
-def match_num_per_domain(pod: PodInfo, constraints: Sequence[Constraint], table: NodeTable) -> list[dict[str, int]]:
-    """match_num_per_domain_plain over the NodeTable: label and matching-pod columns kept by the cache.
-
-    Values keep the order in which the nodes first show them, as the plain loop inserts them:
-    the critical paths break ties by that order.
-    """
+def domains_per_constraint(pod: PodInfo, constraints: Sequence[Constraint], table: NodeTable) -> list[Domains]:
+    """Per constraint, the value codes of the eligible nodes' domains in the order the nodes first show them, and
+    the matching pods in each: label and matching-pod columns kept by the cache, summed by domain."""
     eligible = np.ones(table.n, dtype=bool)
     for c in constraints:
         eligible &= table.label_column(c.topology_key) != ABSENT
-    out: list[dict[str, int]] = []
+    out: list[Domains] = []
     for c in constraints:
         rows = eligible & _inclusion_mask(pod, c, table)
         codes = table.label_column(c.topology_key)[rows]
         if not len(codes):
-            out.append({})
+            out.append((codes, np.zeros(0, dtype=np.int64)))
             continue
         matching = _matching_column(pod, c.selector, table)[rows]
         present, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
         sums = np.bincount(inverse, weights=matching, minlength=len(present)).astype(np.int64)
-        values = table.label_values(c.topology_key)
         order = np.argsort(first, kind="stable")
-        out.append({values[int(present[j])]: int(sums[j]) for j in order.tolist()})
+        out.append((present[order], sums[order]))
     return out
+
+
+def match_num_per_domain(pod: PodInfo, constraints: Sequence[Constraint], table: NodeTable) -> list[dict[str, int]]:
+    """match_num_per_domain_plain over the NodeTable, as dicts.
+
+    Values keep the order in which the nodes first show them, as the plain loop inserts them:
+    the critical paths break ties by that order.
+    """
+    return [
+        dict(zip(_values_of(table, c.topology_key, codes), sums.tolist(), strict=True))
+        for c, (codes, sums) in zip(constraints, domains_per_constraint(pod, constraints, table), strict=True)
+    ]
+
+
+def _values_of(table: NodeTable, key: str, codes: npt.NDArray[np.signedinteger[Any]]) -> list[str]:
+    values = table.label_values(key)
+    return [values[code] for code in codes.tolist()]
 
 
 def pre_score_state_plain(
