@@ -33,6 +33,8 @@ from kubesched.framework.types import PodInfo
 NAME: Final = names.NODE_VOLUME_LIMITS
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: Final = "node(s) exceed max volume count"
 ATTACHABLE_PREFIX: Final = "attachable-volumes-"
+_READS: Final = ("PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode")
+MAX_CACHED_NODES: Final = 100_000  # entries outlive removed nodes; start over past this many
 
 
 class ClaimNotFound(LookupError):
@@ -47,6 +49,8 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         # Unbound claims get a handle no real volume has, as upstream's random prefix ensures
         # (not drawn from the scheduler's seeded source: that would shift its tie-breaks).
         self.random_prefix = uuid.uuid4().hex
+        # Node name -> (what the entry was computed from, the node's attached volumes, its limits).
+        self._per_node: dict[str, tuple[tuple[int, ...], dict[str, str], dict[str, int]]] = {}
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
@@ -84,12 +88,9 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
         if not new_volumes:
             return None
-        limits = volume_limits(node_info, csi_node)
+        attached, limits = self._node_volumes(node_info, csi_node)
         if not limits:
             return None
-        attached: dict[str, str] = {}
-        for existing in node_info.pods:
-            self._attachable_volumes(existing, csi_node, False, attached)
         attached_count: dict[str, int] = {}
         for unique, key in attached.items():
             new_volumes.pop(unique, None)  # a volume already attached costs nothing more
@@ -102,6 +103,26 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             if limit is not None and attached_count.get(key, 0) + count > limit:
                 return Status(Code.UNSCHEDULABLE, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
         return None
+
+    def _node_volumes(self, node_info: NodeInfo, csi_node: ObjView | None) -> tuple[dict[str, str], dict[str, int]]:
+        """The volumes the node's pods attach, and its limits; kept until its pods or the objects read change.
+
+        A NodeInfo's generation changes with any change to its node or pods; the store's kind
+        versions with any change to claims, volumes, classes or CSINodes.
+        """
+        listers = self.handle.listers()
+        key = (node_info.generation, *(listers.kind_version(k) for k in _READS))
+        hit = self._per_node.get(node_info.name)
+        if hit is not None and hit[0] == key:
+            return hit[1], hit[2]
+        attached: dict[str, str] = {}
+        for existing in node_info.pods:
+            self._attachable_volumes(existing, csi_node, False, attached)
+        limits = volume_limits(node_info, csi_node)
+        if len(self._per_node) >= MAX_CACHED_NODES:
+            self._per_node.clear()
+        self._per_node[node_info.name] = (key, attached, limits)
+        return attached, limits
 
     def _attachable_volumes(
         self, pod: PodInfo, csi_node: ObjView | None, new_pod: bool, result: dict[str, str]

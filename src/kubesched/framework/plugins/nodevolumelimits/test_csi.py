@@ -169,3 +169,21 @@ def test_long_driver_names_are_hashed_into_the_limit_key():
     key = csi_attach_limit_key("a" * 60)
     assert len(key) == len("attachable-volumes-csi-") + 23 + 16 and key.startswith("attachable-volumes-csi-" + "a" * 23)
     assert csi_attach_limit_key(EBS) == "attachable-volumes-csi-ebs.csi.aws.com"
+
+
+def test_a_kept_count_follows_the_node_and_the_objects_it_read():
+    """The per-node volumes kept between cycles are recounted when the node's pods change and when a claim or
+    volume changes: the same plugin, as the scheduler keeps it, across snapshots and store changes."""
+    cluster = lister_with([*OBJECTS, make_csi_node("n", {EBS: 1}, ())])
+    snapshot = build_snapshot([make_node("n").obj()], [pod("e", "csi-ebs.csi.aws.com-1", node="n")])
+    pl = new_plugin(csi.new, None, snapshot, cluster)
+    new = pod("new", "csi-ebs.csi.aws.com-0")
+    assert filter_statuses(pl, new, snapshot, batch=False) == [EXCEEDED]
+    # The existing pod's claim now points at the volume the new pod uses: attached already, no extra count.
+    claim = cluster.get("PersistentVolumeClaim", "default", "csi-ebs.csi.aws.com-1")
+    assert claim is not None
+    cluster.update({**claim, "spec": {**claim["spec"], "volumeName": "csi-ebs.csi.aws.com-0"}})
+    assert filter_statuses(pl, new, snapshot, batch=False) == [None]
+    # A node without the existing pod: nothing attached.
+    pl.handle.snapshot = build_snapshot([make_node("n").obj()], [])
+    assert filter_statuses(pl, pod("other", "csi-ebs.csi.aws.com-2"), pl.handle.snapshot, batch=False) == [None]
