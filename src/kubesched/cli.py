@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kubesched.api.duration import parse_duration
-from kubesched.config.legacy import load_algorithm_provider, load_policy, parse_feature_gates
 from kubesched.config.load import ConfigError, SchedulerConfig, load_config
 from kubesched.framework.runtime.framework import FrameworkError
 from kubesched.simulator.documents import DocumentError, parse_documents
 from kubesched.simulator.load import LoadedInput, LoadError, load_manifests, read_text
-from kubesched.simulator.report import print_table, to_json
-from kubesched.simulator.run import build_config, simulate
+
+# The simulation, its report (rich) and legacy policies are imported where simulate uses them:
+# `kubesched run` restarts faster without them.
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL_ERROR = 1
@@ -126,6 +126,9 @@ def _load_config_file(path: str, kind: str = "KubeSchedulerConfiguration") -> di
 
 def _scheduler_config(args: argparse.Namespace, loaded: LoadedInput) -> tuple[SchedulerConfig, list[str]]:
     """--config, a configuration among the manifests, or a legacy Policy or algorithm provider."""
+    from kubesched.config.legacy import load_algorithm_provider, load_policy, parse_feature_gates
+    from kubesched.simulator.run import build_config
+
     legacy = [
         f
         for f, v in (
@@ -178,6 +181,9 @@ def _config_source(args: argparse.Namespace, loaded: LoadedInput | None) -> str:
 
 
 def simulate_command(args: argparse.Namespace) -> int:
+    from kubesched.simulator.report import to_json
+    from kubesched.simulator.run import simulate
+
     loaded: LoadedInput | None = None
     try:
         loaded = load_manifests(args.files)
@@ -205,6 +211,8 @@ def simulate_command(args: argparse.Namespace) -> int:
 
 def _write(doc: dict[str, Any], output: str, out: TextIO) -> int:
     """Print the result; a reader that goes away early (`| head`) ends the command quietly."""
+    from kubesched.simulator.report import print_table
+
     try:
         if output == "json":
             json.dump(doc, out, indent=1)

@@ -171,9 +171,12 @@ def test_bound_pods_get_the_same_condition_and_event(sides: tuple[Side, Side]) -
 
 
 def test_unschedulable_pod_gets_the_same_condition_and_event(sides: tuple[Side, Side]) -> None:
+    # Every node first: the message counts the nodes a scheduler knew of, and kubesched may try its
+    # pod before the other side's nodes exist if they come after it.
     for side in sides:
         side.node("a", cpu="1")
         side.node("b", cpu="1")
+    for side in sides:
         side.pod("huge", cpu="3")
     for side in sides:
         wait_for(lambda s=side: s.writes("huge")["events"], f"{side.name}'s FailedScheduling event")
