@@ -18,7 +18,7 @@ from kubesched.config.load import ConfigError, SchedulerConfig, load_config
 from kubesched.framework.runtime.framework import FrameworkError
 from kubesched.simulator.documents import DocumentError, parse_documents
 from kubesched.simulator.load import LoadedInput, LoadError, load_manifests, read_text
-from kubesched.simulator.report import print_table, to_json
+from kubesched.simulator.report import print_table, to_json, write_json
 from kubesched.simulator.run import build_config, simulate
 
 EXIT_BAD_INPUT = 2
@@ -207,7 +207,7 @@ def _write(doc: dict[str, Any], output: str, out: TextIO) -> int:
     """Print the result; a reader that goes away early (`| head`) ends the command quietly."""
     try:
         if output == "json":
-            json.dump(doc, out, indent=1)
+            write_json(doc, out)
             out.write("\n")
         else:
             print_table(doc, out)
