@@ -151,6 +151,10 @@ class ScheduleOne:
         """The informer's copy of the pod, or None if it is gone."""
         return self._pod_lookup(pod.namespace, pod.name)
 
+    def informer_pod(self, namespace: str, name: str) -> PodInfo | None:
+        """The pod as the scheduler's informer holds it (parsed), or None if it has none."""
+        return self._pod_lookup(namespace, name)
+
     # The scheduling cycle
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:

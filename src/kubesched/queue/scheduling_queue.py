@@ -300,7 +300,7 @@ class PriorityQueue:
         """PodsToActivate: straight to activeQ from wherever the pod waits (gates still apply)."""
         for pod in pods:
             uid = pod.uid
-            qpi = self.unschedulable_pods.pop(uid, None) or self._backoff_q.delete(uid)
+            qpi = self._unschedulable.take(uid) or self._backoff_q.delete(uid)
             if qpi is None:
                 qpi = self.gated_pods.pop(uid, None)
             if qpi is not None:

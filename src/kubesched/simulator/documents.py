@@ -113,7 +113,7 @@ def _depth(root: Any) -> int:
 
 
 class _Frame:
-    __slots__ = ("value", "anchor", "depth", "key", "key_mark", "merges", "explicit")
+    __slots__ = ("value", "anchor", "depth", "key", "key_mark", "merges")
 
     def __init__(self, value: dict[str, Any] | list[Any], anchor: str | None) -> None:
         self.value = value
@@ -122,11 +122,16 @@ class _Frame:
         self.key: Any = _MISSING
         self.key_mark: Any = None
         self.merges: list[tuple[Any, Any]] = []
-        self.explicit: set[str] = set()
 
 
 class _Builder:
-    """Turns one stream's events into documents, without recursion."""
+    """Turns one stream's events into documents, without recursion.
+
+    A mapping holds only its own keys until it ends (merged entries are added then), so
+    a key already in it was set twice. Plain scalars are resolved once per distinct text:
+    manifests repeat `v1`, `Pod`, `100m` thousands of times, and the same str objects are
+    then shared by every document that holds them.
+    """
 
     def __init__(self) -> None:
         self.docs: list[Any] = []
@@ -135,31 +140,52 @@ class _Builder:
         self.open_anchors: set[str] = set()
         self.copied = 0
         self.root: Any = None
+        self.plain: dict[str, Any] = {}  # plain scalar text -> its value
 
     def feed(self, event: Any) -> None:
-        if isinstance(event, ev.ScalarEvent):
-            self._add(self._scalar(event), event.anchor, 0, event.start_mark)
-        elif isinstance(event, ev.MappingStartEvent | ev.SequenceStartEvent):
+        cls = event.__class__
+        if cls is ev.ScalarEvent:
+            stack = self.stack
+            if event.anchor is not None or not stack:
+                self._add(self._scalar(event), event.anchor, 0, event.start_mark)
+                return
+            # The common case, inlined: an unanchored scalar inside a collection (never too deep).
+            if event.tag is None and event.implicit[0]:
+                value = self.plain.get(event.value, _MISSING)
+                if value is _MISSING:
+                    value = self.plain[event.value] = self._scalar(event)
+            else:
+                value = self._scalar(event)
+            top = stack[-1]
+            target = top.value
+            if target.__class__ is list:
+                target.append(value)
+            elif top.key is _MISSING:
+                top.key = value if value.__class__ is str else _key(value, event.start_mark)
+                top.key_mark = event.start_mark
+            else:
+                self._set(top, value)
+        elif cls is ev.MappingStartEvent or cls is ev.SequenceStartEvent:
             if event.tag not in _COLLECTION_TAGS:
                 raise DocumentError(f"{_where(event.start_mark)}unsupported tag {event.tag}")
             if len(self.stack) >= MAX_DEPTH:
                 raise DocumentError(f"{_where(event.start_mark)}nesting deeper than {MAX_DEPTH} levels")
             if event.anchor:
                 self.open_anchors.add(event.anchor)
-            container: Any = {} if isinstance(event, ev.MappingStartEvent) else []
+            container: Any = {} if cls is ev.MappingStartEvent else []
             self.stack.append(_Frame(container, event.anchor))
-        elif isinstance(event, ev.MappingEndEvent | ev.SequenceEndEvent):
+        elif cls is ev.MappingEndEvent or cls is ev.SequenceEndEvent:
             frame = self.stack.pop()
             if frame.merges:
                 self._merge(frame)
             if frame.anchor:
                 self.open_anchors.discard(frame.anchor)
             self._add(frame.value, frame.anchor, frame.depth, event.start_mark)
-        elif isinstance(event, ev.AliasEvent):
+        elif cls is ev.AliasEvent:
             self._add(*self._alias(event), event.start_mark)
-        elif isinstance(event, ev.DocumentStartEvent):
+        elif cls is ev.DocumentStartEvent:
             self.anchors, self.root = {}, None
-        elif isinstance(event, ev.DocumentEndEvent):
+        elif cls is ev.DocumentEndEvent:
             self.docs.append(self.root)
 
     def _scalar(self, event: Any) -> Any:
@@ -234,26 +260,33 @@ class _Builder:
         if top.key is _MISSING:
             top.key, top.key_mark = _key(value, mark), mark
             return
+        self._set(top, value)
+
+    @staticmethod
+    def _set(top: _Frame, value: Any) -> None:
+        """The value for the mapping's pending key."""
         key, top.key = top.key, _MISSING
         if key is _MERGE_KEY:
             top.merges.append((value, top.key_mark))
             return
-        if key in top.explicit:
+        target = top.value
+        assert isinstance(target, dict)
+        if key in target:
             raise DocumentError(f'{_where(top.key_mark)}key "{key}" already set in map')
-        top.explicit.add(key)
-        top.value[key] = value
+        target[key] = value
 
     def _merge(self, frame: _Frame) -> None:
         """YAML merge keys: entries of the merged mappings that the mapping does not set itself."""
         target = frame.value
         assert isinstance(target, dict)
+        explicit = set(target)
         for value, mark in frame.merges:
             sources = value if isinstance(value, list) else [value]
             for src in sources:
                 if not isinstance(src, dict):
                     raise DocumentError(f"{_where(mark)}expected a mapping or a list of mappings for merging")
                 for k, v in src.items():
-                    if k not in frame.explicit:
+                    if k not in explicit:
                         target.setdefault(k, v)
 
 

@@ -109,7 +109,7 @@ def simulate(
     pending = [so for so in pods if not (so.obj.get("spec") or {}).get("nodeName")]
     for so in (*first, *nodes, *bound, *pending):
         cluster.create(so.obj)
-    result.pending = [new_pod_info(so.obj) for so in pending]
+    result.pending = [_parsed(sched, so.obj) for so in pending]
     workloads.start([so.obj for so in objects if so.obj["kind"] in WORKLOAD_KINDS])
     with_claims = sum(1 for p in result.pending if has_claims(p))
     if with_claims:
@@ -167,10 +167,20 @@ def _workload_controllers(
     return manager
 
 
+def _parsed(sched: Scheduler, pod: dict[str, Any]) -> PodInfo:
+    """A pod just created: the informer parsed it as it arrived, so its PodInfo is taken, not parsed again."""
+    meta = pod["metadata"]
+    info = sched.informer_pod(meta.get("namespace") or "default", meta["name"])
+    return info if info is not None and info.obj is pod else new_pod_info(pod)
+
+
 def _play(step: Step, cluster: EmbeddedCluster, result: SimulationResult) -> None:
     """One Scenario step, as the watch events a real cluster would send; a step that cannot apply warns."""
+    assert result.scheduler is not None
     for obj in step.create:
-        obj = copy.deepcopy(obj)
+        # The store writes only metadata into what it is given (and replaces the rest on change):
+        # a copy of the two levels keeps the loaded step as it was.
+        obj = {**obj, "metadata": dict(obj["metadata"])}
         if _terminal(obj):
             continue  # kube-scheduler's informers never see a finished pod
         try:
@@ -179,7 +189,7 @@ def _play(step: Step, cluster: EmbeddedCluster, result: SimulationResult) -> Non
             result.warnings.append(f"{step.where}: create: {err}")
             continue
         if obj["kind"] == "Pod" and not (obj.get("spec") or {}).get("nodeName"):
-            result.pending.append(new_pod_info(obj))
+            result.pending.append(_parsed(result.scheduler, obj))
     for upd in step.update:
         ref = upd.ref
         current = cluster.get(ref.kind, ref.namespace, ref.name)

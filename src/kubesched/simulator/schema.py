@@ -13,6 +13,7 @@ list item or map value becomes its type's zero value, so later stages read plain
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -38,6 +39,12 @@ def quantity_syntax_error(value: Any) -> str:
         return QUANTITY_SYNTAX_ERROR
     if not isinstance(value, str):
         return ""
+    return _quantity_text_error(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _quantity_text_error(value: str) -> str:
+    """quantity_syntax_error of a string; manifests repeat a few quantities many times."""
     text = value.strip()
     m = _QUANTITY.match(text)
     if not m or text.count(".") > 1 or not any(c.isdigit() for c in m.group(1)):
@@ -65,7 +72,25 @@ def _go_type(t: str) -> str:
     return {"double": "float64", "quantity": "resource.Quantity", "int-or-string": "intstr.IntOrString"}.get(t, t)
 
 
+_EXACT = {"string": str, "bool": bool}
+
+
+def _fine(value: Any, t: str) -> bool:
+    """A quick yes for the common scalars that decode as they are; False means: take the full check."""
+    cls = value.__class__
+    exact = _EXACT.get(t)
+    if exact is not None:
+        return cls is exact
+    if t in _INT_RANGE:
+        lo, hi = _INT_RANGE[t]
+        return cls is int and lo <= value <= hi
+    return t == "quantity" and cls is str and not _quantity_text_error(value)
+
+
 class _Decoder:
+    """Paths are written out only where something is wrong or a collection is entered: a manifest's
+    fields are nearly all plain strings, numbers and booleans that decode as they are."""
+
     def __init__(self) -> None:
         self.type_errors: list[tuple[str, str]] = []  # (path, message)
         self.unknown: list[str] = []
@@ -94,7 +119,10 @@ class _Decoder:
                 return value
             elem = t[2:]
             for i, item in enumerate(value):
-                value[i] = self.value(item, elem, f"{path}[{i}]", go_path, struct) if item is not None else _zero(elem)
+                if item is None:
+                    value[i] = _zero(elem)
+                elif not _fine(item, elem):
+                    value[i] = self.value(item, elem, f"{path}[{i}]", go_path, struct)
             return value
         if t.startswith("map[string]"):
             if not isinstance(value, dict):
@@ -102,8 +130,10 @@ class _Decoder:
                 return value
             elem = t[11:]
             for k, item in value.items():
-                sub = f"{path}[{k}]"
-                value[k] = self.value(item, elem, sub, go_path, struct) if item is not None else _zero(elem)
+                if item is None:
+                    value[k] = _zero(elem)
+                elif not _fine(item, elem):
+                    value[k] = self.value(item, elem, f"{path}[{k}]", go_path, struct)
             return value
         self.scalar(value, t, path, go_path, struct)
         return value
@@ -134,15 +164,18 @@ class _Decoder:
         fields = _STRUCTS[name]
         go_name = name.rsplit(".", 1)[-1]
         for key in list(obj):
-            sub = f"{path}.{key}" if path else key
             t = fields.get(key)
+            item = obj[key]
+            if t is not None and item is not None and _fine(item, t):
+                continue
+            sub = f"{path}.{key}" if path else key
             if t is None:
                 self.unknown.append(sub)
                 continue
-            if obj[key] is None:
+            if item is None:
                 del obj[key]
                 continue
-            obj[key] = self.value(obj[key], t, sub, f"{go_path}.{key}" if go_path else key, go_name)
+            obj[key] = self.value(item, t, sub, f"{go_path}.{key}" if go_path else key, go_name)
 
 
 def _zero(t: str) -> Any:

@@ -159,8 +159,34 @@ def _validate_resource_requirements(
     raw: Mapping[str, Any], path: str, name_check: Callable[[str, str], Errors]
 ) -> Errors:
     """validateResourceRequirements: names, values, requests within limits, limits for extended resources."""
-    errs: Errors = []
     limits, requests = raw.get("limits") or {}, raw.get("requests") or {}
+    try:
+        key = (name_check, *((k, v.__class__, v) for k, v in limits.items()), None)
+        key += tuple((k, v.__class__, v) for k, v in requests.items())
+        known = key in _CLEAN_REQUIREMENTS
+    except TypeError:  # something unhashable: check it in full
+        key, known = None, False
+    if known:
+        return []
+    errs = _check_resource_requirements(limits, requests, path, name_check)
+    if not errs and key is not None and len(_CLEAN_REQUIREMENTS) < _MAX_CLEAN:
+        _CLEAN_REQUIREMENTS.add(key)
+    return errs
+
+
+_CLEAN_REQUIREMENTS: set[tuple[Any, ...]] = set()
+"""Requests and limits (names, value types and values, in order) already found valid under a name check.
+
+Whether they are valid depends on nothing else (the path only goes into messages), so a
+pod template's resources, repeated by thousands of pods, are checked once: the answer is
+the same one."""
+_MAX_CLEAN = 10_000
+
+
+def _check_resource_requirements(
+    limits: Mapping[str, Any], requests: Mapping[str, Any], path: str, name_check: Callable[[str, str], Errors]
+) -> Errors:
+    errs: Errors = []
     hugepages = cpu_or_memory = False
     for group, values in (("limits", limits), ("requests", requests)):
         for name, value in values.items():

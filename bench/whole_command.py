@@ -1,0 +1,223 @@
+"""Time the whole `kubesched simulate` command on scheduler_perf-sized manifests.
+
+    python3 bench/whole_command.py SchedulingBasic            # 5000 nodes, 5000 init, 50000 measured pods
+    python3 bench/whole_command.py all --output json table
+    python3 bench/whole_command.py SchedulingBasic --write /tmp/basic.yaml   # only write the input
+
+Each workload is written as one YAML file (a `kind: List`, as `kubectl get -o yaml` prints,
+or `--multi` for one document per object), then `kubesched simulate FILE --record none` runs
+in a child process twice (--seed 1): with the setup objects only and with everything.
+pods/s is the marginal rate over the measured pods, measured / (full - setup), in wall
+seconds and in CPU seconds (steadier on a shared machine); CPU seconds and peak RSS come
+from the child's rusage. `--src` runs another source tree (say, an older checkout) for a
+before/after on the same inputs. Workloads with churn express it as a
+Scenario (docs/scenarios.md) on the virtual clock, its steps from 1 s on (the setup objects
+are scheduled by then). Run by hand, not in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scheduler_perf import (  # noqa: E402
+    light_pod,
+    node_default,
+    node_with_name,
+    pod_default,
+    pod_high_priority,
+    pod_low_priority,  # noqa: E402
+)
+
+Obj = dict[str, Any]
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+
+def _nodes(n: int) -> list[Obj]:
+    rng = random.Random(1)
+    out: dict[str, Obj] = {}
+    while len(out) < n:
+        node = node_default(rng)
+        out.setdefault(node["metadata"]["name"], node)
+    return list(out.values())
+
+
+def _scenario(steps: list[Obj]) -> Obj:
+    return {"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "churn"}, "steps": steps}
+
+
+def _ms(t: int) -> str:
+    return f"{t}ms"
+
+
+@dataclass
+class Workload:
+    """Setup objects (timed alone for the baseline) and what the measured run adds."""
+
+    setup: list[Obj]
+    measured: list[Obj]  # plain objects and Scenario documents
+
+
+def basic() -> Workload:
+    """SchedulingBasic/5000Nodes_50000Pods: everything at time 0."""
+    setup = [*_nodes(5000), *(pod_default("namespace-1", i) for i in range(5000))]
+    return Workload(setup, [pod_default("namespace-2", i) for i in range(50000)])
+
+
+def unschedulable() -> Workload:
+    """Unschedulable/5kNodes/100Init/10kPods: a 9-CPU priority-10 pod that never fits every 200 ms, while the
+    measured pods arrive 100 per 200 ms (so the unschedulable pool grows as they schedule)."""
+    setup = [*_nodes(5000), *(pod_default("namespace-1", i) for i in range(100))]
+    steps = [
+        {
+            "at": _ms(1000 + 200 * s),
+            "create": [
+                pod_high_priority("namespace-2", s, cpu="9"),
+                *(pod_default("namespace-3", i) for i in range(100 * s, 100 * s + 100)),
+            ],
+        }
+        for s in range(100)
+    ]
+    return Workload(setup, [_scenario(steps)])
+
+
+def gated() -> Workload:
+    """SchedulingWhileGated/1Node_10000GatedPods: the measured light pods arrive 50 a second while 50 init
+    pods a second are deleted; 10000 gated pods wait throughout."""
+    setup = [
+        node_with_name(),
+        *(light_pod("namespace-1", i, gated=True) for i in range(10000)),
+        *(light_pod("namespace-3", i) for i in range(20000)),
+    ]
+    steps = [
+        {
+            "at": f"{s + 1}s",
+            "create": [light_pod("namespace-5", i) for i in range(50 * s, 50 * s + 50)],
+            "delete": [
+                {"kind": "Pod", "namespace": "namespace-3", "name": f"light-{i}"} for i in range(50 * s, 50 * s + 50)
+            ],
+        }
+        for s in range(400)
+    ]
+    return Workload(setup, [_scenario(steps)])
+
+
+def preemption_async() -> Workload:
+    """PreemptionAsync/5000Nodes: nodes filled by 20000 low-priority pods; a 3-CPU priority-10 pod every 200 ms
+    preempts, while the measured pods arrive 100 per 200 ms."""
+    setup = [*_nodes(5000), *(pod_low_priority("namespace-1", i) for i in range(20000))]
+    steps = [
+        {
+            "at": _ms(1000 + 200 * s),
+            "create": [
+                pod_high_priority("namespace-2", s),
+                *(pod_default("namespace-3", i) for i in range(100 * s, 100 * s + 100)),
+            ],
+        }
+        for s in range(50)
+    ]
+    return Workload(setup, [_scenario(steps)])
+
+
+MEASURED = {"SchedulingBasic": 50000, "Unschedulable": 10000, "SchedulingWhileGated": 20000, "PreemptionAsync": 5000}
+"""How many measured pods each workload's pods/s counts."""
+WORKLOADS: dict[str, Callable[[], Workload]] = {
+    "SchedulingBasic": basic,
+    "Unschedulable": unschedulable,
+    "SchedulingWhileGated": gated,
+    "PreemptionAsync": preemption_async,
+}
+
+
+def write(path: Path, objects: list[Obj], multi: bool) -> None:
+    """A List (as `kubectl get -o yaml` prints) of the plain objects, Scenario documents after it; or one
+    document per object."""
+    plain = [o for o in objects if o["kind"] != "Scenario"]
+    listed = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": plain}
+    docs = plain if multi else [listed]
+    docs += [o for o in objects if o["kind"] == "Scenario"]
+    with path.open("w", encoding="utf-8") as f:
+        yaml.dump_all(docs, f, Dumper=yaml.CSafeDumper, sort_keys=False)
+
+
+def run(path: Path, output: str, out: Path, src: Path) -> dict[str, float]:
+    """One `kubesched simulate` in a child process: wall and CPU seconds, peak RSS, output bytes."""
+    cmd = [sys.executable, "-m", "kubesched.cli", "simulate", str(path), "--output", output, "--record", "none"]
+    cmd += ["--seed", "1"]
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    start = time.perf_counter()
+    with out.open("wb") as f:
+        proc = subprocess.Popen(cmd, stdout=f, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed with status {os.waitstatus_to_exitcode(status)}")
+    return {
+        "wall_s": round(wall, 2),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+        "output_mb": round(out.stat().st_size / 1e6, 2),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("workload", choices=[*WORKLOADS, "all"])
+    ap.add_argument("--output", nargs="+", choices=("json", "table"), default=["json"])
+    ap.add_argument("--multi", action="store_true", help="one YAML document per object instead of a List")
+    ap.add_argument("--write", type=Path, help="only write the input to this file")
+    ap.add_argument("--setup-only", action="store_true", help="with --write: the setup objects alone")
+    ap.add_argument("--keep", type=Path, help="directory to keep inputs and outputs in")
+    ap.add_argument("--src", type=Path, default=SRC, help="the kubesched source tree to run (default: this one)")
+    args = ap.parse_args()
+    names = list(WORKLOADS) if args.workload == "all" else [args.workload]
+    if args.write:
+        w = WORKLOADS[names[0]]()
+        write(args.write, w.setup if args.setup_only else [*w.setup, *w.measured], args.multi)
+        return 0
+    work = args.keep or Path(tempfile.mkdtemp(prefix="whole-command-"))
+    work.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        setup_file, full_file = work / f"{name}-setup.yaml", work / f"{name}.yaml"
+        # Written by a child: a child forked from a parent holding the objects would count its memory as theirs.
+        for path, only in ((setup_file, ["--setup-only"]), (full_file, [])):
+            multi = ["--multi"] if args.multi else []
+            subprocess.run([sys.executable, __file__, name, "--write", str(path), *only, *multi], check=True)
+        for output in args.output:
+            base = run(setup_file, output, work / f"{name}-setup.{output}", args.src)
+            full = run(full_file, output, work / f"{name}.{output}", args.src)
+            wall, cpu = full["wall_s"] - base["wall_s"], full["cpu_s"] - base["cpu_s"]
+            row = {
+                "workload": name,
+                "output": output,
+                "input_mb": round(full_file.stat().st_size / 1e6, 1),
+                "setup": base,
+                "full": full,
+                "pods_per_s": round(MEASURED[name] / wall, 1) if wall > 0 else None,
+                "pods_per_cpu_s": round(MEASURED[name] / cpu, 1) if cpu > 0 else None,
+            }
+            print(json.dumps(row), flush=True)
+        if not args.keep:
+            for f in work.glob(f"{name}*"):
+                f.unlink()
+    if not args.keep:
+        work.rmdir()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
