@@ -57,7 +57,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import urllib3  # noqa: E402
 import yaml  # noqa: E402
-from scheduler_perf import _nodes, _zoned, pod_default, pod_with_anti_affinity, pod_with_topology_spreading  # noqa: E402
+from scheduler_perf import Nodes, Pods, Spec, _make, node_objects  # noqa: E402
 
 from kubesched.api.object import Obj  # noqa: E402
 from kubesched.api.quantity import milli_value, value  # noqa: E402
@@ -74,6 +74,13 @@ SCHEDULERS = ("upstream", "kubesched")
 CREATE_WORKERS = 30  # scheduler_perf creates each op's pods with 30 parallel workers
 QPS = 5000
 ZONES = ("moon-1", "moon-2", "moon-3")
+
+
+def _node_list(n: int, zones: tuple[str, ...] = ()) -> list[Obj]:
+    """n nodes from scheduler_perf's node-default template, zones round-robin where given."""
+    return node_objects(Spec("live", None, (Nodes(n, zones=zones),), (), Pods(0, "pod-default", "live")))
+
+
 NODES, INIT_PODS, PODS = 5000, 1000, 2000  # upstream's 5000 nodes; fewer pods than its runs, to last minutes
 STALL_SECONDS = 60.0  # no new binding for this long ends a round as failed
 
@@ -95,21 +102,21 @@ class Workload:
 WORKLOADS = {
     "SchedulingBasic": Workload(
         "SchedulingBasic",
-        lambda n: _nodes(n)(),
-        lambda i: pod_default("namespace-1", i),
-        lambda i: pod_default("namespace-2", i),
+        lambda n: _node_list(n),
+        lambda i: _make("pod-default", "namespace-1", i),
+        lambda i: _make("pod-default", "namespace-2", i),
     ),
     "SchedulingPodAntiAffinity": Workload(
         "SchedulingPodAntiAffinity",
-        lambda n: _nodes(n)(),
-        lambda i: pod_with_anti_affinity("sched-0", i),
-        lambda i: pod_with_anti_affinity("sched-1", i),
+        lambda n: _node_list(n),
+        lambda i: _make("pod-with-pod-anti-affinity", "sched-0", i),
+        lambda i: _make("pod-with-pod-anti-affinity", "sched-1", i),
     ),
     "TopologySpreading": Workload(
         "TopologySpreading",
-        lambda n: _zoned(_nodes(n), ZONES)(),
-        lambda i: pod_default("namespace-1", i),
-        lambda i: pod_with_topology_spreading("namespace-2", i),
+        lambda n: _node_list(n, ZONES),
+        lambda i: _make("pod-default", "namespace-1", i),
+        lambda i: _make("pod-with-topology-spreading", "namespace-2", i),
     ),
 }
 

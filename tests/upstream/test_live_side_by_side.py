@@ -100,4 +100,4 @@ def test_placement_check_finds_unbound_and_missing_pods() -> None:
     pods = _placed(w, made, [0, 1, 0], init=1)
     del pods[2]["spec"]["nodeName"]
     problems = sbs.check_placement(FakeClient(made, pods), w, 1, 3)  # type: ignore[arg-type]
-    assert problems == ["namespace-2: 2 pods of 3, unbound ['pod-000001']"]
+    assert problems == [f"namespace-2: 2 pods of 3, unbound ['{pods[2]['metadata']['name']}']"]
