@@ -41,11 +41,10 @@ import socket
 import ssl
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -66,8 +65,7 @@ from kubesched.testing.controlplane import (  # noqa: E402
     ControlPlane,
     ControlPlaneError,
     Process,
-    assets_dir,
-    missing_assets_reason,
+    control_plane,
 )
 
 SCHEDULERS = ("upstream", "kubesched")
@@ -630,20 +628,10 @@ def run_round(
     return r
 
 
-@contextlib.contextmanager
-def started_control_plane(workdir: Path | None) -> Iterator[ControlPlane]:
-    assets = assets_dir()
-    if assets is None:
-        raise ControlPlaneError(missing_assets_reason())
-    tmp = None if workdir is not None else Path(tempfile.mkdtemp(prefix="kubesched-sbs-"))
-    # Deleting a round's pods goes faster with more than the one worker deletecollection has by default.
-    cp = ControlPlane(assets, workdir or tmp, extra_apiserver_args=["--delete-collection-workers=8"])  # type: ignore[arg-type]
-    try:
-        yield cp.start()
-    finally:
-        cp.stop()
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+def started_control_plane(workdir: Path | None) -> contextlib.AbstractContextManager[ControlPlane]:
+    """One control plane for every round; deleting a round's pods goes faster with more than the one
+    worker deletecollection has by default."""
+    return control_plane(workdir, extra_apiserver_args=["--delete-collection-workers=8"])
 
 
 def table(rounds: list[Round]) -> str:

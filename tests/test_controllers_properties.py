@@ -20,6 +20,7 @@ from test_loader_properties import assert_clear_outcome, run_cli
 
 from kubesched.simulator.load import load_manifests
 from kubesched.simulator.run import build_config, simulate
+from kubesched.testing.paths import object_paths
 
 Obj = dict[str, Any]
 APPS = ("web", "db", "api")
@@ -142,7 +143,7 @@ def test_damaged_workloads_end_in_a_result_or_a_clear_error(
     targets = [d for d in docs if d["kind"] not in ("Node", "Pod")]
     for _ in range(data.draw(st.integers(1, 3))):
         target = data.draw(st.sampled_from(targets))
-        path = data.draw(st.sampled_from(_paths(target)))
+        path = data.draw(st.sampled_from(object_paths(target)[1:]))
         if data.draw(st.booleans()):
             _set(target, path, data.draw(HOSTILE))
             continue
@@ -154,17 +155,6 @@ def test_damaged_workloads_end_in_a_result_or_a_clear_error(
     path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
     code, out, err, elapsed = run_cli(path, ["--seed", "1"], capsys)
     assert_clear_outcome(code, out, err, elapsed, path)
-
-
-def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix] if prefix else []
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            out.extend(_paths(v, (*prefix, k)))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            out.extend(_paths(v, (*prefix, i)))
-    return out
 
 
 def _set(root: Any, path: tuple[Any, ...], value: Any) -> None:

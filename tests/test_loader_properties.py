@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubesched.cli import main
+from kubesched.testing.paths import object_paths
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
 settings.register_profile("ci", max_examples=120, deadline=None, suppress_health_check=_QUIET)
@@ -222,17 +223,6 @@ HOSTILE_VALUES = st.one_of(
 )
 
 
-def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            out.extend(_paths(v, (*prefix, k)))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            out.extend(_paths(v, (*prefix, i)))
-    return out
-
-
 def _set(root: Any, path: tuple[Any, ...], value: Any) -> Any:
     if not path:
         return value
@@ -261,7 +251,7 @@ def mutate(draw: st.DrawFn, docs: list[Any]) -> list[Any]:
                 docs[i], ("metadata",), draw(st.sampled_from(({}, {"name": ""}, {"generateName": "g-"}, None, "x")))
             )
             continue
-        path = draw(st.sampled_from(_paths(docs[i])))
+        path = draw(st.sampled_from(object_paths(docs[i])))
         if what == "value":
             docs[i] = _set(docs[i], path, draw(HOSTILE_VALUES))
         elif what == "unknown field":
