@@ -176,6 +176,9 @@ def test_unschedulable_pod_gets_the_same_condition_and_event(sides: tuple[Side, 
     for side in sides:
         side.node("a", cpu="1")
         side.node("b", cpu="1")
+    # Nodes and pods come on separate watches: give both schedulers' node informers time to deliver,
+    # or a pod handled first is judged against fewer nodes (and a node too small to help never requeues it).
+    time.sleep(1.0)
     for side in sides:
         side.pod("huge", cpu="3")
     for side in sides:
