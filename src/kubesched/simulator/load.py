@@ -30,7 +30,16 @@ from kubesched.simulator.schema import decode_errors
 from kubesched.simulator.unused_kinds import skipped_warning, unused_kind
 from kubesched.simulator.validation import SYSTEM_PRIORITY_CLASSES, validate
 
-__all__ = ["SYSTEM_PRIORITY_CLASSES", "LoadError", "LoadedInput", "SourcedObject", "load_manifests", "prepare_objects"]
+__all__ = [
+    "SYSTEM_PRIORITY_CLASSES",
+    "LoadError",
+    "LoadedInput",
+    "SourcedObject",
+    "add_document",
+    "finish_loading",
+    "load_manifests",
+    "prepare_objects",
+]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -114,7 +123,8 @@ def _decode(source: str, data: bytes) -> str:
         raise LoadError(f"{source}: not UTF-8 text (byte {err.start}: {data[err.start]:#04x})") from err
 
 
-def load_manifests(paths: list[str]) -> LoadedInput:
+def load_manifests(paths: list[str], *, finish: bool = True) -> LoadedInput:
+    """Every document of the files, in order; `finish=False` leaves room for more (see `finish_loading`)."""
     loaded = LoadedInput()
     for source, text in _files(paths):
         try:
@@ -128,13 +138,19 @@ def load_manifests(paths: list[str]) -> LoadedInput:
                 raise LoadError(
                     f"{source}, document {i}: expected a Kubernetes object (a mapping), got {type(doc).__name__}"
                 )
-            _add_document(loaded, doc, source, i)
-    if loaded.skipped:
-        loaded.warnings.append(skipped_warning(loaded.skipped))
+            add_document(loaded, doc, source, i)
+    if finish:
+        finish_loading(loaded)
     return loaded
 
 
-def _add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: int) -> None:
+def finish_loading(loaded: LoadedInput) -> None:
+    """Once every document is in: the one warning that counts the objects of kinds kubesched does not use."""
+    if loaded.skipped:
+        loaded.warnings.append(skipped_warning(loaded.skipped))
+
+
+def add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: int) -> None:
     kind = doc.get("kind")
     if kind == CONFIG_KIND:
         if loaded.config is not None:
