@@ -128,3 +128,16 @@ def test_the_docs_examples_run(capsys: pytest.CaptureFixture[str], monkeypatch: 
     out = capsys.readouterr().out
     assert "default/web-1 Scheduled" in out
     assert "{1: 4, 2: 3, 3: 2, 4: 1, 5: 0, 6: 0}" in out
+
+
+def test_record_only_some_pods() -> None:
+    objs = [_node("a", "2"), _node("b", "2"), *(_pod(f"p{i}") for i in range(5))]
+    full = kubesched.simulate(objs, seed=4)
+    none = kubesched.simulate(objs, seed=4, record=False)
+    some = kubesched.simulate(objs, seed=4, record=["p1", "default/p4"])
+    assert some.placements() == full.placements() == none.placements()
+    assert {p.key for p in some.pods if p.plugins is not None} == {"default/p1", "default/p4"}
+    assert some.pod("p1").plugins == full.pod("p1").plugins
+    assert some.pod("p4").plugins == full.pod("p4").plugins and not some.pod("p4").scheduled
+    assert "plugins" not in some.to_json()["pods"][0]
+    assert kubesched.simulate(objs, seed=4, record="p4").pod("p4").plugins == full.pod("p4").plugins

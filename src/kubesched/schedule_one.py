@@ -22,6 +22,7 @@ import operator
 import random
 import time
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -115,7 +116,7 @@ class ScheduleOne:
     clock: VirtualClock
     rng: random.Random
     extenders: list[Extender]
-    record: bool
+    record: bool | AbstractSet[str]  # every pod's attempts, none, or those of these pod keys
     observer: SchedulerObserver | None
     metrics: SchedulerMetrics | None
     bind_latency: float
@@ -165,7 +166,8 @@ class ScheduleOne:
             self.queue.done(pod.uid)
             return
         state = CycleState()
-        record = AttemptRecord() if self.record else None
+        wanted = self.record if isinstance(self.record, bool) else pod.key in self.record
+        record = AttemptRecord() if wanted else None
         qpi.cycle_start = time.perf_counter()
         if self.metrics is not None:
             self.metrics.new_cycle()

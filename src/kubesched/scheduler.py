@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 from kubesched.cache.cache import Cache
@@ -58,7 +59,7 @@ class Scheduler(ScheduleOne):
         registry: Registry | None = None,
         seed: int | None = None,
         clock: VirtualClock | None = None,
-        record: bool = True,
+        record: bool | AbstractSet[str] = True,
         observer: SchedulerObserver | None = None,
         bind_latency: float = 0.0,
         pod_lookup: Callable[[str, str], PodInfo | None],

@@ -9,7 +9,7 @@ the command prints. Unusable input raises `InputError` with the command's messag
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast
@@ -69,7 +69,7 @@ class PodResult:
     attempts: int
     bound_at: float | None
     owner: str | None
-    plugins: PluginRecord | None  # None when the simulation ran with record=False
+    plugins: PluginRecord | None  # None when the simulation did not record this pod (see `record`)
 
     @property
     def key(self) -> str:
@@ -177,7 +177,7 @@ def simulate(
     text: str | None = None,
     config: str | os.PathLike[str] | Manifest | None = None,
     seed: int | None = None,
-    record: bool = True,
+    record: bool | Collection[str] = True,
     until: float | str | None = None,
     bind_latency: float | str = 0.0,
 ) -> Simulation:
@@ -187,11 +187,16 @@ def simulate(
     reads them), Kubernetes objects as mappings, or iterables of them; `text` is YAML or
     JSON text with one or more documents. `config` is a KubeSchedulerConfiguration (a
     path or a mapping); `until` and `bind_latency` are seconds or durations such as "10m".
+    `record` is True (every pod's per-plugin record), False (none) or pod keys (`ns/name`,
+    or a bare name in namespace default; one string is one key): only those pods' records, which keeps a large
+    simulation's memory small when a few pods are of interest.
     """
     from kubesched.simulator.report import to_json
     from kubesched.simulator.run import build_config
     from kubesched.simulator.run import simulate as run_simulation
 
+    wanted = [record] if isinstance(record, str) else record
+    keys = None if isinstance(wanted, bool) else frozenset(k if "/" in k else f"default/{k}" for k in wanted)
     try:
         loaded = _load(inputs, text)
         config_doc, config_source = _config_document(config)
@@ -200,13 +205,18 @@ def simulate(
             loaded,
             scheduler_config,
             seed=seed,
-            record=record,
+            record=keys if keys is not None else bool(record),
             until=_seconds("until", until),
             bind_latency=_seconds("bind_latency", bind_latency) or 0.0,
         )
     except (LoadError, ConfigError, FrameworkError) as err:
         raise InputError(str(err)) from err
-    return _typed(to_json(result, record=record))
+    doc = to_json(result, record=keys is not None or bool(record))
+    if keys is not None:
+        for pod in doc["pods"]:
+            if f"{pod['namespace']}/{pod['name']}" not in keys:
+                del pod["plugins"]
+    return _typed(doc)
 
 
 def _load(inputs: tuple[Input, ...], text: str | None) -> LoadedInput:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import random
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,7 +88,7 @@ def simulate(
     config: SchedulerConfig,
     *,
     seed: int | None = None,
-    record: bool = True,
+    record: bool | AbstractSet[str] = True,
     registry: Any = None,
     until: float | None = None,
     bind_latency: float = 0.0,
