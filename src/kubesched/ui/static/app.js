@@ -139,6 +139,7 @@ const ui = {
 function setTab(name) {
   if (!document.getElementById(`tab-${name}`)) name = "cluster";
   ui.tab = name;
+  closeDetail();
   for (const a of document.querySelectorAll("#tabs a")) a.classList.toggle("active", a.dataset.tab === name);
   for (const s of document.querySelectorAll("main > section")) s.hidden = s.id !== `tab-${name}`;
   return loadTab();
@@ -677,7 +678,14 @@ function deleteObject(id, label) {
 
 // ------------------------------------------------------------------ wiring
 
+// The detail panel opens below the header, so Re-run and the tabs stay in reach.
+function measureHeader() {
+  document.documentElement.style.setProperty("--header", `${document.querySelector("header").offsetHeight}px`);
+}
+
 function init() {
+  measureHeader();
+  window.addEventListener("resize", measureHeader);
   window.addEventListener("hashchange", () => setTab(location.hash.slice(1)));
   $("error-close").addEventListener("click", clearError);
   $("detail-close").addEventListener("click", closeDetail);
