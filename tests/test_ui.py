@@ -134,6 +134,11 @@ def test_edit_change_and_delete_objects(client: TestClient) -> None:
     client.post("/api/objects", json={"text": yaml.safe_dump(workload)})
     owned = client.get("/api/pods", params={"status": "all", "q": "Deployment/web"}).json()
     assert owned["total"] == 2 and {p["owner"] for p in owned["items"]} == {"Deployment/web"}
+    exported = client.get("/api/export")
+    assert exported.headers["content-type"].startswith("application/yaml")
+    again = kubesched.simulate(text=exported.text, seed=1)
+    shown = client.get("/api/pods", params={"status": "all"}).json()["items"]
+    assert again.placements() == {p["key"]: p["node"] for p in shown if p["result"] != "Running"}
 
 
 def test_refused_input_is_the_simulators_message_and_changes_nothing(client: TestClient) -> None:
@@ -254,7 +259,7 @@ def test_the_page_is_served_and_fetches_nothing_from_elsewhere(client: TestClien
     assert page.status_code == 200 and "default-src 'self'" in page.headers["content-security-policy"]
     for src in re.findall(r'(?:src|href)="([^"]+)"', page.text):
         if not src.startswith("#"):
-            assert src.startswith("/static/") and client.get(src).status_code == 200
+            assert src.startswith(("/static/", "/api/")) and client.get(src).status_code == 200
     for f in STATIC.iterdir():
         text = f.read_text().replace('xmlns="http://www.w3.org/2000/svg"', "")
         assert not re.search(r"https?://|//cdn|@import", text), f.name
@@ -267,3 +272,14 @@ def test_kubesched_run_starts_without_the_web_packages() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
+
+
+def test_preempted_and_deleted_pods_leave_their_nodes() -> None:
+    ws = Workspace.from_files([str(ROOT / "examples/scenario")])
+    rows = {p["key"]: p for p in ws.pods_page("all")["items"]}
+    assert rows["default/batch-b"]["result"] == "Preempted" and rows["default/batch-a"]["result"] == "Deleted"
+    assert {p["key"] for p in ws.pods_page("gone")["items"]} == {"default/batch-a", "default/batch-b"}
+    on = {key for n in ws.view.nodes for key in ws.view.pods_on.get(n["name"], [])}
+    assert "default/batch-b" not in on and "default/ingest" in on
+    assert sum(len(v) for v in ws.view.pods_on.values()) == sum(n["pods"] for n in ws.view.nodes)
+    assert ws.record("default/batch-b") is None  # bound in the input: no attempt to show

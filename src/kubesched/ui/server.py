@@ -76,6 +76,11 @@ def create_app(workspace: Workspace, allowed_hosts: list[str] | None = None) -> 
         ws.rerun(seed)
         return {"state": ws.state()}
 
+    async def export(_: Request) -> Response:
+        text = await run_in_threadpool(ws.export)
+        headers = {**_headers(), "Content-Disposition": 'attachment; filename="kubesched-ui.yaml"'}
+        return Response(text, media_type="application/yaml", headers=headers)
+
     routes = [
         Route("/", _index),
         Route("/api/state", _get(lambda r, _: ws.state())),
@@ -101,6 +106,7 @@ def create_app(workspace: Workspace, allowed_hosts: list[str] | None = None) -> 
         Route("/api/objects", _post(apply), methods=["POST"]),
         Route("/api/object", _get(lambda r, _: ws.object_text(_int(r, "id")))),
         Route("/api/object", _endpoint(delete), methods=["DELETE"]),
+        Route("/api/export", export),
         Route("/api/config", _get(lambda r, _: ws.config_text())),
         Route("/api/config", _post(set_config), methods=["PUT"]),
         Route("/api/rerun", _post(rerun), methods=["POST"]),

@@ -329,6 +329,7 @@ class Workspace:
             "pending": lambda r: r in PENDING,
             "scheduled": lambda r: r == "Scheduled",
             "running": lambda r: r == "Running",
+            "gone": lambda r: r in ("Preempted", "Deleted"),
         }.get(status, lambda r: True)
         needle = q.lower()
         rows = [
@@ -354,8 +355,8 @@ class Workspace:
         row = self.view.pod_index.get(key)
         if row is None:
             raise KeyError(f"no pod {key!r}")
-        if row["result"] == "Running":
-            return None
+        if not row["simulated"]:
+            return None  # bound in the input: never scheduled here
         found = self.view.records.get(key)
         if found is not None or self.view.full_record:
             return found
@@ -463,6 +464,11 @@ class Workspace:
         if entry is None:
             raise KeyError(f"no object with id {entry_id}")
         return {**entry.row(), "text": _yaml(entry.obj)}
+
+    def export(self) -> str:
+        """Every manifest as one YAML stream (the configuration first, if any): `kubesched simulate` reads it."""
+        docs = ([self.config] if self.config is not None else []) + [e.obj for e in self.entries]
+        return yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
     def config_text(self) -> dict[str, Any]:
         return {"text": "" if self.config is None else _yaml(self.config), "origin": self.config_origin}
@@ -598,6 +604,7 @@ def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: b
             "boundAt": p.bound_at,
             "nominatedNode": p.nominated_node,
             "victims": list(p.victims),
+            "simulated": True,
         }
         for p in sim.pods
     ]
@@ -605,6 +612,9 @@ def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: b
     pods.extend(r for r in running if r["key"] not in simulated)
     pod_index = {p["key"]: p for p in pods}
     gone, events_of = _timeline(sim)
+    for key, how in gone.items():
+        if key in pod_index:
+            pod_index[key]["result"] = how  # off its node at the end: Preempted or Deleted
     nodes: list[dict[str, Any]] = []
     for n in sim.nodes:
         zone = next((str(labels[n.name][k]) for k in ZONE_LABELS if k in labels.get(n.name, {})), NO_ZONE)
@@ -623,7 +633,7 @@ def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: b
     node_index = {n["name"]: n for n in nodes}
     pods_on: dict[str, list[str]] = {}
     for p in pods:
-        if p["node"] in node_index and p["result"] in ("Scheduled", "Running") and p["key"] not in gone:
+        if p["node"] in node_index and p["result"] in ("Scheduled", "Running"):
             pods_on.setdefault(p["node"], []).append(p["key"])
     return View(
         version=version,
@@ -653,18 +663,19 @@ def _pod_row(namespace: str, name: str, node: str | None, result: str, message: 
         "boundAt": None,
         "nominatedNode": None,
         "victims": [],
+        "simulated": False,
     }
 
 
-def _timeline(sim: Simulation) -> tuple[set[str], dict[str, list[dict[str, Any]]]]:
-    """Pods whose last event took them off their node (preempted, deleted), and each pod's events."""
+def _timeline(sim: Simulation) -> tuple[dict[str, str], dict[str, list[dict[str, Any]]]]:
+    """Pods whose last event took them off their node (Preempted, Deleted), and each pod's events."""
     last: dict[str, str] = {}
     events_of: dict[str, list[dict[str, Any]]] = {}
     for e in sim.events:
         if e.type in ("Scheduled", "Bound", "Preempted", "Deleted"):
             last[e.pod] = e.type
         events_of.setdefault(e.pod, []).append(_event(e))
-    return {k for k, t in last.items() if t in ("Preempted", "Deleted")}, events_of
+    return {k: t for k, t in last.items() if t in ("Preempted", "Deleted")}, events_of
 
 
 def _event(e: Event) -> dict[str, Any]:

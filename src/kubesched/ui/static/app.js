@@ -165,7 +165,8 @@ function renderState(s) {
     el("b", { id: "count-pending" }, (c.pending || 0).toLocaleString()), " pending · ",
     el("b", {}, (c.running || 0).toLocaleString()), " running · ",
     `simulated in ${s.seconds.wall.toFixed(2)}s`,
-    s.events ? ` · ends at ${seconds(s.endTime)}` : "",
+    s.endTime > 0 ? ` · ends at ${seconds(s.endTime)}` : "",
+    s.record === "on demand" ? " · plugin records on demand" : "",
   );
   if (document.activeElement !== $("seed")) $("seed").value = s.seed;
   const w = $("warnings");
@@ -560,7 +561,7 @@ async function podDetail(d) {
 function recordView(d, r) {
   const out = [el("h3", {}, "Plugins")];
   if (!r.recorded) {
-    out.push(el("p", { class: "note" }, r.pod.result === "Running" ? "Bound in the input: the simulation did not schedule it." : "No record for this pod."));
+    out.push(el("p", { class: "note" }, !r.pod.simulated ? "Bound in the input: the simulation did not schedule it." : "No record for this pod."));
     return out;
   }
   if (r.examined === 0) {
