@@ -246,6 +246,11 @@ def test_command_refuses_bad_input_and_a_taken_port(tmp_path: Path, capsys: pyte
         assert main(["ui", str(good), "--port", str(port), "--no-open"]) == 2
     assert re.match(r"kubesched: ui: cannot listen on 127\.0\.0\.1:\d+: ", capsys.readouterr().err)
     assert main(["ui", str(good), "--port", "70000", "--no-open"]) == 2
+    assert capsys.readouterr().err == "kubesched: ui: --port: 70000 is not a port number\n"
+    config = tmp_path / "sched.yaml"
+    config.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nparallelism: -1\n")
+    assert main(["ui", str(good), "--config", str(config), "--no-open"]) == 2
+    assert capsys.readouterr().err.startswith(f"kubesched: {config}: ")
 
 
 def test_only_this_server_as_host(tmp_path: Path) -> None:

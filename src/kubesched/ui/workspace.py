@@ -126,6 +126,7 @@ class Workspace:
         record_pairs: int = FULL_RECORD_PAIRS,
     ) -> None:
         self.entries = entries
+        self._by_ident = {e.ident: e for e in entries}
         self.config = config
         self.config_origin = config_origin
         self.seed = seed
@@ -176,6 +177,7 @@ class Workspace:
         """Simulate the candidate (under the lock); keep it only if the simulator accepts it."""
         view = self._simulate(c)
         self.entries, self.config, self.config_origin, self.seed = c.entries, c.config, c.config_origin, c.seed
+        self._by_ident = {e.ident: e for e in c.entries}
         self._next_id = max([self._next_id - 1, *(e.id for e in c.entries)]) + 1
         self.view = view
         return view
@@ -226,7 +228,7 @@ class Workspace:
         if not 1 <= count <= 10_000:
             raise InputError(f"count: must be between 1 and 10000, got {count}")
         with self._lock:
-            source = next((e for e in self.entries if e.ident == ("Node", "", name)), None)
+            source = self._by_ident.get(("Node", "", name))
             if source is None:
                 raise KeyError(f"no node {name!r} among the manifests (a node a Scenario step creates is edited there)")
             taken = {e.ident[2] for e in self.entries if e.kind == "Node"}
@@ -307,7 +309,7 @@ class Workspace:
         row = v.node_index.get(name)
         if row is None:
             raise KeyError(f"no node {name!r}")
-        entry = next((e for e in self.entries if e.ident == ("Node", "", name)), None)
+        entry = self._by_ident.get(("Node", "", name))
         obj = entry.obj if entry is not None else {}
         meta = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
@@ -347,7 +349,7 @@ class Workspace:
         if row is None:
             raise KeyError(f"no pod {key!r}")
         namespace, _, name = key.partition("/")
-        entry = next((e for e in self.entries if e.ident == ("Pod", namespace, name)), None)
+        entry = self._by_ident.get(("Pod", namespace, name))
         return {**row, "entry": entry.row() if entry is not None else None, "events": v.events_of.get(key, [])}
 
     def record(self, key: str) -> PluginRecord | None:
