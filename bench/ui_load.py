@@ -11,7 +11,7 @@ about). Then, separately:
   appears (read, simulate, serve), then Debian's headless chromium (launched before t0,
   as a user's browser already runs) opens the page until the Cluster tab is fully drawn
   (`body[data-ready]`: summary, zones, the node picture of every node, the first page
-  of the node table); the server's CPU seconds and peak RSS when it stops;
+  of the node table); the server's CPU seconds (from /proc) at each step, its peak RSS;
 - in the page: the pending pods list, a pending pod's plugin table the first time
   (a run that records it and a batch of pending pods) and a second pending pod (kept),
   and "add node like this one" (a whole re-simulation).
@@ -95,6 +95,12 @@ def time_simulate(path: Path) -> dict[str, float]:
     }
 
 
+def cpu_s(pid: int) -> float:
+    """A running process's CPU seconds so far (user + system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 2)
+
+
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -129,11 +135,13 @@ def time_ui(path: Path) -> dict[str, Any]:
         if not found:
             raise SystemExit(f"kubesched ui did not start: {line!r}")
         out["server_ready_s"] = round(time.perf_counter() - t0, 2)
+        out["server_cpu_at_ready_s"] = cpu_s(proc.pid)
         t1 = time.perf_counter()
         page.goto(found[0])
         page.wait_for_selector("body[data-ready='1']")
         out["page_rendered_s"] = round(time.perf_counter() - t1, 2)
         out["load_total_s"] = round(time.perf_counter() - t0, 2)
+        out["server_cpu_at_page_s"] = cpu_s(proc.pid)
         out["summary"] = page.inner_text("#summary")
 
         t = time.perf_counter()
@@ -143,17 +151,21 @@ def time_ui(path: Path) -> dict[str, Any]:
         rows = page.locator("#pods tbody tr")
         for label, index in (("first_record_s", 0), ("second_record_s", 1)):
             t = time.perf_counter()
+            before_cpu = cpu_s(proc.pid)
             rows.nth(index).click()
             page.wait_for_selector("#filter-table")
             out[label] = round(time.perf_counter() - t, 2)
+            out[label.replace("_s", "_server_cpu_s")] = round(cpu_s(proc.pid) - before_cpu, 2)
             page.click("#detail-close")
         page.click("#tabs a[data-tab=cluster]")
         page.click("#nodes tbody tr >> nth=0")
         t = time.perf_counter()
+        before_cpu = cpu_s(proc.pid)
         page.click("#clone-node")
         page.wait_for_selector("#busy", state="visible")
         page.wait_for_selector("#busy", state="hidden")
         out["add_node_and_resimulate_s"] = round(time.perf_counter() - t, 2)
+        out["add_node_server_cpu_s"] = round(cpu_s(proc.pid) - before_cpu, 2)
         out["server_peak_rss_mb"] = peak_rss_mb(proc.pid)
         proc.terminate()
         proc.wait(timeout=60)
