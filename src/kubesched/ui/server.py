@@ -9,6 +9,7 @@ server (no DNS rebinding), so a page elsewhere cannot drive a server on loopback
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import socket
@@ -39,6 +40,9 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
     "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
+FULL_COLLECTION_THRESHOLD = 1000
+"""The server's third GC threshold, as simulate's: it holds every manifest and the last simulation (millions of
+objects at 50000 pods), which each full collection walks; one per thousand young collections, not ten."""
 log = logging.getLogger("kubesched.ui")
 
 Work = Callable[[Request, dict[str, Any]], Any]
@@ -232,6 +236,24 @@ def run(
     bind_latency: float = 0.0,
 ) -> int:
     """`kubesched ui`: simulate FILES, then serve the page until Ctrl-C. 2 for unusable input or address."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], thresholds[1], FULL_COLLECTION_THRESHOLD)
+    try:
+        return _serve(files, config, host, port, open_browser, seed, until, bind_latency)
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def _serve(
+    files: list[str],
+    config: str | None,
+    host: str,
+    port: int,
+    open_browser: bool,
+    seed: int,
+    until: float | None,
+    bind_latency: float,
+) -> int:
     import uvicorn
 
     if not 0 <= port <= 65535:

@@ -15,7 +15,6 @@ that records that pod and a batch of the other pending pods.
 from __future__ import annotations
 
 import copy as copy_module
-import dataclasses
 import re
 import threading
 import time
@@ -427,12 +426,15 @@ class Workspace:
 
     def events_page(self, kind: str = "", q: str = "", offset: int = 0, limit: int = 100) -> dict[str, Any]:
         needle = q.lower()
-        rows = [
-            _event(e)
-            for e in self.view.sim.events
+        events = self.view.sim.events
+        chosen = [
+            e
+            for e in events
             if (not kind or e.type == kind) and (not needle or needle in e.pod.lower() or needle in (e.node or ""))
         ]
-        return {**_page(rows, offset, limit), "types": sorted({e.type for e in self.view.sim.events})}
+        page = _page(chosen, offset, limit)
+        page["items"] = [_event(e) for e in page["items"]]
+        return {**page, "types": sorted({e.type for e in events})}
 
     def pending_over_time(self) -> list[list[float]]:
         """(time, pods waiting) at each time with events: a pod waits from an unschedulable, gated or failed
@@ -470,7 +472,7 @@ class Workspace:
     def export(self) -> str:
         """Every manifest as one YAML stream (the configuration first, if any): `kubesched simulate` reads it."""
         docs = ([self.config] if self.config is not None else []) + [e.obj for e in self.entries]
-        return yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False, allow_unicode=True)
+        return yaml.dump_all(docs, Dumper=_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
     def config_text(self) -> dict[str, Any]:
         return {"text": "" if self.config is None else _yaml(self.config), "origin": self.config_origin}
@@ -681,7 +683,14 @@ def _timeline(sim: Simulation) -> tuple[dict[str, str], dict[str, list[dict[str,
 
 
 def _event(e: Event) -> dict[str, Any]:
-    return dataclasses.asdict(e)
+    return {
+        "time": e.time,
+        "pod": e.pod,
+        "type": e.type,
+        "node": e.node,
+        "message": e.message,
+        "preemptor": e.preemptor,
+    }
 
 
 def _scenario_nodes(scenario: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -716,7 +725,7 @@ def _zones(nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _page(rows: Sequence[dict[str, Any]], offset: int, limit: int) -> dict[str, Any]:
+def _page(rows: Sequence[Any], offset: int, limit: int) -> dict[str, Any]:
     offset = max(0, offset)
     limit = max(1, min(limit, MAX_PAGE))
     return {"total": len(rows), "offset": offset, "limit": limit, "items": list(rows[offset : offset + limit])}
@@ -767,5 +776,8 @@ def _node_like(node: Mapping[str, Any], name: str) -> dict[str, Any]:
     return copy
 
 
+_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's, where PyYAML has it: 10x faster
+
+
 def _yaml(obj: Any) -> str:
-    return yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return yaml.dump(obj, Dumper=_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True)
