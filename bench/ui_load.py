@@ -108,7 +108,7 @@ def peak_rss_mb(pid: int) -> float:
     return 0.0
 
 
-def time_ui(path: Path) -> dict[str, Any]:
+def time_ui(path: Path, screenshots: Path | None = None) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     out: dict[str, Any] = {}
@@ -142,6 +142,8 @@ def time_ui(path: Path) -> dict[str, Any]:
         out["page_rendered_s"] = round(time.perf_counter() - t1, 2)
         out["load_total_s"] = round(time.perf_counter() - t0, 2)
         out["server_cpu_at_page_s"] = cpu_s(proc.pid)
+        if screenshots:
+            page.screenshot(path=str(screenshots / "cluster.png"), full_page=True)
         out["summary"] = page.inner_text("#summary")
 
         t = time.perf_counter()
@@ -156,6 +158,8 @@ def time_ui(path: Path) -> dict[str, Any]:
             page.wait_for_selector("#filter-table")
             out[label] = round(time.perf_counter() - t, 2)
             out[label.replace("_s", "_server_cpu_s")] = round(cpu_s(proc.pid) - before_cpu, 2)
+            if screenshots:
+                page.screenshot(path=str(screenshots / f"{label[:-2]}.png"))
             page.click("#detail-close")
         page.click("#tabs a[data-tab=cluster]")
         page.click("#nodes tbody tr >> nth=0")
@@ -185,13 +189,14 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--pods", type=int, default=50000)
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--screenshots", type=Path, default=None, help="a directory for PNGs of the pages timed")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "cluster.yaml"
         path.write_text(yaml.safe_dump(cluster(args.nodes, args.pods), sort_keys=False))
         print(json.dumps({"nodes": args.nodes, "pods": args.pods, "simulate": time_simulate(path)}), flush=True)
         for _ in range(args.runs):
-            print(json.dumps(time_ui(path)), flush=True)
+            print(json.dumps(time_ui(path, args.screenshots)), flush=True)
 
 
 if __name__ == "__main__":
