@@ -168,6 +168,7 @@ function renderState(s) {
     s.endTime > 0 ? ` · ends at ${seconds(s.endTime)}` : "",
     s.record === "on demand" ? " · plugin records on demand" : "",
   );
+  measureHeader();
   if (document.activeElement !== $("seed")) $("seed").value = s.seed;
   const w = $("warnings");
   w.hidden = s.warnings.length === 0;
