@@ -56,9 +56,10 @@ class Explanation:
     zero_score_plugins: list[str]  # Score plugins that gave 0 to every scored node (left out of `scores` tables)
 
 
-def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
-    """Sort key that puts node-2 before node-10: digit runs compare as numbers."""
-    return tuple((1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", name) if part)
+def natural_key(name: str) -> tuple[tuple[tuple[int, int | str], ...], str]:
+    """Sort key that puts node-2 before node-10: digit runs compare as numbers (and before letters, as in ASCII)."""
+    parts = tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name) if part)
+    return parts, name
 
 
 def pod_key(name: str) -> str:

@@ -21,7 +21,7 @@ from kubesched.schedule_one import Outcome
 from kubesched.simulator.run import SimulationResult
 
 DELAY = 1.0  # seconds before the bar shows: short runs print nothing
-INTERVAL = 0.25  # seconds between draws
+INTERVAL = 0.5  # seconds between draws
 
 
 class RunProgress:
@@ -33,13 +33,13 @@ class RunProgress:
         *,
         delay: float | None = None,
         interval: float | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.console = console
         self.delay = DELAY if delay is None else delay
         self.interval = INTERVAL if interval is None else interval
-        self.clock = clock
-        self.started = clock()
+        self.clock = clock or time.monotonic
+        self.started = self.clock()
         self.next_draw = self.started + self.delay
         self.scheduled = 0
         self._progress: Progress | None = None
