@@ -7,13 +7,14 @@ import json
 import json.encoder
 import time
 from collections.abc import Callable, Collection
+from fractions import Fraction
 from typing import Any, TextIO
 
 from rich.console import Console
 from rich.markup import escape
 
-from kubesched.api.quantity import format_quantity
-from kubesched.api.resources import CPU, MEMORY, PODS
+from kubesched.api.quantity import QuantityError, format_quantity, parse_quantity
+from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator import table
@@ -269,8 +270,36 @@ def _print_pods(console: Console, entries: list[dict[str, Any]]) -> None:
     table.print_table(console, "Pods", [(col, "fold") for col in headers], rows)
 
 
-def _share(requested: str, allocatable: str, ratio: float | None) -> str:
-    return f"{requested}/{allocatable}" + (f" {ratio * 100:.0f}%" if ratio is not None else "")
+def _share(resource: str, requested: str, allocatable: str, ratio: float | None) -> str:
+    used = f"{human(resource, requested)}/{human(resource, allocatable)}"
+    return used + (f" {ratio * 100:.0f}%" if ratio is not None else "")
+
+
+_BYTES = (MEMORY, EPHEMERAL_STORAGE)
+_UNITS = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+
+
+def human(resource: str, quantity: str) -> str:
+    """A quantity for people (tables only): cpu in cores, bytes in the largest binary unit, at most one decimal."""
+    if resource != CPU and resource not in _BYTES and not resource.startswith("hugepages-"):
+        return quantity
+    try:
+        value = parse_quantity(quantity)
+    except QuantityError:
+        return quantity
+    if resource == CPU:
+        return _decimal(value, 2 if value < 100 else 0)
+    unit = ""
+    for suffix in _UNITS:
+        if value < 1024:
+            break
+        value, unit = value / 1024, suffix
+    return _decimal(value, 1 if value < 100 else 0) + unit
+
+
+def _decimal(value: Fraction, places: int) -> str:
+    text = f"{float(value):.{places}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _print_nodes(console: Console, entries: list[dict[str, Any]], use: dict[str, dict[str, float | None]]) -> None:
@@ -280,7 +309,7 @@ def _print_nodes(console: Console, entries: list[dict[str, Any]], use: dict[str,
         req, alloc, ratios = n["requested"], n["allocatable"], use.get(n["name"], {})
 
         def cell(r: str, req: dict[str, str] = req, alloc: dict[str, str] = alloc, ratios: Any = ratios) -> str:
-            return _share(req.get(r, "0"), alloc.get(r, "0"), ratios.get(r))
+            return _share(r, req.get(r, "0"), alloc.get(r, "0"), ratios.get(r))
 
         other = [f"{r} {cell(r)}" for r in req if r not in _BASIC and ("/" in r or req[r] != "0")]
         rows.append(
@@ -330,12 +359,12 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
     resources = [
         [
             table.text(r),
-            table.text(u["requested"]),
-            table.text(u["allocatable"]),
+            table.text(human(r, u["requested"])),
+            table.text(human(r, u["allocatable"])),
             table.text(_percent(u["utilisation"])),
-            table.text(frag[r]["free"]),
-            table.text(frag[r]["stranded"]),
-            table.text(frag[r]["largestFree"]),
+            table.text(human(r, frag[r]["free"])),
+            table.text(human(r, frag[r]["stranded"])),
+            table.text(human(r, frag[r]["largestFree"])),
         ]
         for r, u in summary["resources"].items()
         if u["allocatable"] != "0" or u["requested"] != "0"

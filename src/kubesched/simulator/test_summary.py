@@ -182,3 +182,25 @@ def test_resolve_reports_every_unknown_name(tmp_path: Path, names: list[str]) ->
         resolve(result, names)
     unknown = [n for n in names if n != "default/p"]
     assert str(err.value).count("no pending pod of that name") == len(unknown)
+
+
+@pytest.mark.parametrize(
+    ("resource", "quantity", "shown"),
+    [
+        ("cpu", "5550m", "5.55"),
+        ("cpu", "8", "8"),
+        ("cpu", "2246050m", "2246"),
+        ("memory", "11104Mi", "10.8Gi"),
+        ("memory", "32Gi", "32Gi"),
+        ("memory", "512", "512"),
+        ("memory", "21431680Mi", "20.4Ti"),
+        ("ephemeral-storage", "100Gi", "100Gi"),
+        ("hugepages-2Mi", "2Mi", "2Mi"),
+        ("pods", "110", "110"),
+        ("nvidia.com/gpu", "4", "4"),
+    ],
+)
+def test_quantities_for_people(resource: str, quantity: str, shown: str) -> None:
+    from kubesched.simulator.report import human
+
+    assert human(resource, quantity) == shown
