@@ -129,6 +129,40 @@ def test_explain_an_unschedulable_pod(tmp_path, capsys, wide):
     assert text.count("filtered out by NodeResourcesFit: Insufficient cpu") == 2
 
 
+PREEMPTION = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "2", memory: 4Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low}
+spec:
+  priority: 1
+  containers: [{name: c, resources: {requests: {cpu: "2"}}}]
+---
+apiVersion: kubesched.io/v1alpha1
+kind: Scenario
+metadata: {name: s}
+steps:
+- at: 10s
+  create:
+  - {apiVersion: v1, kind: Pod, metadata: {name: high},
+     spec: {priority: 100, containers: [{name: c, resources: {requests: {cpu: "2"}}}]}}
+"""
+
+
+def test_explain_a_preemption(tmp_path, capsys, wide):
+    code, out, _ = run(tmp_path, capsys, PREEMPTION, "--output", "table", "--explain", "high", "--explain", "low")
+    assert code == 0
+    high, low = out.split("default/low:")
+    assert "default/high: Scheduled on n1 after 2 attempts" in high
+    assert "nominated node: n1" in high and "preempted: default/low" in high
+    assert "chosen: its nominated node, tried on its own first, passed every filter" in high
+    assert "later preempted by default/high" in low
+
+
 def test_explain_with_json_keeps_stdout_one_document(tmp_path, capsys, wide):
     code, out, err = run(tmp_path, capsys, CLUSTER + WEB, "--output", "json", "--explain", "web-1")
     assert code == 0

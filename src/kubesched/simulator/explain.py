@@ -50,6 +50,7 @@ class Explanation:
     node: str | None
     nominated_node: str | None
     victims: list[str]
+    preempted_by: str | None  # the pod this one was later preempted for (it was bound, then evicted)
     attempts: int
     cluster_nodes: int  # nodes in the cluster at the end
     nodes: list[NodeExplanation]  # chosen first, then the scored nodes by total, then the others by name
@@ -116,6 +117,8 @@ def explain(result: SimulationResult, st: PodState) -> Explanation:
         plugins = list(dict.fromkeys(p for s in record.final_score.values() for p in s))
         zero = [p for p in plugins if all(s.get(p, 0) == 0 for s in record.final_score.values())]
         ref = chosen if chosen in totals else None
+        # After a preemption the nominated node is tried on its own first (and kept if it fits).
+        alone = len(record.filter) == 1 and outcome is not None and outcome.pod.nominated_node_name == chosen
         for node, filters in record.filter.items():
             rejected = next(((p, r) for p, r in filters.items() if r != PASSED), None)
             scores = record.final_score.get(node, {})
@@ -129,7 +132,7 @@ def explain(result: SimulationResult, st: PodState) -> Explanation:
                     scores=scores,
                     total=total,
                     chosen=node == chosen,
-                    why=_why(node, rejected, total, chosen, ref, totals, record.final_score),
+                    why=_why(node, rejected, total, chosen, ref, totals, record.final_score, alone),
                 )
             )
     nodes.sort(
@@ -147,6 +150,7 @@ def explain(result: SimulationResult, st: PodState) -> Explanation:
         node=st.node,
         nominated_node=result.nominated.get(st.key),
         victims=list(result.victims.get(st.key, [])),
+        preempted_by=next((e.preemptor for e in result.events if e.type == "Preempted" and e.pod == st.key), None),
         attempts=st.attempts,
         cluster_nodes=sum(1 for ni in sched.cache.nodes.values() if ni.node is not None),
         nodes=nodes,
@@ -162,10 +166,13 @@ def _why(
     ref: str | None,
     totals: dict[str, int],
     scores: dict[str, dict[str, int]],
+    alone: bool = False,
 ) -> str:
     if rejected is not None:
         return f"filtered out by {rejected[0]}: {rejected[1]}"
     if node == chosen:
+        if alone:
+            return "chosen: its nominated node, tried on its own first, passed every filter"
         if total is None:
             return "chosen: the only node that passed every filter (no scoring)"
         ties = sum(1 for t in totals.values() if t == total) - 1
@@ -206,6 +213,8 @@ def _render_one(ex: Explanation, console: Console) -> None:
         console.print(f"  nominated node: {escape(ex.nominated_node)}", highlight=False)
     if ex.victims:
         console.print(f"  preempted: {escape(', '.join(ex.victims))}", highlight=False)
+    if ex.preempted_by:
+        console.print(f"  later preempted by {escape(ex.preempted_by)}", highlight=False)
     if not ex.nodes:
         console.print("  no attempt examined any node.", highlight=False)
         console.print()
@@ -228,7 +237,7 @@ def _render_one(ex: Explanation, console: Console) -> None:
     widest = max((len(line) for _, score in rows for line in score.splitlines()), default=1)
     table = Table(title=f"Nodes examined for {escape(ex.pod)}", title_justify="left")
     score_width = min(widest, SCORE_WIDTH)
-    node_width = min(max(len(n.node) for n in ex.nodes), NODE_WIDTH)
+    node_width = min(max(len("Node"), *(len(n.node) for n in ex.nodes)), NODE_WIDTH)
     verdict_width = console.width - node_width - score_width - 10  # 4 borders, 2 spaces of padding a cell
     roomy = verdict_width >= MIN_VERDICT_WIDTH  # else rich shares out what little room there is
     table.add_column("Node", overflow="fold", max_width=node_width if roomy else None)
