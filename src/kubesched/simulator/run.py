@@ -100,6 +100,8 @@ def simulate(
         config, cluster, clock, registry=registry, seed=seed, record=record, observer=result, bind_latency=bind_latency
     )
     result.scheduler = sched
+    source = f"{config.source}: " if config.source else ""
+    result.warnings.extend(source + w for w in sched.unknown_plugin_configs)
     workloads = _workload_controllers(loaded, cluster, result, seed)
     rank = {k: i for i, k in enumerate(_FIRST)}
     first = sorted((so for so in objects if so.obj["kind"] in rank), key=lambda so: rank[so.obj["kind"]])
