@@ -526,6 +526,11 @@ CASES: list[Case] = [
         pod({"initContainers": [ctr(name="i", restartPolicy="Sometimes")]}),
         'spec.initContainers[0].restartPolicy: Unsupported value: "Sometimes"',
     ),
+    Case(
+        "pod restartPolicy misspelled",
+        pod({"restartPolicy": "Sometimes"}),
+        'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"',
+    ),
     # Priority admission.
     Case(
         "preemptionPolicy misspelled",

@@ -54,9 +54,10 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 class AdmissionError(ValueError):
     """An object the store refuses; `where` says where it was read."""
 
-    def __init__(self, message: str, where: str, kind: str, ident: str) -> None:
+    def __init__(self, message: str, where: str, kind: str, ident: str, first: str = "") -> None:
         super().__init__(message)
         self.where, self.kind, self.ident = where, kind, ident
+        self.first = first  # where the object it collides with was read
 
 
 def _meta(obj: Obj) -> dict[str, Any]:
@@ -160,12 +161,17 @@ class Context:
         return []
 
 
+def identity(obj: Obj) -> tuple[str, str, str]:
+    """What the store keys an object by: kind, namespace ('' when cluster-scoped) and name."""
+    return str(obj.get("kind")), _namespace(obj), _name(obj)
+
+
 def check_unique(objects: Iterable[tuple[Obj, str]]) -> None:
     """One object per kind, namespace and name, as the store keeps them; a second is refused, saying where."""
     seen: dict[tuple[str, str, str], str] = {}
     for obj, where in objects:
         kind = str(obj.get("kind"))
-        key = (kind, _namespace(obj), _name(obj))
+        key = identity(obj)
         if key in seen:
             ident = f"{key[1]}/{key[2]}" if key[1] else key[2]
             hint = "; is the file given twice?" if seen[key] == where else ""
@@ -174,6 +180,7 @@ def check_unique(objects: Iterable[tuple[Obj, str]]) -> None:
                 where,
                 kind,
                 ident,
+                seen[key],
             )
         seen[key] = where
 

@@ -39,6 +39,7 @@ SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-nod
 ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
 VOLUME_MODES = ("Block", "Filesystem")
 PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
+RESTART_POLICIES = ("Always", "OnFailure", "Never")  # validateRestartPolicy's order
 _STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 _STANDARD_RESOURCES = {
     *_STANDARD_CONTAINER_RESOURCES,
@@ -471,6 +472,9 @@ def validate_pod(pod: Obj) -> Errors:
         errs.extend(
             field.invalid("spec.nodeName", spec["nodeName"], m) for m in names.is_dns1123_subdomain(spec["nodeName"])
         )
+    restart = spec.get("restartPolicy")
+    if restart and restart not in RESTART_POLICIES:
+        errs.append(field.not_supported("spec.restartPolicy", restart, RESTART_POLICIES))
     if "preemptionPolicy" in spec and spec["preemptionPolicy"] not in PREEMPTION_POLICIES:
         errs.append(field.not_supported("spec.preemptionPolicy", spec["preemptionPolicy"], PREEMPTION_POLICIES))
     for i, vol in enumerate(spec.get("volumes") or ()):
