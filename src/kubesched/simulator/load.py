@@ -127,21 +127,26 @@ def load_manifests(paths: list[str], *, finish: bool = True) -> LoadedInput:
     """Every document of the files, in order; `finish=False` leaves room for more (see `finish_loading`)."""
     loaded = LoadedInput()
     for source, text in _files(paths):
-        try:
-            docs = parse_documents(text)
-        except DocumentError as err:
-            raise LoadError(f"{source}: {err}") from err
-        for i, doc in enumerate(docs, start=1):
-            if doc is None:
-                continue
-            if not isinstance(doc, dict):
-                raise LoadError(
-                    f"{source}, document {i}: expected a Kubernetes object (a mapping), got {type(doc).__name__}"
-                )
-            add_document(loaded, doc, source, i)
+        add_text(loaded, source, text)
     if finish:
         finish_loading(loaded)
     return loaded
+
+
+def add_text(loaded: LoadedInput, source: str, text: str) -> None:
+    """Every document of one YAML or JSON text, named `source` in errors."""
+    try:
+        docs = parse_documents(text)
+    except DocumentError as err:
+        raise LoadError(f"{source}: {err}") from err
+    for i, doc in enumerate(docs, start=1):
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise LoadError(
+                f"{source}, document {i}: expected a Kubernetes object (a mapping), got {type(doc).__name__}"
+            )
+        add_document(loaded, doc, source, i)
 
 
 def finish_loading(loaded: LoadedInput) -> None:
