@@ -70,7 +70,11 @@ CASES: dict[str, Case] = {
         'device.attributes["dra.example.com"].name', driver=D, attributes={"name": {"bool": True}}, match=True, cost=4
     ),
     "driver-name-qualifier-map-lookup": Case(
-        'device.attributes["dra.example.com"]["name"]', driver=D, attributes={"name": {"bool": True}}, match=True, cost=4
+        'device.attributes["dra.example.com"]["name"]',
+        driver=D,
+        attributes={"name": {"bool": True}},
+        match=True,
+        cost=4,
     ),
     "bind": Case(
         'cel.bind(dra, device.attributes["dra.example.com"], dra.name)',
@@ -213,7 +217,9 @@ CASES: dict[str, Case] = {
     "allow_multiple_allocations": Case(
         "device.allowMultipleAllocations == true", driver=D, allow_multiple=True, match=True, cost=3
     ),
-    "allow_multiple_allocations_default": Case("device.allowMultipleAllocations == false", driver=D, match=True, cost=3),
+    "allow_multiple_allocations_default": Case(
+        "device.allowMultipleAllocations == false", driver=D, match=True, cost=3
+    ),
 }
 
 
@@ -238,12 +244,16 @@ def test_cel(name: str) -> None:
 @pytest.mark.parametrize(
     ("expression", "message"),
     [
-        ("device.foo == 1", "compilation failed: ERROR: <input>:1:7: undefined field 'foo'\n | device.foo == 1\n | ......^"),
+        (
+            "device.foo == 1",
+            "compilation failed: ERROR: <input>:1:7: undefined field 'foo'\n | device.foo == 1\n | ......^",
+        ),
         ("foo", "ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')"),
         ("device.driver.bar()", "ERROR: <input>:1:18: undeclared reference to 'bar' (in container '')"),
         (
             'quantity("1").isGreaterThan(1)',
-            "ERROR: <input>:1:28: found no matching overload for 'isGreaterThan' applied to 'kubernetes.Quantity.(int)'",
+            "ERROR: <input>:1:28: found no matching overload for 'isGreaterThan' applied to "
+            "'kubernetes.Quantity.(int)'",
         ),
         ("device.driver", "must evaluate to bool or the unknown type, not string"),
         ('device.attributes["x"].y ++', "ERROR: <input>:1:27: Syntax error: mismatched input '+'"),
@@ -273,7 +283,7 @@ def test_compiled_once_per_expression() -> None:
         ('isQuantity("1x")', False),
         ('"GPU".lowerAscii() == "gpu"', True),
         ('"a-b-c".split("-").size() == 3', True),
-        ('[1, 2, 3].exists(x, x > 2) && [1, 2].all(x, x < 3) && [1, 2, 3].filter(x, x > 1).size() == 2', True),
+        ("[1, 2, 3].exists(x, x > 2) && [1, 2].all(x, x < 3) && [1, 2, 3].filter(x, x > 1).size() == 2", True),
         ('{"a": 1}.exists(k, k == "a") && [1, 2].map(x, x * 2)[1] == 4', True),
     ],
 )
