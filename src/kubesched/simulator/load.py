@@ -31,7 +31,16 @@ from kubesched.simulator.schema import decode_errors
 from kubesched.simulator.unused_kinds import skipped_warning, unused_kind
 from kubesched.simulator.validation import SYSTEM_PRIORITY_CLASSES, validate
 
-__all__ = ["SYSTEM_PRIORITY_CLASSES", "LoadError", "LoadedInput", "SourcedObject", "load_manifests", "prepare_objects"]
+__all__ = [
+    "SYSTEM_PRIORITY_CLASSES",
+    "LoadError",
+    "LoadedInput",
+    "SourcedObject",
+    "add_document",
+    "finish_loading",
+    "load_manifests",
+    "prepare_objects",
+]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SCHEDULED_KINDS = frozenset({"Node", "Pod", *controllers.WORKLOAD_KINDS})  # without any, the result is empty
@@ -71,6 +80,7 @@ class LoadedInput:
     config: dict[str, Any] | None = None
     config_source: str = ""
     config_overlay: bool = False  # the configuration came from an --overlay file
+    sources: list[str] = field(default_factory=list)  # the texts read (files, stdin), for the empty-input warning
     steps: list[Step] = field(default_factory=list)  # Scenario steps, in document order
     step_objects: list[SourcedObject] = field(default_factory=list)  # what the steps create
     warnings: list[str] = field(default_factory=list)  # what prepare_objects noticed, for the result
@@ -125,46 +135,60 @@ def _decode(source: str, data: bytes) -> str:
         raise LoadError(f"{source}: not UTF-8 text (byte {err.start}: {data[err.start]:#04x})") from err
 
 
-def load_manifests(paths: list[str], overlays: list[str] | None = None) -> LoadedInput:
-    """Every document of `paths`, then of `overlays` (whose objects replace those of the same kind,
-    namespace and name when prepare_objects admits them)."""
+def load_manifests(paths: list[str], overlays: list[str] | None = None, *, finish: bool = True) -> LoadedInput:
+    """Every document of the files, in order, then of `overlays` (whose objects replace those of the same
+    kind, namespace and name when prepare_objects admits them); `finish=False` leaves room for more (see
+    `finish_loading`)."""
     overlays = overlays or []
     _read_once(paths, overlays)
     loaded = LoadedInput()
-    sources: list[str] = []
     for files, overlay in ((paths, False), (overlays, True)):
         for source, text in _files(files):
-            sources.append(source)
-            try:
-                docs = parse_documents(text)
-            except DocumentError as err:
-                raise LoadError(f"{source}: {err}") from err
-            for i, doc in enumerate(docs, start=1):
-                if doc is None:
-                    continue
-                if not isinstance(doc, dict):
-                    raise LoadError(
-                        f"{source}, document {i}: expected a Kubernetes object (a mapping), got {type(doc).__name__}"
-                    )
-                _add_document(loaded, doc, source, i, overlay)
+            add_text(loaded, source, text, overlay)
+    if finish:
+        finish_loading(loaded, [*paths, *overlays])
+    return loaded
+
+
+def add_text(loaded: LoadedInput, source: str, text: str, overlay: bool = False) -> None:
+    """Every document of one YAML or JSON text, named `source` in errors."""
+    loaded.sources.append(source)
+    try:
+        docs = parse_documents(text)
+    except DocumentError as err:
+        raise LoadError(f"{source}: {err}") from err
+    for i, doc in enumerate(docs, start=1):
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise LoadError(
+                f"{source}, document {i}: expected a Kubernetes object (a mapping), got {type(doc).__name__}"
+            )
+        add_document(loaded, doc, source, i, overlay)
+
+
+def finish_loading(loaded: LoadedInput, given: list[str] | None = None) -> None:
+    """Once every document is in: the one warning that counts the objects of kinds kubesched does not use,
+    and one when there is nothing to schedule on or to schedule (`given`: the paths asked for)."""
     if loaded.skipped:
         loaded.warnings.append(skipped_warning(loaded.skipped))
     if not any(so.obj["kind"] in SCHEDULED_KINDS for so in (*loaded.objects, *loaded.step_objects)):
-        loaded.warnings.append(_nothing_found(sources, [*paths, *overlays]))
-    return loaded
+        loaded.warnings.append(_nothing_found(loaded.sources, given or []))
 
 
 def _nothing_found(sources: list[str], given: list[str]) -> str:
     """The warning for an input without nodes, pods or workloads: the result will be empty."""
-    if not sources:
+    if not sources and given:
         return f"no nodes or pods found: no {', '.join(MANIFEST_SUFFIXES)} file in {', '.join(given)}"
+    if not sources:
+        return "no nodes or pods found in the input: nothing to schedule"
     names = ", ".join(sources[:NAMED_FILES])
     if len(sources) > NAMED_FILES:
         names += f" and {len(sources) - NAMED_FILES} more file(s)"
     return f"no nodes or pods found in {names}: nothing to schedule"
 
 
-def _add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: int, overlay: bool = False) -> None:
+def add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: int, overlay: bool = False) -> None:
     kind = doc.get("kind")
     if kind == CONFIG_KIND:
         where = f"{source}, document {index}"

@@ -30,7 +30,7 @@ from kubesched.api.selectors import (
     validate_node_selector_term,
 )
 from kubesched.api.taints import validate_taints, validate_tolerations
-from kubesched.simulator import workload_validation
+from kubesched.simulator import resource_validation, workload_validation
 
 Errors = list[str]
 
@@ -243,6 +243,8 @@ NAMESPACED = {
     "DaemonSet",
     "Job",
     "CronJob",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
 }
 
 
@@ -450,7 +452,8 @@ def _validate_pod_totals(pod: Obj) -> Errors:
 def validate_pod(pod: Obj) -> Errors:
     spec = pod.get("spec") or {}
     labels = (pod.get("metadata") or {}).get("labels") or {}
-    errs = _validate_containers(spec)
+    errs = resource_validation.validate_pod_resource_claims(spec)
+    errs += _validate_containers(spec)
     if spec.get("overhead"):
         errs += _validate_resource_requirements(
             {"limits": spec["overhead"]}, "spec.overhead", _validate_container_resource_name
@@ -655,6 +658,7 @@ VALIDATORS: dict[str, Callable[[Obj], Errors]] = {
     "Service": _selector_validator("spec.selector", as_map=True),
     "PodDisruptionBudget": _selector_validator("spec.selector"),
     **workload_validation.VALIDATORS,
+    **resource_validation.VALIDATORS,
 }
 
 
