@@ -1,0 +1,316 @@
+"""`kubesched.simulate(...)`: the simulator for notebooks and scripts, with typed results.
+
+The same path as `kubesched simulate`: the same loading and admission of manifests,
+the same configuration handling, the same scheduler; the result is the command's JSON
+record (docs/simulate-contract.md) as frozen dataclasses, so what a script reads is what
+the command prints. Unusable input raises `InputError` with the command's message.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeAlias, cast
+
+from kubesched.api.duration import parse_duration
+from kubesched.api.quantity import parse_quantity
+from kubesched.config.load import ConfigError
+from kubesched.framework.runtime.framework import FrameworkError
+from kubesched.simulator.documents import DocumentError, parse_documents
+from kubesched.simulator.load import (
+    LoadedInput,
+    LoadError,
+    add_document,
+    add_text,
+    finish_loading,
+    load_manifests,
+    read_text,
+)
+
+__all__ = [
+    "Event",
+    "InputError",
+    "Manifest",
+    "NodeResult",
+    "PluginRecord",
+    "PodResult",
+    "Simulation",
+    "simulate",
+]
+
+Manifest: TypeAlias = Mapping[str, Any]
+Input: TypeAlias = str | os.PathLike[str] | Manifest | Iterable[Manifest]
+PodPhase = Literal["Scheduled", "Unschedulable", "Gated", "Error"]
+
+
+class InputError(ValueError):
+    """Manifests, configuration or options the simulation cannot use; the message names file, object and field."""
+
+
+@dataclass(frozen=True, slots=True)
+class PluginRecord:
+    """Per node and plugin, the results of a pod's last scheduling attempt (empty maps when scoring was skipped)."""
+
+    filter: Mapping[str, Mapping[str, str]]
+    score: Mapping[str, Mapping[str, int]]
+    normalized_score: Mapping[str, Mapping[str, int]]
+    final_score: Mapping[str, Mapping[str, int]]
+
+    def total(self, node: str) -> int:
+        """The node's final score: the sum of the plugins' weighted scores."""
+        return sum(self.final_score.get(node, {}).values())
+
+
+@dataclass(frozen=True, slots=True)
+class PodResult:
+    """One pod that was pending: where it went, or why it did not."""
+
+    namespace: str
+    name: str
+    node: str | None
+    result: PodPhase
+    message: str
+    nominated_node: str | None
+    victims: tuple[str, ...]
+    attempts: int
+    bound_at: float | None
+    owner: str | None
+    plugins: PluginRecord | None  # None when the simulation ran with record=False
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def scheduled(self) -> bool:
+        return self.result == "Scheduled"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeResult:
+    """A node at the end of the simulation; quantities in Kubernetes notation, as the JSON has them."""
+
+    name: str
+    pods: int
+    requested: Mapping[str, str]
+    allocatable: Mapping[str, str]
+
+    def utilisation(self, resource: str) -> float | None:
+        """Requested over allocatable for one resource (0.0-1.0 when it fits), None when the node has none of it."""
+        alloc = self.allocatable.get(resource)
+        if resource == "pods":
+            return self.pods / float(parse_quantity(alloc)) if alloc and parse_quantity(alloc) else None
+        if alloc is None or not parse_quantity(alloc):
+            return None
+        return float(parse_quantity(self.requested.get(resource, "0")) / parse_quantity(alloc))
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One step of a pod's life on the virtual clock (the JSON's `events`)."""
+
+    time: float
+    pod: str
+    type: str
+    node: str | None = None
+    message: str | None = None
+    preemptor: str | None = None
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """What one simulation decided. `to_json()` gives the contract's JSON object."""
+
+    pods: tuple[PodResult, ...]
+    nodes: tuple[NodeResult, ...]
+    events: tuple[Event, ...]
+    end_time: float
+    warnings: tuple[str, ...]
+    _doc: dict[str, Any] = field(repr=False, compare=False)
+    _by_key: dict[str, PodResult] = field(repr=False, compare=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._by_key.update((p.key, p) for p in self.pods)
+
+    def pod(self, key: str) -> PodResult:
+        """A pod by `namespace/name` (a bare name means namespace default)."""
+        found = self._by_key.get(key if "/" in key else f"default/{key}")
+        if found is None:
+            raise KeyError(f"no pending pod {key!r} in this simulation")
+        return found
+
+    def node(self, name: str) -> NodeResult:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(f"no node {name!r} in this simulation")
+
+    @property
+    def scheduled(self) -> tuple[PodResult, ...]:
+        return tuple(p for p in self.pods if p.scheduled)
+
+    @property
+    def pending(self) -> tuple[PodResult, ...]:
+        """Pods still without a node at the end (unschedulable, gated or failed)."""
+        return tuple(p for p in self.pods if not p.scheduled)
+
+    def placements(self) -> dict[str, str | None]:
+        """`namespace/name` -> node (None when not scheduled), in the order of the pods' final attempts."""
+        return {p.key: p.node for p in self.pods}
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat row per pod, for `pandas.DataFrame(sim.rows())`."""
+        return [
+            {
+                "pod": p.key,
+                "node": p.node,
+                "result": p.result,
+                "attempts": p.attempts,
+                "boundAt": p.bound_at,
+                "owner": p.owner,
+                "message": p.message,
+            }
+            for p in self.pods
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        """The object `kubesched simulate --output json` prints (docs/simulate-contract.md)."""
+        return self._doc
+
+
+def simulate(
+    *inputs: Input,
+    text: str | None = None,
+    config: str | os.PathLike[str] | Manifest | None = None,
+    seed: int | None = None,
+    record: bool = True,
+    until: float | str | None = None,
+    bind_latency: float | str = 0.0,
+) -> Simulation:
+    """Simulate scheduling: manifests in, a `Simulation` out.
+
+    `inputs` are paths to YAML/JSON files or directories (read as `kubesched simulate`
+    reads them), Kubernetes objects as mappings, or iterables of them; `text` is YAML or
+    JSON text with one or more documents. `config` is a KubeSchedulerConfiguration (a
+    path or a mapping); `until` and `bind_latency` are seconds or durations such as "10m".
+    """
+    from kubesched.simulator.report import to_json
+    from kubesched.simulator.run import build_config
+    from kubesched.simulator.run import simulate as run_simulation
+
+    try:
+        loaded = _load(inputs, text)
+        config_doc, config_source = _config_document(config)
+        scheduler_config = build_config(loaded, config_doc, config_source)
+        result = run_simulation(
+            loaded,
+            scheduler_config,
+            seed=seed,
+            record=record,
+            until=_seconds("until", until),
+            bind_latency=_seconds("bind_latency", bind_latency) or 0.0,
+        )
+    except (LoadError, ConfigError, FrameworkError) as err:
+        raise InputError(str(err)) from err
+    return _typed(to_json(result, record=record))
+
+
+def _load(inputs: tuple[Input, ...], text: str | None) -> LoadedInput:
+    """Paths first through the command's loader, then objects and text in the order given."""
+    paths: list[str] = []
+    objects: list[tuple[str, int, Any]] = []
+    for i, item in enumerate(inputs):
+        if isinstance(item, str | os.PathLike):
+            paths.append(os.fspath(item))
+        elif isinstance(item, Mapping):
+            objects.append((f"<object {i}>", 1, dict(item)))
+        elif isinstance(item, Iterable) and not isinstance(item, bytes):
+            objects.extend((f"<objects {i}>", j, obj) for j, obj in enumerate(item, start=1))
+        else:
+            raise InputError(f"input {i}: expected a path, a Kubernetes object or objects, got {type(item).__name__}")
+    loaded = load_manifests(paths, finish=False)
+    for source, index, obj in objects:
+        if not isinstance(obj, Mapping):
+            raise InputError(f"{source}, document {index}: expected a Kubernetes object (a mapping)")
+        add_document(loaded, _plain(obj), source, index)
+    if text is not None:
+        add_text(loaded, "<text>", text)
+    finish_loading(loaded)
+    return loaded
+
+
+def _plain(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A caller's mapping as the plain dicts and lists the loader works on (it fills defaults in place)."""
+
+    def conv(v: Any) -> Any:
+        if isinstance(v, Mapping):
+            return {k: conv(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [conv(x) for x in v]
+        return v
+
+    return cast(dict[str, Any], conv(obj))
+
+
+def _config_document(config: str | os.PathLike[str] | Manifest | None) -> tuple[dict[str, Any] | None, str]:
+    if config is None:
+        return None, ""
+    if isinstance(config, Mapping):
+        return _plain(config), "<config>"
+    path = os.fspath(config)
+    try:
+        docs = [d for d in parse_documents(read_text(Path(path))) if d is not None]
+    except DocumentError as err:
+        raise LoadError(f"{path}: {err}") from err
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        raise LoadError(f"{path}: expected one KubeSchedulerConfiguration object, found {len(docs)} documents")
+    return docs[0], path
+
+
+def _seconds(name: str, value: float | str | None) -> float | None:
+    if value is None or isinstance(value, int | float):
+        return None if value is None else float(value)
+    try:
+        return parse_duration(value)
+    except ValueError as err:
+        raise InputError(f"{name}: {err}") from err
+
+
+def _typed(doc: dict[str, Any]) -> Simulation:
+    return Simulation(
+        pods=tuple(_pod(p) for p in doc["pods"]),
+        nodes=tuple(
+            NodeResult(name=n["name"], pods=n["pods"], requested=n["requested"], allocatable=n["allocatable"])
+            for n in doc["nodes"]
+        ),
+        events=tuple(Event(**e) for e in doc["events"]),
+        end_time=doc["endTime"],
+        warnings=tuple(doc["warnings"]),
+        _doc=doc,
+    )
+
+
+def _pod(p: dict[str, Any]) -> PodResult:
+    plugins = p.get("plugins")
+    return PodResult(
+        namespace=p["namespace"],
+        name=p["name"],
+        node=p["node"],
+        result=p["result"],
+        message=p["message"],
+        nominated_node=p["nominatedNode"],
+        victims=tuple(p["victims"]),
+        attempts=p["attempts"],
+        bound_at=p["boundAt"],
+        owner=p["owner"],
+        plugins=None
+        if plugins is None
+        else PluginRecord(
+            filter=plugins["filter"],
+            score=plugins["score"],
+            normalized_score=plugins["normalizedScore"],
+            final_score=plugins["finalScore"],
+        ),
+    )

@@ -1,0 +1,130 @@
+"""kubesched.simulate(...): the command's answer as typed results, from paths, objects and text."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import kubesched
+from kubesched.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _node(name: str, cpu: str = "4") -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name},
+        "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"}},
+    }
+
+
+def _pod(name: str, cpu: str = "1") -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
+    }
+
+
+def test_same_answer_as_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", str(ROOT / "examples/cluster"), "--output", "json", "--seed", "3"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    sim = kubesched.simulate(ROOT / "examples/cluster", seed=3)
+    assert sim.to_json() == printed
+    assert [p.key for p in sim.pods] == [f"{p['namespace']}/{p['name']}" for p in printed["pods"]]
+    assert {p.key: p.node for p in sim.pods} == sim.placements()
+    for typed, raw in zip(sim.pods, printed["pods"], strict=True):
+        assert typed.result == raw["result"] and typed.message == raw["message"]
+        assert typed.plugins is not None and typed.plugins.filter == raw["plugins"]["filter"]
+        if typed.node and raw["plugins"]["finalScore"]:
+            assert typed.plugins.total(typed.node) == sum(raw["plugins"]["finalScore"][typed.node].values())
+
+
+def test_objects_and_text_mix_with_paths() -> None:
+    text = "apiVersion: v1\nkind: Pod\nmetadata: {name: from-text}\n"
+    mine = _pod("from-object", "3")
+    sim = kubesched.simulate([_node("a"), _node("b")], mine, text=text, seed=1)
+    assert mine == _pod("from-object", "3")  # the caller's objects are not defaulted in place
+    assert sim.pod("from-object").scheduled
+    assert sim.pod("default/from-text").node in ("a", "b")
+    assert [n.name for n in sim.nodes] == ["a", "b"]
+    used = sim.node(sim.pod("from-object").node or "")
+    assert used.utilisation("cpu") == pytest.approx(0.75)
+    assert used.utilisation("nvidia.com/gpu") is None
+    with pytest.raises(KeyError):
+        sim.pod("nope")
+
+
+def test_config_mapping_changes_the_answer() -> None:
+    objs = [_node("a"), _node("b"), _pod("p1"), _pod("p2")]
+    spread = kubesched.simulate(objs, seed=1)
+    assert len({p.node for p in spread.pods}) == 2  # LeastAllocated by default
+    packing = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "pluginConfig": [
+                    {
+                        "name": "NodeResourcesFit",
+                        "args": {"scoringStrategy": {"type": "MostAllocated"}},
+                    }
+                ],
+            }
+        ],
+    }
+    packed = kubesched.simulate([_node("a"), _node("b"), _pod("p1"), _pod("p2")], config=packing, seed=1)
+    assert len({p.node for p in packed.pods}) == 1
+
+
+def test_record_false_leaves_plugins_out_and_until_takes_durations() -> None:
+    sim = kubesched.simulate([_node("a"), _pod("p")], record=False, until="1m", bind_latency="200ms")
+    assert sim.pod("p").plugins is None
+    assert sim.pod("p").bound_at == pytest.approx(0.2)
+    assert [(e.type, e.pod) for e in sim.events] == [("Scheduled", "default/p"), ("Bound", "default/p")]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "kwargs", "needle"),
+    [
+        ((_pod("bad", "-1"),), {}, r"<object 0>, document 1 \(Pod default/bad\): spec\.containers\[0\]"),
+        (([_node("a"), "not an object"],), {}, r"<objects 0>, document 2: expected a Kubernetes object"),
+        ((42,), {}, r"input 0: expected a path"),
+        (("/nonexistent/dir",), {}, r"/nonexistent/dir: no such file"),
+        ((), {"text": "kind: [unclosed"}, r"<text>: "),
+        ((), {"until": "soon"}, r"until: "),
+        (
+            (),
+            {
+                "config": {
+                    "apiVersion": "kubescheduler.config.k8s.io/v1",
+                    "kind": "KubeSchedulerConfiguration",
+                    "profiles": [{"plugins": {"score": {"enabled": [{"name": "Nope"}]}}}],
+                }
+            },
+            r"Nope",
+        ),
+    ],
+)
+def test_bad_input_raises_input_error(inputs: tuple, kwargs: dict, needle: str) -> None:
+    with pytest.raises(kubesched.InputError, match=needle):
+        kubesched.simulate(*inputs, **kwargs)
+
+
+def test_the_docs_examples_run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every python block of docs/python-api.md runs as written, from the repository root."""
+    monkeypatch.chdir(ROOT)
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs/python-api.md").read_text(), re.S)
+    assert len(blocks) == 3
+    for block in blocks:
+        exec(compile(block, "docs/python-api.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "default/web-1 Scheduled" in out
+    assert "{1: 4, 2: 3, 3: 2, 4: 1, 5: 0, 6: 0}" in out
