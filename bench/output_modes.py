@@ -35,16 +35,17 @@ MODES = {
 
 
 def run(src: Path, manifests: Path, args: list[str], out: Path) -> dict[str, float]:
-    cmd = [sys.executable, "-m", "kubesched.cli", "simulate", str(manifests), "--seed", "1", "-q", *args]
+    cmd = [sys.executable, "-m", "kubesched.cli", "simulate", str(manifests), "--seed", "1", *args]
     env = {**os.environ, "PYTHONPATH": str(src), "COLUMNS": "80"}
+    err = out.with_suffix(out.suffix + ".err")  # not a terminal: no progress bar, whatever the tree
     start = time.perf_counter()
-    with out.open("w") as sink:
-        child = subprocess.Popen(cmd, stdout=sink, env=env)
+    with out.open("w") as sink, err.open("w") as errors:
+        child = subprocess.Popen(cmd, stdout=sink, stderr=errors, env=env)
         _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} exited {child.returncode}")
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {code}:\n{err.read_text()[-2000:]}")
     return {
         "wall_s": round(wall, 1),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
@@ -89,6 +90,7 @@ def main() -> int:
             placed[mode] = json.dumps(placements(mode, out), sort_keys=True)
         if not args.keep:
             out.unlink()
+            out.with_suffix(out.suffix + ".err").unlink()
     if len(set(placed.values())) > 1:
         print("the modes placed pods differently", file=sys.stderr)
         return 1
