@@ -257,7 +257,7 @@ class Allocator:
             else:
                 self.slices_on_node.setdefault(s.node_name, []).append(s)
         # Counters left per pool once allocated devices took theirs; fixed for this allocator.
-        # Keyed by pool name alone, as upstream does.
+        # Keyed by pool name alone, as upstream does (two drivers' pools of one name share it).
         self.available_counters: dict[str, CounterSets] = {}
         self.allocated_shared = {s.device_id() for s in allocated.allocated_shared_device_ids}
         self.num_allocate_one = 0
@@ -267,7 +267,10 @@ class Allocator:
     ) -> list[dict[str, Any]] | None:
         """One allocation result per claim, in claim order, or None when they do not fit on this node.
 
-        `deadline` is a time.monotonic() value; past it the search raises AllocationAborted.
+        As upstream's plugin does, pass only the claims still to allocate; devices of allocated
+        claims and of this cycle's in-flight allocations belong in `allocated`
+        (AllocatedState.add_allocation). `deadline` is a time.monotonic() value (upstream: the
+        Filter call's start plus filterTimeout); past it the search raises AllocationAborted.
         """
         run = _Run(self, node, claims, deadline)
         return run.allocate()
