@@ -4,7 +4,8 @@ The allocator (allocator.py) decides which devices a claim gets; whether one dev
 satisfies one selector expression is CEL's business (cel.py). This module is all the
 allocator knows about CEL: the device as the expression sees it, the evaluator Protocol
 and the two ways evaluation fails, mirroring upstream's split between "CEL compile error"
-and "CEL runtime error" (structured/internal/*/allocator_*.go, selectorsMatch).
+and "CEL runtime error" (structured/internal/*/allocator_*.go, selectorsMatch), and
+CELSelectors, the evaluator on cel.py.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from kubesched.dra import cel
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -54,3 +57,18 @@ class SelectorEvaluator(Protocol):
         SelectorRuntimeError when it fails for this device.
         """
         ...
+
+
+class CELSelectors:
+    """The evaluator the scheduler uses: cel.py's DRA environment, each expression compiled once."""
+
+    def matches(self, expression: str, device: DeviceView) -> bool:
+        compiled = cel.compile_expression(expression)
+        if compiled.error is not None:
+            raise SelectorCompileError(str(compiled.error))
+        try:
+            return compiled.device_matches(
+                cel.Device(device.driver, device.attributes, device.capacity, device.allow_multiple_allocations)
+            )
+        except cel.EvalError as err:
+            raise SelectorRuntimeError(str(err)) from err

@@ -28,6 +28,7 @@ from kubesched.dra.allocator import (
     allocated_state,
 )
 from kubesched.dra.model import DeviceID, SharedDeviceID
+from kubesched.dra.selector import CELSelectors, SelectorEvaluator
 from kubesched.testing.dra_fixtures import (
     CAPACITY0,
     CAPACITY1,
@@ -174,7 +175,7 @@ class Case:
 F = Features.none
 
 
-def run(case: Case) -> tuple[Allocator, list[dict[str, Any]] | None]:
+def run(case: Case, evaluator: SelectorEvaluator | None = None) -> tuple[Allocator, list[dict[str, Any]] | None]:
     state = AllocatedState(
         allocated_devices={DeviceID(*d) for d in case.allocated},
         allocated_shared_device_ids={SharedDeviceID(*s) for s in case.allocated_shared},
@@ -186,7 +187,7 @@ def run(case: Case) -> tuple[Allocator, list[dict[str, Any]] | None]:
         allocated=state,
         classes={c["metadata"]["name"]: c for c in case.classes},
         slices=case.slices,
-        evaluator=upstream_evaluator(),
+        evaluator=evaluator or upstream_evaluator(),
         features=case.features,
         new_share_id=lambda: FIXED_SHARE_ID,
     )
@@ -3155,16 +3156,19 @@ CASES["lexicographical-sorting-slices-with-binding-conditions"] = Case(
 )
 
 
+@pytest.mark.parametrize("evaluator", ["test double", "cel.py"])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_upstream_table(name: str) -> None:
+def test_upstream_table(name: str, evaluator: str) -> None:
+    """Each case with the CEL test double and again with the real CEL (the expressions are upstream's)."""
     case = CASES[name]
     before = copy.deepcopy((case.claims, case.classes, case.slices))
+    selectors = upstream_evaluator() if evaluator == "test double" else CELSelectors()
     if case.error is not None:
         with pytest.raises(case.error_type) as info:
-            run(case)
+            run(case, selectors)
         assert case.error in str(info.value)
     else:
-        allocator, results = run(case)
+        allocator, results = run(case, selectors)
         assert results == case.expect
         if case.invocations is not None:
             assert allocator.num_allocate_one == case.invocations
