@@ -17,10 +17,12 @@ from typing import Any
 
 import pytest
 
+from kubesched import klog
 from kubesched.app import RunOptions, SchedulerApp
 from kubesched.backend.kube.api import KubeAPI
 from kubesched.config.load import load_config
 from kubesched.testing.controlplane import ControlPlane, Process, reset_cluster
+from kubesched.testing.parity.klog import parse_line
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 OURS, THEIRS = "kubesched", "upstream"
@@ -298,3 +300,43 @@ def _bindings(control_plane: ControlPlane) -> list[str]:
         ):
             out.append(ref["name"])
     return out
+
+
+LOGGED = ("Successfully bound pod to node", "Unable to schedule pod; no fit; waiting")
+
+
+def test_bindings_and_failures_are_logged_as_upstream_logs_them_at_v2(
+    control_plane: ControlPlane, admin_api: KubeAPI, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`kubesched run -v 2` logs each binding and each unschedulable pod with upstream's message and values."""
+    reset_cluster(admin_api)
+    caplog.set_level(klog.V(2), logger="kubesched")
+    ours = Kubesched(str(control_plane.kubeconfig_path))
+    theirs = control_plane.start_scheduler(profile(THEIRS), verbosity=2)
+    sides = (Side(admin_api, OURS), Side(admin_api, THEIRS))
+    try:
+        for side in sides:
+            side.node("a", cpu="1")
+        time.sleep(1.0)  # both schedulers' node informers, as in the unschedulable test above
+        for side in sides:
+            side.pod("fits", cpu="500m")
+            side.pod("huge", cpu="3")
+        for side in sides:
+            for name in ("fits", "huge"):
+                wait_for(lambda s=side, n=name: s.writes(n)["events"], f"{side.name}'s {name} event")
+    finally:
+        assert ours.stop() == 0
+        theirs.stop()
+        reset_cluster(admin_api)
+    mine = sorted(
+        (r.msg.text, {k: sides[0].plain(str(v)) for k, v in r.msg.values.items()})
+        for r in caplog.records
+        if isinstance(r.msg, klog.Message) and r.msg.text in LOGGED
+    )
+    upstream = sorted(
+        (line.msg, {k: sides[1].plain(v) for k, v in line.values.items()})
+        for raw in theirs.log_path.read_text().splitlines()
+        if (line := parse_line(raw)) is not None and line.msg in LOGGED
+    )
+    assert [m for m, _ in mine] == [m for m, _ in upstream] == sorted(LOGGED)
+    assert mine == upstream
