@@ -21,14 +21,14 @@ from kubesched import klog
 from kubesched.api.duration import parse_duration
 from kubesched.config.load import ConfigError, SchedulerConfig, load_config
 from kubesched.framework.runtime.framework import FrameworkError
-from kubesched.simulator.documents import DocumentError, parse_documents
-from kubesched.simulator.load import LoadedInput, LoadError, load_manifests, read_text
+from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_text
 
 # The simulation, its report (rich) and legacy policies are imported where simulate uses them:
 # `kubesched run` restarts faster without them.
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from kubesched.simulator.load import LoadedInput
     from kubesched.simulator.progress import RunProgress
     from kubesched.simulator.report import JsonLinesWriter
     from kubesched.simulator.run import SimulationResult
@@ -270,6 +270,7 @@ def simulate_command(args: argparse.Namespace) -> int:
 
 def _simulate(args: argparse.Namespace) -> int:
     from kubesched.simulator.explain import ExplainError, pod_key
+    from kubesched.simulator.load import load_manifests
     from kubesched.simulator.report import JsonLinesWriter
     from kubesched.simulator.run import Watcher, simulate
 
