@@ -70,6 +70,13 @@ def utilisation(sim: Simulation) -> dict[str, float | None]:
     return out
 
 
+def rereadable(paths: Sequence[str]) -> list[str]:
+    """The paths, which repeated simulations read again: standard input cannot be."""
+    if "-" in paths:
+        raise WhatIfError("-: standard input cannot be read again for each simulation; save it to a file")
+    return list(paths)
+
+
 def read_objects(paths: Sequence[str]) -> list[dict[str, Any]]:
     """Every object of the files and directories, in the order `kubesched simulate` reads them, Lists opened."""
     out: list[dict[str, Any]] = []
@@ -86,9 +93,7 @@ def read_objects(paths: Sequence[str]) -> list[dict[str, Any]]:
 
 def _files(paths: Sequence[str]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
-    for p in paths:
-        if p == "-":
-            raise WhatIfError("-: standard input cannot be read again for each simulation; save it to a file")
+    for p in rereadable(paths):
         path = Path(p)
         try:
             if path.is_dir():

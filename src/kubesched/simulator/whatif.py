@@ -31,6 +31,7 @@ from kubesched.simulator.inputs import (
     load_template,
     name_of,
     read_objects,
+    rereadable,
     simulate_checked,
     utilisation,
     zone_of,
@@ -129,6 +130,7 @@ def capacity(
     """How many nodes like the template the cluster needs for all its pending pods."""
     if max_nodes < 1:
         raise WhatIfError(f"--max-nodes: must be at least 1, got {max_nodes}")
+    paths = rereadable(paths)
     template = load_template(template_path)
     base = simulate_checked(*paths, config=config, seed=seed, record=False)
     answer = CapacityAnswer(template=template, seed=seed, max_nodes=max_nodes, pending_before=len(base.pending))
@@ -438,6 +440,7 @@ def compare(paths: Sequence[str], configs: Sequence[str], *, seed: int = DEFAULT
     """The manifests under two configurations (a file, or `default` for upstream's), with one seed."""
     if len(configs) != 2:
         raise WhatIfError(f"--config: give exactly two configurations to compare, got {len(configs)}")
+    paths = rereadable(paths)
     sides = []
     zones: dict[str, str] | None = None
     for config in configs:
