@@ -67,10 +67,18 @@ def print_capacity(answer: CapacityAnswer, out: TextIO) -> None:
             table.add_row(escape(pod), escape(message))
         console.print(table)
     table = Table(title="Simulations, in the order run")
-    for col in ("Nodes added", "Pending", "Enough"):
+    columns = (
+        ("Nodes added", "Pending", "Of them blocked", "Enough")
+        if answer.blocked
+        else ("Nodes added", "Pending", "Enough")
+    )
+    for col in columns:
         table.add_column(col, justify="right")
     for trial in answer.trials:
-        table.add_row(str(trial.nodes), str(trial.pending), "yes" if trial.ok else "no")
+        cells = [str(trial.nodes), str(trial.pending), "yes" if trial.ok else "no"]
+        if answer.blocked:
+            cells.insert(2, str(trial.pending - len(trial.waiting)))
+        table.add_row(*cells)
     console.print(table)
 
 
@@ -102,7 +110,10 @@ def print_comparison(cmp: Comparison, out: TextIO) -> None:
     console = _console(out)
     doc = cmp.to_json()
     a, b = doc["a"], doc["b"]
-    table = Table(title=f"A: {escape(a['config'])}   B: {escape(b['config'])}   (seed {cmp.seed})")
+    console.print(f"A: {escape(a['config'])}")
+    console.print(f"B: {escape(b['config'])}")
+    console.print(f"The same manifests and seed ({cmp.seed}) under both.")
+    table = Table()
     table.add_column("Measure")
     for col in ("A", "B", "B - A"):
         table.add_column(col, justify="right")
@@ -112,8 +123,13 @@ def print_comparison(cmp: Comparison, out: TextIO) -> None:
         change = "-" if x is None or y is None else delta(y - x)
         table.add_row(label, "-" if x is None else value(x), "-" if y is None else value(y), change)
 
-    for key in ("pods", "scheduled", "pending", "nodesUsed"):
-        row(key, a[key], b[key])
+    for key, label in (
+        ("pods", "pods"),
+        ("scheduled", "scheduled"),
+        ("pending", "pending"),
+        ("nodesUsed", "nodes with pods"),
+    ):
+        row(label, a[key], b[key])
     for resource in a["utilisation"]:
         row(f"utilisation {resource}", a["utilisation"].get(resource), b["utilisation"].get(resource), "pct")
     for resource in a["nodeUtilisation"]:
