@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -110,7 +111,7 @@ def test_a_node_selector_the_template_lacks_blocks_and_one_that_has_it_answers(t
     assert answer.status == "found" and answer.nodes == 1 and not answer.blocked
 
 
-def test_gated_pods_and_a_daemonset_too_big_for_the_template_are_blocked(tmp_path: Path) -> None:
+def test_gated_pods_identical_pods_and_a_daemonset_too_big_for_the_template_are_blocked(tmp_path: Path) -> None:
     agent = {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
@@ -124,13 +125,19 @@ def test_gated_pods_and_a_daemonset_too_big_for_the_template_are_blocked(tmp_pat
         },
     }
     gated = pod("waits", 1, schedulingGates=[{"name": "example.com/quota"}])
-    files = write(tmp_path, "cluster.yaml", node("small", 4), agent, gated)
+    gpus = [pod(f"gpu-{i}", 1, limits={"nvidia.com/gpu": "1"}) for i in range(3)]
+    files = write(tmp_path, "cluster.yaml", node("big", 16), agent, gated, *gpus, pod("fits", 1))
     template = write(tmp_path, "node.yaml", node("small", 4))
     answer = capacity([files], template, max_nodes=4)
-    reasons = {b.pod.split("-")[0] if b.owner else b.pod: (b.owner, b.reasons) for b in answer.blocked}
-    assert reasons["default/waits"] == (None, {"SchedulingGates": "waiting for scheduling gates"})
-    assert reasons["default/agent"] == ("DaemonSet/agent", {"NodeResourcesFit": "Insufficient cpu"})
-    assert answer.status == "blocked"
+    assert [(b.pod, b.owner, b.pods, b.reasons) for b in answer.blocked] == [
+        ("default/waits", None, 1, {"SchedulingGates": "waiting for scheduling gates"}),
+        # the DaemonSet's pod runs on `big`; on each added node its pod would not fit
+        (answer.blocked[1].pod, "DaemonSet/agent", 0, {"NodeResourcesFit": "Insufficient cpu"}),
+        # three pods with one spec: one check, one row
+        ("default/gpu-0", None, 3, {"NodeResourcesFit": "Insufficient nvidia.com/gpu"}),
+    ]
+    # `fits` schedules on big: no node is needed for the pods that can be placed
+    assert answer.status == "blocked" and answer.nodes == 0
 
 
 def test_required_affinity_to_pods_elsewhere_does_not_block(tmp_path: Path) -> None:
@@ -277,7 +284,8 @@ def test_compare_command_table(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["whatif", "compare", files, "--config", "default", "--config", most, "--output", "table"]) == 0
     out = capsys.readouterr().out
     assert "Pods that land differently: 1 of 3" in out
-    assert "│ nodesUsed " in out and "│ pending " in out
+    assert re.search(r"│ nodes with pods +│ +2 │ +1 │ +-1 │", out)
+    assert re.search(r"│ pending +│ +1 │ +1 │ +\+0 │", out)
 
 
 # --- scaling the workload (sweeps) ---------------------------------------------------------------------------

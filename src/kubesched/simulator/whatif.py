@@ -75,9 +75,10 @@ class Blocked:
 
     pod: str
     owner: str | None
-    pods: int  # pending pods like it (of the same workload, or the same spec)
+    pods: int  # pods like it (of its workload, or with the same spec) pending without added nodes
     reasons: dict[str, str]  # plugin -> verdict on an empty template node
     message: str
+    idents: tuple[str, ...]  # what `identity` gives its pods and those like it
 
 
 @dataclass
@@ -137,7 +138,7 @@ def capacity(
     taken = {n.name for n in base.nodes}
     objects = read_objects(paths)
     answer.blocked = _blocked(base.pending, objects, template, taken, config, seed) if base.pending else []
-    blocked_ids = {identity(p) for p in base.pending if _is_blocked(p, answer.blocked)}
+    blocked_ids = {i for b in answer.blocked for i in b.idents}
 
     def trial(n: int) -> Trial:
         sim = base if n == 0 else _with_nodes(paths, template, n, taken, config, seed)
@@ -158,10 +159,6 @@ def capacity(
     else:
         answer.status = "none-needed" if search.found == 0 else "found"
     return answer
-
-
-def _is_blocked(pod: PodResult, blocked: list[Blocked]) -> bool:
-    return any(b.pod == pod.key or (b.owner and identity(pod) == f"{pod.namespace}/{b.owner}") for b in blocked)
 
 
 def _with_nodes(
@@ -269,39 +266,41 @@ def _blocked(
     groups: dict[str, list[PodResult]] = {}
     for p in pending:
         if p.result == "Gated":
-            out.append(Blocked(p.key, p.owner, 1, {"SchedulingGates": "waiting for scheduling gates"}, p.message))
+            gates = {"SchedulingGates": "waiting for scheduling gates"}
+            out.append(Blocked(p.key, p.owner, 1, gates, p.message, (identity(p),)))
         elif p.result == "Error":
-            out.append(Blocked(p.key, p.owner, 1, {}, p.message))
+            out.append(Blocked(p.key, p.owner, 1, {}, p.message, (identity(p),)))
         else:
             groups.setdefault(identity(p), []).append(p)
-    if any(p.owner and p.owner.startswith("DaemonSet/") for p in pending):
+    if any(o.get("kind") == "DaemonSet" for o in context):
+        # every added node runs the DaemonSets' pods: one that does not fit pends on each of them
         sim = simulate_checked(context, node, config=config, seed=seed)
         for p in sim.pending:
-            members = groups.pop(identity(p), None)
-            if members:
-                out.append(_refused(members[0], len(members), p, node_name))
-    seen: dict[str, PodResult | None] = {}  # an alone check per distinct pod: its result, None when it fits
-    for ident, members in groups.items():
+            members = groups.pop(identity(p), [])
+            out.append(_refused(members[0] if members else p, members, p, node_name))
+    shapes: dict[str, tuple[dict[str, Any], list[PodResult]]] = {}  # pods that would give the same answer alone
+    for members in groups.values():
+        subject, shape = _subject(members[0], pods, workloads)
+        if subject is not None:  # else neither the pod nor its workload is in the files (a Scenario step made it)
+            shapes.setdefault(shape, (subject, []))[1].extend(members)
+    for subject, members in shapes.values():
         first = members[0]
-        subject, shape = _subject(first, pods, workloads)
-        if subject is None:
-            continue  # neither the pod nor its workload is in the files (a Scenario step made it): not checked
-        if shape not in seen:
-            sim = simulate_checked(context, node, subject, config=config, seed=seed)
-            alone = next((p for p in sim.pods if identity(p) == ident or p.key == first.key), None)
-            seen[shape] = None if alone is None or alone.scheduled else alone
-        alone = seen[shape]
-        if alone is not None:
-            blocked = _refused(first, len(members), alone, node_name)
-            if not blocked.reasons or not set(blocked.reasons) <= COUNT_DEPENDENT:
-                out.append(blocked)
+        sim = simulate_checked(context, node, subject, config=config, seed=seed)
+        alone = next((p for p in sim.pods if identity(p) == identity(first) or p.key == first.key), None)
+        if alone is None or alone.scheduled:
+            continue
+        blocked = _refused(first, members, alone, node_name)
+        if not blocked.reasons or not set(blocked.reasons) <= COUNT_DEPENDENT:
+            out.append(blocked)
     return out
 
 
-def _refused(pod: PodResult, count: int, alone: PodResult, node: str) -> Blocked:
+def _refused(pod: PodResult, members: list[PodResult], alone: PodResult, node: str) -> Blocked:
+    """`pod` and the pending `members` like it, refused as `alone` was on the empty node."""
     verdicts = alone.plugins.filter.get(node, {}) if alone.plugins is not None else {}
     reasons = {plugin: verdict for plugin, verdict in verdicts.items() if verdict != "passed"}
-    return Blocked(pod.key, pod.owner, count, reasons, alone.message)
+    idents = tuple(dict.fromkeys([identity(pod), *(identity(m) for m in members)]))
+    return Blocked(pod.key, pod.owner, len(members), reasons, alone.message, idents)
 
 
 def _ns(obj: dict[str, Any]) -> str:
