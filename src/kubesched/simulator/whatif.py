@@ -6,8 +6,8 @@ with one seed for all of them, so each number can be reproduced with `kubesched 
 - capacity: the smallest number of nodes of a template's shape that lets every pending pod
   schedule. Exponential search, then binary search. More nodes usually help, but not always
   (topology spread, affinity and scoring can place pods worse with more room), so the answer
-  is checked against one node fewer, and where the counts tried did not rise and fall together
-  every untried count below the answer is simulated too (up to SCAN_LIMIT of them).
+  is checked against one node fewer, and where more nodes left more pods pending among the
+  counts tried, every untried count below the answer is simulated too (up to SCAN_LIMIT).
   A pod that cannot run on the template's shape at all is found first, by simulating it alone
   (with the cluster's namespaces, classes, volumes and DaemonSets) against one empty template
   node: such a pod makes the question unanswerable, and the plugins that refuse it say why.
