@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import json
 import logging
 import os
+import secrets
 import socket
+import stat
 import sys
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -22,16 +26,48 @@ from kubesched.simulator.load import LoadedInput, LoadError, load_manifests, rea
 # The simulation, its report (rich) and legacy policies are imported where simulate uses them:
 # `kubesched run` restarts faster without them.
 
+KUBERNETES_VERSION = "v1.36"  # the kube-scheduler release kubesched follows
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL_ERROR = 1
 EXTENDER_PROBE_TIMEOUT = 2.0  # seconds to wait for an extender's TCP port before the simulation starts
 
 
+def version_text() -> str:
+    """`kubesched <version> (Kubernetes <release>)`, the version from the installed package's metadata."""
+    import importlib.metadata  # here, not at start-up: only --version reads package metadata
+
+    try:
+        version = importlib.metadata.version("kubesched")
+    except importlib.metadata.PackageNotFoundError:
+        version = "(not installed)"
+    return f"kubesched {version} (Kubernetes {KUBERNETES_VERSION})"
+
+
+class _VersionAction(argparse.Action):
+    """argparse's version action, with the version looked up only when asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(version_text())
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kubesched", description="Kubernetes kube-scheduler, in Python.")
+    p.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("simulate", help="schedule manifests on an embedded in-memory cluster")
     s.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories; - reads stdin")
+    s.add_argument(
+        "--overlay",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a file or directory like FILE whose objects replace those of the same kind, namespace and name "
+        "in the FILEs (each replacement is warned about) or are added; repeatable",
+    )
     s.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
     s.add_argument(
         "--policy-config-file",
@@ -59,8 +95,17 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
     _run_parser(sub)
     snap = sub.add_parser("snapshot", help="write a cluster's nodes, pods and other objects as manifests for simulate")
-    _cluster_args(snap)
-    snap.add_argument("-o", "--output", default="-", help="file to write (default: stdout)")
+    _cluster_args(
+        snap,
+        "default, as kubectl: the first existing file in $KUBECONFIG (kubectl merges them all), "
+        "else ~/.kube/config if it exists, else in-cluster credentials",
+    )
+    snap.add_argument(
+        "-o",
+        "--output",
+        default="-",
+        help="file to write (default: stdout); checked before the cluster is read, written whole or not at all",
+    )
     snap.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
     _whatif_parser(sub)
     _sweep_parser(sub)
@@ -71,7 +116,11 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
     """kube-scheduler's own flags where they exist; --kubeconfig/--kube-api-* override clientConnection."""
     r = sub.add_parser("run", help="schedule the pods of a real cluster (kubeconfig or in-cluster credentials)")
     r.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
-    _cluster_args(r)
+    _cluster_args(
+        r,
+        "default: clientConnection.kubeconfig, else in-cluster credentials; "
+        "as kube-scheduler, $KUBECONFIG and ~/.kube/config are not read",
+    )
     r.add_argument("--kube-api-qps", type=float, default=None, help="client-side requests per second (default 50)")
     r.add_argument("--kube-api-burst", type=int, default=None, help="client-side burst (default 100)")
     r.add_argument("--leader-elect", type=_bool, default=None, metavar="true|false", help="default: true")
@@ -95,8 +144,8 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
 
 
-def _cluster_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--kubeconfig", default="", help="path to a kubeconfig; default: in-cluster credentials")
+def _cluster_args(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument("--kubeconfig", default="", help=f"path to a kubeconfig; {default}")
     p.add_argument("--master", default="", help="the API server's address (overrides the kubeconfig's)")
 
 
@@ -164,8 +213,8 @@ def _check_extenders(config: SchedulerConfig) -> None:
     for i, ext in enumerate(config.raw.extenders):
         if ext.ignorable:
             continue
-        url = urllib.parse.urlsplit(ext.urlPrefix if "://" in ext.urlPrefix else "http://" + ext.urlPrefix)
         try:
+            url = urllib.parse.urlsplit(ext.urlPrefix if "://" in ext.urlPrefix else "http://" + ext.urlPrefix)
             port = url.port or (443 if url.scheme == "https" or ext.enableHTTPS else 80)
             with socket.create_connection((url.hostname or "", port), timeout=EXTENDER_PROBE_TIMEOUT):
                 pass
@@ -205,7 +254,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
     loaded: LoadedInput | None = None
     try:
-        loaded = load_manifests(args.files)
+        loaded = load_manifests(args.files, args.overlay)
         config, config_warnings = _scheduler_config(args, loaded)
         _check_extenders(config)
         record = args.record == "full"
@@ -216,9 +265,7 @@ def _simulate(args: argparse.Namespace) -> int:
         print(f"kubesched: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except FrameworkError as err:
-        source = _config_source(args, loaded)
-        prefix = f"{source}: " if source and not str(err).startswith(source) else ""
-        print(f"kubesched: {prefix}{err}", file=sys.stderr)
+        print(f"kubesched: {_framework_message(err, _config_source(args, loaded))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     assert result.scheduler is not None
     for warning in [*config_warnings, *result.warnings]:
@@ -226,6 +273,14 @@ def _simulate(args: argparse.Namespace) -> int:
     doc = to_json(result, record=record)
     output = args.output or ("table" if sys.stdout.isatty() else "json")
     return _write(doc, output, sys.stdout)
+
+
+def _framework_message(err: FrameworkError, source: str) -> str:
+    """A profile that cannot be built: the configuration file, the field, then upstream's text."""
+    text = str(err)
+    prefix = f"{source}: " if source and not text.startswith(source) else ""
+    field = f"{err.field}: " if err.field else ""
+    return f"{prefix}{field}{text}"
 
 
 def _write(doc: dict[str, Any], output: str, out: TextIO) -> int:
@@ -278,8 +333,11 @@ def run_command(args: argparse.Namespace) -> int:
             verbosity=args.verbosity,
         )
         app = SchedulerApp(config, opts)
-    except (LoadError, ConfigError, FrameworkError) as err:
+    except (LoadError, ConfigError) as err:
         print(f"kubesched: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except FrameworkError as err:
+        print(f"kubesched: {_framework_message(err, args.config or '')}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as err:  # no credentials, unreadable kubeconfig
         print(f"kubesched: cannot reach the cluster: {err}", file=sys.stderr)
@@ -289,36 +347,82 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def snapshot_command(args: argparse.Namespace) -> int:
-    from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
+    from kubesched.backend.kube.api import APIError, CredentialsError, KubeAPI, load_configuration
     from kubesched.backend.kube.snapshot import take_snapshot, write_manifests
 
     try:
-        api = KubeAPI(load_configuration(args.kubeconfig, args.master), qps=0)
-        objects = take_snapshot(api)
-    except APIError as err:
-        print(f"kubesched: snapshot: {err}", file=sys.stderr)
-        return 1
-    except Exception as err:  # no credentials, unreadable kubeconfig, unreachable server
-        print(f"kubesched: cannot reach the cluster: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    try:
-        if args.output == "-":
-            write_manifests(objects, sys.stdout)
-            sys.stdout.flush()
-        else:
-            with open(args.output, "w", encoding="utf-8") as f:
-                write_manifests(objects, f)
-    except BrokenPipeError:
-        _silence_stdout()
-        return 0
+        target = None if args.output == "-" else _OutputFile(args.output)
     except OSError as err:
         print(f"kubesched: snapshot: cannot write {args.output}: {err.strerror or err}", file=sys.stderr)
-        return 1
+        return EXIT_BAD_INPUT
+    try:
+        try:
+            api = KubeAPI(load_configuration(args.kubeconfig, args.master, kubectl_defaults=True), qps=0)
+            objects = take_snapshot(api)
+        except APIError as err:
+            print(f"kubesched: snapshot: {err}", file=sys.stderr)
+            return 1
+        except CredentialsError as err:
+            print(f"kubesched: snapshot: {err}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except Exception as err:  # unreadable kubeconfig, unreachable server
+            print(f"kubesched: cannot reach the cluster: {err}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        try:
+            if target is None:
+                write_manifests(objects, sys.stdout)
+                sys.stdout.flush()
+            else:
+                target.write(lambda f: write_manifests(objects, f))
+        except BrokenPipeError:
+            _silence_stdout()
+            return 0
+        except OSError as err:
+            print(f"kubesched: snapshot: cannot write {args.output}: {err.strerror or err}", file=sys.stderr)
+            return 1
+    finally:
+        if target is not None:
+            target.discard()
     counts: dict[str, int] = {}
     for obj in objects:
         counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1
     print("kubesched: snapshot: " + ", ".join(f"{n} {k}" for k, n in counts.items()), file=sys.stderr)
     return 0
+
+
+class _OutputFile:
+    """A file written whole or not at all: a temporary file beside it, made at once (so a path that cannot
+    be written fails before any work) and renamed over it at the end. Raises OSError naming the reason."""
+
+    def __init__(self, path: str) -> None:
+        real = os.path.realpath(path)  # through a symbolic link: the file it names is replaced
+        if os.path.isdir(real):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory")
+        parent = os.path.dirname(real) or "."
+        if not os.path.isdir(parent):
+            reason = "No such directory" if not os.path.exists(parent) else "Not a directory"
+            raise FileNotFoundError(errno.ENOENT, f"{reason}: {os.path.dirname(path) or parent}")
+        if os.path.exists(real) and not os.access(real, os.W_OK):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        mode = stat.S_IMODE(os.stat(real).st_mode) if os.path.exists(real) else 0o666
+        self.path = real
+        self.temp = os.path.join(parent, f".{os.path.basename(real)}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        os.close(fd)
+        if os.path.exists(real):
+            os.chmod(self.temp, mode)
+
+    def write(self, fill: Callable[[TextIO], None]) -> None:
+        with open(self.temp, "w", encoding="utf-8") as f:
+            fill(f)
+        os.replace(self.temp, self.path)
+
+    def discard(self) -> None:
+        """Remove the temporary file unless it became the target."""
+        try:
+            os.unlink(self.temp)
+        except FileNotFoundError:
+            pass
 
 
 def _whatif_parser(sub: argparse._SubParsersAction) -> None:

@@ -19,7 +19,15 @@ from kubesched.api.quantity import parse_quantity
 from kubesched.config.load import ConfigError
 from kubesched.framework.runtime.framework import FrameworkError
 from kubesched.simulator.documents import DocumentError, parse_documents
-from kubesched.simulator.load import LoadedInput, LoadError, add_document, finish_loading, load_manifests, read_text
+from kubesched.simulator.load import (
+    LoadedInput,
+    LoadError,
+    add_document,
+    add_text,
+    finish_loading,
+    load_manifests,
+    read_text,
+)
 
 __all__ = [
     "Event",
@@ -228,16 +236,7 @@ def _load(inputs: tuple[Input, ...], text: str | None) -> LoadedInput:
             raise InputError(f"{source}, document {index}: expected a Kubernetes object (a mapping)")
         add_document(loaded, _plain(obj), source, index)
     if text is not None:
-        try:
-            docs = parse_documents(text)
-        except DocumentError as err:
-            raise InputError(f"<text>: {err}") from err
-        for index, doc in enumerate(docs, start=1):
-            if doc is None:
-                continue
-            if not isinstance(doc, dict):
-                raise InputError(f"<text>, document {index}: expected a Kubernetes object (a mapping)")
-            add_document(loaded, doc, "<text>", index)
+        add_text(loaded, "<text>", text)
     finish_loading(loaded)
     return loaded
 

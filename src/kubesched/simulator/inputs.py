@@ -18,12 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.api.quantity import parse_quantity
 from kubesched.simulator.documents import DocumentError, parse_documents
-from kubesched.simulator.load import LoadError, read_text
+from kubesched.simulator.load import MANIFEST_SUFFIXES, LoadError, read_text
 
 if TYPE_CHECKING:
     from kubesched.simulator.api import Simulation
 
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 SCALED_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")

@@ -18,7 +18,7 @@ from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator.admission import TERMINAL_PHASES
-from kubesched.simulator.controllers import WORKLOAD_KINDS, NameGenerator, WorkloadControllers
+from kubesched.simulator.controllers import WORKLOAD_KINDS, NameGenerator, ResourceClaimController, WorkloadControllers
 from kubesched.simulator.load import LoadedInput, admit_update, create_problems, prepare_objects
 from kubesched.simulator.scenario import Step, merge_patch
 
@@ -41,6 +41,10 @@ _FIRST = (
     "CronJob",
     "PodDisruptionBudget",
     "CSIStorageCapacity",
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceClaimTemplate",
+    "ResourceClaim",
 )
 
 
@@ -100,7 +104,10 @@ def simulate(
         config, cluster, clock, registry=registry, seed=seed, record=record, observer=result, bind_latency=bind_latency
     )
     result.scheduler = sched
+    source = f"{config.source}: " if config.source else ""
+    result.warnings.extend(source + w for w in sched.unknown_plugin_configs)
     workloads = _workload_controllers(loaded, cluster, result, seed)
+    claims = _claim_controller(loaded, cluster, result, seed)
     rank = {k: i for i, k in enumerate(_FIRST)}
     first = sorted((so for so in objects if so.obj["kind"] in rank), key=lambda so: rank[so.obj["kind"]])
     nodes = [so for so in objects if so.obj["kind"] == "Node"]
@@ -110,6 +117,7 @@ def simulate(
     for so in (*first, *nodes, *bound, *pending):
         cluster.create(so.obj)
     result.pending = [_parsed(sched, so.obj) for so in pending]
+    claims.start()
     workloads.start([so.obj for so in objects if so.obj["kind"] in WORKLOAD_KINDS])
     with_claims = sum(1 for p in result.pending if has_claims(p))
     if with_claims:
@@ -165,6 +173,21 @@ def _workload_controllers(
     )
     cluster.subscribe(owner)  # every pod's workload, as it arrives (its owners may be gone by the end)
     return manager
+
+
+def _claim_controller(
+    loaded: LoadedInput, cluster: EmbeddedCluster, result: SimulationResult, seed: int | None
+) -> ResourceClaimController:
+    """The resourceclaim controller, naming claims from the seed, admitting them as the input was admitted."""
+    context = loaded.admission
+    assert context is not None
+
+    def admit(obj: dict[str, Any]) -> str:
+        problems = create_problems(obj, context)
+        return aggregate(problems) if problems else ""
+
+    rng = random.Random(f"kubesched-claims/{seed}") if seed is not None else random.Random()
+    return ResourceClaimController(cluster, NameGenerator(rng), admit=admit, warn=result.warnings.append)
 
 
 def _parsed(sched: Scheduler, pod: dict[str, Any]) -> PodInfo:

@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from typing import Any
@@ -90,19 +90,54 @@ class RateLimiter:
             time.sleep(delay)
 
 
-def load_configuration(kubeconfig: str = "", master: str = "") -> Configuration:
-    """kubeconfig (or $KUBECONFIG), else in-cluster credentials; `master` overrides the server address."""
+class CredentialsError(Exception):
+    """No kubeconfig to read and no in-cluster service account; the message says what was tried."""
+
+
+def kubectl_kubeconfig(environ: Mapping[str, str] | None = None) -> str:
+    """The kubeconfig kubectl reads when none is named: the first existing file listed in $KUBECONFIG
+    (kubectl merges them all; the first is enough here), else ~/.kube/config if it exists; '' for none.
+    A set $KUBECONFIG takes the place of ~/.kube/config, as for kubectl."""
+    env = os.environ if environ is None else environ
+    listed = env.get("KUBECONFIG", "")
+    if listed:
+        for entry in listed.split(os.pathsep):
+            path = os.path.expanduser(entry) if entry else ""
+            if path and os.path.isfile(path):
+                return path
+        return ""
+    home = os.path.expanduser(os.path.join("~", ".kube", "config"))
+    return home if os.path.isfile(home) else ""
+
+
+def load_configuration(kubeconfig: str = "", master: str = "", *, kubectl_defaults: bool = False) -> Configuration:
+    """`kubeconfig`, else (with kubectl_defaults, as kubectl) $KUBECONFIG or ~/.kube/config, else in-cluster
+    credentials; `master` overrides the server address. kube-scheduler reads neither $KUBECONFIG nor
+    ~/.kube/config: `kubesched run` leaves kubectl_defaults off."""
     cfg = Configuration()
-    path = kubeconfig or os.environ.get("KUBECONFIG", "")
+    path = kubeconfig or (kubectl_kubeconfig() if kubectl_defaults else "")
     if path:
+        if not os.path.isfile(path):
+            raise CredentialsError(f"kubeconfig {path}: no such file")
         kube_config.load_kube_config(config_file=path, client_configuration=cfg)
     elif master:
         cfg.host = master
     else:
-        kube_config.load_incluster_config(client_configuration=cfg)
+        try:
+            kube_config.load_incluster_config(client_configuration=cfg)
+        except kube_config.ConfigException as err:
+            raise CredentialsError(_no_credentials(kubectl_defaults, str(err))) from err
     if master:
         cfg.host = master
     return cfg
+
+
+def _no_credentials(kubectl_defaults: bool, reason: str) -> str:
+    if not kubectl_defaults:
+        return f"no --kubeconfig given and no in-cluster credentials ({reason.rstrip('.')})"
+    listed = os.environ.get("KUBECONFIG", "")
+    tried = f"no file in $KUBECONFIG ({listed}) exists" if listed else "$KUBECONFIG is not set, no ~/.kube/config"
+    return f"no --kubeconfig given, {tried}, and no in-cluster credentials ({reason.rstrip('.')})"
 
 
 _insecure_warned = threading.Event()
