@@ -188,9 +188,10 @@ def load_template(path: str) -> NodeTemplate:
 def scaled(objects: Sequence[dict[str, Any]], scale: float) -> list[dict[str, Any]]:
     """The workload `scale` times over: replicas, Job parallelism and completions, and pending bare Pods.
 
-    Pods already bound (spec.nodeName), DaemonSets, CronJobs and what Scenario steps create stay
-    as they are. Counts round half up. Pending bare Pods are copied in document order, named
-    `<name>-x<k>`, until there are round(n * scale) of them (the first ones when scale < 1).
+    Pods already bound (spec.nodeName), DaemonSets, CronJobs and Scenario steps stay as they
+    are (a step that sets replicas sets them as written). Counts round half up. Pending bare
+    Pods are copied in document order, named `<name>-x<k>`, until there are round(n * scale)
+    of them (the first ones when scale < 1).
     """
     if scale == 1:
         return list(objects)
