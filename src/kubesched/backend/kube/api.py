@@ -24,6 +24,7 @@ from kubernetes.client import ApiClient, Configuration
 
 from kubesched.api.object import Obj
 from kubesched.backend.kube.lock import SchedulerLock
+from kubesched.klog import V
 
 log = logging.getLogger(__name__)
 
@@ -226,7 +227,7 @@ class KubeAPI:
             again = status in RETRYABLE or (status == 0 and (not sent or method in _IDEMPOTENT))
             if not again or attempt == attempts:
                 raise err
-            log.debug("%s %s failed, retrying: %s", method, path, err)
+            log.log(V(4), "%s %s failed, retrying: %s", method, path, err)
             with self.unlocked():
                 time.sleep(self.retry_backoff * 2 ** (attempt - 1))
 
