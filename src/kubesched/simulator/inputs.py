@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api.quantity import parse_quantity
 from kubesched.simulator.documents import DocumentError, parse_documents
 from kubesched.simulator.load import MANIFEST_SUFFIXES, LoadError, read_text
 
@@ -24,7 +23,6 @@ if TYPE_CHECKING:
     from kubesched.simulator.api import Simulation
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
-ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 SCALED_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
 WORKLOAD_KINDS = (*SCALED_KINDS, "DaemonSet", "Job", "CronJob")
 PER_NODE_FIELDS = ("providerID", "podCIDR", "podCIDRs")  # a node's own, not its shape's
@@ -50,23 +48,8 @@ def ordered(resources: Iterable[str]) -> list[str]:
 
 
 def utilisation(sim: Simulation) -> dict[str, float | None]:
-    """Per resource the record reports requests of (and pods), the cluster's requested over allocatable.
-
-    The JSON record's `requested` has cpu and memory; an extended resource such as nvidia.com/gpu
-    is left out rather than shown as unused.
-    """
-    known = {r for n in sim.nodes for r in n.requested} | {"pods"}
-    out: dict[str, float | None] = {}
-    for resource in ordered(r for n in sim.nodes for r in n.allocatable if r in known):
-        req = alloc = 0.0
-        for n in sim.nodes:
-            a = n.allocatable.get(resource)
-            if a is None:
-                continue
-            alloc += float(parse_quantity(a))
-            req += float(n.pods if resource == "pods" else parse_quantity(n.requested.get(resource, "0")))
-        out[resource] = req / alloc if alloc else None
-    return out
+    """Per resource, the cluster's requested over allocatable (`pods`: pods over pod slots), as the summary has it."""
+    return {r: u.utilisation for r, u in sim.summary.resources.items()}
 
 
 def rereadable(paths: Sequence[str]) -> list[str]:
@@ -122,11 +105,6 @@ def name_of(obj: dict[str, Any]) -> str:
 def key_of(obj: dict[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     return f"{meta.get('namespace') or 'default'}/{meta.get('name') or meta.get('generateName') or '?'}"
-
-
-def zone_of(node: dict[str, Any]) -> str:
-    labels = (node.get("metadata") or {}).get("labels") or {}
-    return next((str(labels[k]) for k in ZONE_LABELS if labels.get(k)), "")
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,8 @@ from kubesched.simulator.inputs import (
     rereadable,
     simulate_checked,
     utilisation,
-    zone_of,
 )
+from kubesched.simulator.summary import NO_ZONE
 
 if TYPE_CHECKING:
     from kubesched.simulator.api import PodResult, Simulation
@@ -345,14 +345,19 @@ def _subject(
 
 @dataclass(frozen=True)
 class Side:
-    """One configuration's simulation, measured."""
+    """One configuration's simulation, measured (utilisation and zones from the run's summary)."""
 
     config: str
     sim: Simulation
-    zones: dict[str, str]  # node -> zone label ("" when none)
+
+    @property
+    def zones(self) -> dict[str, str]:
+        """node -> its zone label ("" when none)."""
+        return {n.name: "" if n.zone == NO_ZONE else n.zone for n in self.sim.summary.nodes}
 
     def node_utilisations(self, resource: str) -> list[float]:
-        return [u for u in (n.utilisation(resource) for n in self.sim.nodes) if u is not None]
+        found = (n.resources[resource].utilisation for n in self.sim.summary.nodes if resource in n.resources)
+        return [u for u in found if u is not None]
 
     def placed_per_node(self) -> dict[str, int]:
         """Pods this simulation placed, per node (every node, zero included)."""
@@ -363,9 +368,10 @@ class Side:
         return counts
 
     def placed_per_zone(self) -> dict[str, int]:
-        counts = {zone: 0 for zone in self.zones.values() if zone}
+        zones = self.zones
+        counts = {zone: 0 for zone in zones.values() if zone}
         for node, n in self.placed_per_node().items():
-            zone = self.zones.get(node, "")
+            zone = zones.get(node, "")
             if zone:
                 counts[zone] = counts.get(zone, 0) + n
         return counts
@@ -440,11 +446,8 @@ def compare(paths: Sequence[str], configs: Sequence[str], *, seed: int = DEFAULT
     if len(configs) != 2:
         raise WhatIfError(f"--config: give exactly two configurations to compare, got {len(configs)}")
     paths = rereadable(paths)
-    sides = []
-    zones: dict[str, str] | None = None
-    for config in configs:
-        sim = simulate_checked(*paths, config=None if config == DEFAULT_CONFIG else config, seed=seed, record=False)
-        if zones is None:
-            zones = {name_of(o): zone_of(o) for o in _all_objects(read_objects(paths)) if o.get("kind") == "Node"}
-        sides.append(Side(config, sim, zones))
-    return Comparison(sides[0], sides[1], seed)
+    a, b = (
+        Side(c, simulate_checked(*paths, config=None if c == DEFAULT_CONFIG else c, seed=seed, record=False))
+        for c in configs
+    )
+    return Comparison(a, b, seed)
