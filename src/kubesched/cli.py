@@ -129,6 +129,8 @@ def _parser() -> argparse.ArgumentParser:
         help="file to write (default: stdout); checked before the cluster is read, written whole or not at all",
     )
     snap.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+    _whatif_parser(sub)
+    _sweep_parser(sub)
     return p
 
 
@@ -503,6 +505,94 @@ class _OutputFile:
             pass
 
 
+def _whatif_parser(sub: argparse._SubParsersAction) -> None:
+    """`kubesched whatif capacity|compare` (docs/whatif.md)."""
+    w = sub.add_parser("whatif", help="capacity and configuration questions, answered by repeated simulation")
+    questions = w.add_subparsers(dest="question", required=True)
+    c = questions.add_parser("capacity", help="the fewest nodes of a template's shape that schedule every pending pod")
+    c.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories")
+    c.add_argument("--node-template", required=True, metavar="NODE.yaml", help="a file holding one Node")
+    c.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
+    c.add_argument("--max-nodes", type=int, default=1000, help="the most nodes to add (default 1000)")
+    c.add_argument("--seed", type=int, default=0, help="the tie-break seed of every simulation (default 0)")
+    c.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
+    c.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+    m = questions.add_parser("compare", help="the same manifests under two scheduler configurations")
+    m.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories")
+    m.add_argument(
+        "--config",
+        action="append",
+        required=True,
+        dest="configs",
+        help="a KubeSchedulerConfiguration, or default for upstream's; give it twice (A, then B)",
+    )
+    m.add_argument("--seed", type=int, default=0, help="the tie-break seed of both simulations (default 0)")
+    m.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
+    m.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+
+
+def _sweep_parser(sub: argparse._SubParsersAction) -> None:
+    """`kubesched sweep SPEC.yaml` (docs/whatif.md)."""
+    s = sub.add_parser("sweep", help="simulations over a grid or a random sample of variations, in parallel")
+    s.add_argument("spec", metavar="SPEC.yaml", help="what to vary (docs/whatif.md)")
+    s.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU); Ray: CPUs of local")
+    s.add_argument("--ray", default=None, metavar="ADDRESS", help="run on Ray: auto, ray://HOST:PORT, or local")
+    s.add_argument(
+        "--output", choices=("json", "table", "csv"), default=None, help="default: table on a terminal, else json"
+    )
+    s.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+
+
+def whatif_command(args: argparse.Namespace) -> int:
+    from kubesched.simulator import whatif, whatif_output
+    from kubesched.simulator.inputs import WhatIfError
+
+    output = args.output or ("table" if sys.stdout.isatty() else "json")
+    try:
+        if args.question == "capacity":
+            answer = whatif.capacity(
+                args.files, args.node_template, config=args.config, max_nodes=args.max_nodes, seed=args.seed
+            )
+        else:
+            comparison = whatif.compare(args.files, args.configs, seed=args.seed)
+    except WhatIfError as err:
+        print(f"kubesched: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if output == "json":
+        doc = answer.to_json() if args.question == "capacity" else comparison.to_json()
+        whatif_output.write_json(doc, sys.stdout)
+    elif args.question == "capacity":
+        whatif_output.print_capacity(answer, sys.stdout)
+    else:
+        whatif_output.print_comparison(comparison, sys.stdout)
+    sys.stdout.flush()
+    return 0
+
+
+def sweep_command(args: argparse.Namespace) -> int:
+    from kubesched.simulator import sweep, whatif_output
+    from kubesched.simulator.inputs import WhatIfError
+
+    output = args.output or ("table" if sys.stdout.isatty() else "json")
+    try:
+        result = sweep.sweep(args.spec, workers=args.workers, ray_address=args.ray)
+    except WhatIfError as err:
+        print(f"kubesched: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if output == "json":
+        whatif_output.write_json(result.to_json(), sys.stdout)
+    elif output == "csv":
+        whatif_output.write_csv(result, sys.stdout)
+    else:
+        whatif_output.print_sweep(result, sys.stdout)
+    sys.stdout.flush()
+    failed = sum(1 for row in result.rows if row.get("error"))
+    where = f"{result.workers} process(es)" if result.engine == "processes" else f"Ray ({result.workers} CPUs)"
+    summary = f"{len(result.rows)} point(s) in {result.wall_seconds:.1f} s on {where}"
+    print(f"kubesched: sweep: {summary}" + (f"; {failed} failed" if failed else ""), file=sys.stderr)
+    return 0
+
+
 class _TextFormatter(logging.Formatter):
     """Log lines without Python tracebacks (only the exception's message), unless -v=4 or more asks for them."""
 
@@ -564,7 +654,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         handler.setFormatter(_TextFormatter("%(levelname)s %(name)s: %(message)s", tracebacks))
     logging.basicConfig(level=_log_level(args.verbosity, args.command), handlers=[handler])
-    commands = {"simulate": simulate_command, "run": run_command, "snapshot": snapshot_command}
+    commands = {
+        "simulate": simulate_command,
+        "run": run_command,
+        "snapshot": snapshot_command,
+        "whatif": whatif_command,
+        "sweep": sweep_command,
+    }
     try:
         return commands[args.command](args)
     except KeyboardInterrupt:
