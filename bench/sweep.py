@@ -26,6 +26,9 @@ from typing import Any
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from kubesched.testing.configs import most_allocated  # noqa: E402 - after the path to this tree's src
+
 ZONES = ("zone-a", "zone-b", "zone-c")
 SPEC = """\
 base: [cluster.yaml]
@@ -35,16 +38,7 @@ grid:
   config: [default, most-allocated.yaml]
   seed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
 """
-MOST_ALLOCATED = {
-    "apiVersion": "kubescheduler.config.k8s.io/v1",
-    "kind": "KubeSchedulerConfiguration",
-    "profiles": [
-        {
-            "schedulerName": "default-scheduler",
-            "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}],
-        }
-    ],
-}
+MOST_ALLOCATED = most_allocated()
 
 
 def node(name: str, zone: str) -> dict[str, Any]:

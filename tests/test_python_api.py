@@ -10,6 +10,7 @@ import pytest
 
 import kubesched
 from kubesched.cli import main
+from kubesched.testing.configs import most_allocated
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,21 +66,7 @@ def test_config_mapping_changes_the_answer() -> None:
     objs = [_node("a"), _node("b"), _pod("p1"), _pod("p2")]
     spread = kubesched.simulate(objs, seed=1)
     assert len({p.node for p in spread.pods}) == 2  # LeastAllocated by default
-    packing = {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "profiles": [
-            {
-                "schedulerName": "default-scheduler",
-                "pluginConfig": [
-                    {
-                        "name": "NodeResourcesFit",
-                        "args": {"scoringStrategy": {"type": "MostAllocated"}},
-                    }
-                ],
-            }
-        ],
-    }
+    packing = most_allocated()
     packed = kubesched.simulate([_node("a"), _node("b"), _pod("p1"), _pod("p2")], config=packing, seed=1)
     assert len({p.node for p in packed.pods}) == 1
 

@@ -17,6 +17,7 @@ import yaml
 
 from kubesched.cli import main
 from kubesched.simulator.sweep import load_spec, sweep
+from kubesched.testing.configs import most_allocated
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMINGS = ("wallSeconds", "cpuSeconds")
@@ -40,16 +41,7 @@ def _pod(name: str, cpu: int) -> dict[str, Any]:
     }
 
 
-MOST_ALLOCATED = {
-    "apiVersion": "kubescheduler.config.k8s.io/v1",
-    "kind": "KubeSchedulerConfiguration",
-    "profiles": [
-        {
-            "schedulerName": "default-scheduler",
-            "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}],
-        }
-    ],
-}
+MOST_ALLOCATED = most_allocated()
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import yaml
 from kubesched.cli import main
 from kubesched.simulator.inputs import NodeTemplate, scaled
 from kubesched.simulator.whatif import SCAN_LIMIT, Trial, capacity, compare, find_minimum
+from kubesched.testing.configs import most_allocated
 
 ROOT = Path(__file__).resolve().parents[1]
 ZONE = "topology.kubernetes.io/zone"
@@ -235,21 +236,7 @@ def test_no_nodes_needed(tmp_path: Path) -> None:
 
 # --- compare ------------------------------------------------------------------------------------------------
 
-MOST_ALLOCATED = {
-    "apiVersion": "kubescheduler.config.k8s.io/v1",
-    "kind": "KubeSchedulerConfiguration",
-    "profiles": [
-        {
-            "schedulerName": "default-scheduler",
-            "pluginConfig": [
-                {
-                    "name": "NodeResourcesFit",
-                    "args": {"scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 1}]}},
-                }
-            ],
-        }
-    ],
-}
+MOST_ALLOCATED = most_allocated([{"name": "cpu", "weight": 1}])
 
 
 def test_compare_least_allocated_spreads_where_most_allocated_packs(tmp_path: Path) -> None:
