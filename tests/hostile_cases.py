@@ -526,6 +526,11 @@ CASES: list[Case] = [
         pod({"initContainers": [ctr(name="i", restartPolicy="Sometimes")]}),
         'spec.initContainers[0].restartPolicy: Unsupported value: "Sometimes"',
     ),
+    Case(
+        "pod restartPolicy misspelled",
+        pod({"restartPolicy": "Sometimes"}),
+        'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"',
+    ),
     # Priority admission.
     Case(
         "preemptionPolicy misspelled",
@@ -834,3 +839,203 @@ CASES: list[Case] = [
         'spec.concurrencyPolicy: Unsupported value: "Never": supported values: "Allow", "Forbid", "Replace"',
     ),
 ]
+
+
+# resource.k8s.io/v1 (DRA): verdicts probed on kube-apiserver v1.36 with dry-run creates.
+
+RESOURCE = "resource.k8s.io/v1"
+DEVICE = {"name": "gpu-0", "attributes": {"model": {"string": "a100"}}, "capacity": {"memory": {"value": "40Gi"}}}
+
+
+def rslice(devices: list[Obj] | None = None, **spec: Any) -> Obj:
+    s: Obj = {"driver": "gpu.example.com", "pool": {"name": "node-a", "resourceSliceCount": 1}, "nodeName": "node-a"}
+    s.update(spec)
+    if devices is not None:
+        s["devices"] = devices
+    return {"apiVersion": RESOURCE, "kind": "ResourceSlice", "metadata": {"name": "s1"}, "spec": s}
+
+
+def rclaim(requests: list[Obj], **devices: Any) -> Obj:
+    spec = {"devices": {"requests": requests, **devices}}
+    return {"apiVersion": RESOURCE, "kind": "ResourceClaim", "metadata": {"name": "c"}, "spec": spec}
+
+
+def dclass(**spec: Any) -> Obj:
+    return {"apiVersion": RESOURCE, "kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": spec}
+
+
+def exact(name: str = "gpu", **fields: Any) -> Obj:
+    return {"name": name, "exactly": {"deviceClassName": "gpu", **fields}}
+
+
+DRA_CASES: list[Case] = [
+    Case("ResourceSlice valid", rslice([DEVICE]), None),
+    Case(
+        "ResourceSlice without node selection or slice count",
+        rslice(pool={"name": "node-a"}, nodeName=None),
+        "spec.pool.resourceSliceCount: Invalid value: 0: must be greater than zero",
+    ),
+    Case(
+        "ResourceSlice with two node selections",
+        rslice(allNodes=True),
+        'spec: Invalid value: "{`nodeName`, `allNodes`}": exactly one of `nodeName`, `nodeSelector`, `allNodes`, '
+        "`perDeviceNodeSelection` is required, but multiple fields are set",
+    ),
+    Case(
+        "ResourceSlice attribute with two values",
+        rslice([{"name": "gpu-0", "attributes": {"model": {"string": "a100", "int": 1}}}]),
+        'spec.devices[0].attributes[model]: Invalid value: {"IntValue":1,"BoolValue":null,"StringValue":"a100",'
+        '"VersionValue":null,"IntValues":null,"BoolValues":null,"StringValues":null,"VersionValues":null}: '
+        "exactly one value must be specified",
+    ),
+    Case(
+        "ResourceSlice attribute name not a C identifier",
+        rslice([{"name": "gpu-0", "attributes": {"bad-name": {"bool": True}}}]),
+        'spec.devices[0].attributes: Invalid value: "bad-name": a valid C identifier must start with alphabetic '
+        "character or '_'",
+    ),
+    Case(
+        "ResourceSlice version not semver",
+        rslice([{"name": "gpu-0", "attributes": {"v": {"version": "1.2"}}}]),
+        'spec.devices[0].attributes[v].version: Invalid value: "1.2": must be a string compatible with semver.org '
+        "spec 2.0.0",
+    ),
+    Case(
+        "ResourceSlice duplicate device",
+        rslice([DEVICE, DEVICE]),
+        'spec.devices[1]: Duplicate value: "gpu-0"',
+    ),
+    Case(
+        "ResourceSlice shared counters beside devices",
+        rslice([DEVICE], sharedCounters=[{"name": "c", "counters": {"memory": {"value": "1Gi"}}}]),
+        'spec: Invalid value: "": only one of `sharedCounters` or `devices` is allowed',
+    ),
+    Case(
+        "ResourceSlice taint effect misspelled",
+        rslice([{"name": "gpu-0", "taints": [{"key": "a", "effect": "Bad"}]}]),
+        'spec.devices[0].taints[0].effect: Unsupported value: "Bad": supported values: "NoExecute", "NoSchedule", '
+        '"None"',
+    ),
+    Case(
+        "ResourceSlice device node without per-device selection",
+        rslice([{"name": "gpu-0", "nodeName": "x"}]),
+        "spec.devices[0]: Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set if "
+        "`perDeviceNodeSelection` is set to true in the ResourceSlice spec",
+    ),
+    Case(
+        "ResourceSlice binding conditions without failure conditions",
+        rslice([{"name": "gpu-0", "bindingConditions": ["a"]}]),
+        "spec.devices[0].bindingFailureConditions: Invalid value: null: bindingFailureConditions are required to use "
+        "bindingConditions",
+    ),
+    Case(
+        "ResourceSlice request policy on a single-allocation device",
+        rslice([{"name": "gpu-0", "capacity": {"memory": {"value": "1Gi", "requestPolicy": {"default": "1Gi"}}}}]),
+        "spec.devices[0].capacity[memory].requestPolicy: Forbidden: allowMultipleAllocations must be true",
+    ),
+    Case(
+        "ResourceSlice slice count as a string",
+        rslice(pool={"name": "node-a", "resourceSliceCount": "1"}),
+        "json: cannot unmarshal string into Go struct field ResourcePool.spec.pool.resourceSliceCount of type int64",
+    ),
+    Case("ResourceClaim valid", rclaim([exact()]), None),
+    Case(
+        "ResourceClaim request without exactly or firstAvailable",
+        rclaim([{"name": "gpu"}]),
+        "spec.devices.requests[0]: Required value: exactly one of `exactly` or `firstAvailable` is required",
+    ),
+    Case(
+        "ResourceClaim allocation mode misspelled",
+        rclaim([exact(allocationMode="Some")]),
+        'spec.devices.requests[0].exactly.allocationMode: Unsupported value: "Some": supported values: "All", '
+        '"ExactCount"',
+    ),
+    Case(
+        "ResourceClaim negative count",
+        rclaim([exact(count=-1)]),
+        "spec.devices.requests[0].exactly.count: Invalid value: -1: must be greater than zero",
+    ),
+    Case(
+        "ResourceClaim duplicate subrequest",
+        rclaim([{"name": "fa", "firstAvailable": [{"name": "x", "deviceClassName": "g"}] * 2}]),
+        'spec.devices.requests[0].firstAvailable[1]: Duplicate value: "x"',
+    ),
+    Case(
+        "ResourceClaim constraint names an unknown request",
+        rclaim([exact()], constraints=[{"requests": ["nope"], "matchAttribute": "gpu.example.com/model"}]),
+        'spec.devices.constraints[0].requests[0]: Invalid value: "nope": must be the name of a request in the claim '
+        "or the name of a request and a subrequest separated by '/'",
+    ),
+    Case(
+        "ResourceClaim matchAttribute without a domain",
+        rclaim([exact()], constraints=[{"matchAttribute": "model"}]),
+        'spec.devices.constraints[0].matchAttribute: Invalid value: "model": a fully qualified name must be a domain '
+        "and a name separated by a slash",
+    ),
+    Case(
+        "ResourceClaim admin access outside an admin namespace",
+        rclaim([exact(adminAccess=True)]),
+        "spec.devices.requests[0].adminAccess: Forbidden: admin access to devices requires the "
+        "`resource.kubernetes.io/admin-access: true` label on the containing namespace",
+    ),
+    Case(
+        "ResourceClaim nested selector within the cost limit",
+        rclaim(
+            [
+                exact(
+                    selectors=[
+                        {
+                            "cel": {
+                                "expression": "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"
+                                ".all(y, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"
+                                ".all(z2, z2 < x + y + z))))"
+                            }
+                        }
+                    ]
+                )
+            ]
+        ),
+        None,
+    ),
+    Case(
+        "ResourceClaimTemplate names its claims",
+        {
+            "apiVersion": RESOURCE,
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "t"},
+            "spec": {"metadata": {"name": "x"}, "spec": {"devices": {"requests": [exact()]}}},
+        },
+        "spec.metadata.name: Forbidden: cannot be set",
+    ),
+    Case("DeviceClass valid", dclass(selectors=[{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]), None),
+    Case("DeviceClass selector without cel", dclass(selectors=[{}]), "spec.selectors[0].cel: Required value"),
+    Case(
+        "DeviceClass selector of the wrong type",
+        dclass(selectors=[{"cel": {"expression": "device.driver"}}]),
+        'spec.selectors[0].cel.expression: Invalid value: "device.driver": must evaluate to bool or the unknown '
+        "type, not string",
+    ),
+    Case(
+        "DeviceClass extended resource name not extended",
+        dclass(extendedResourceName="cpu"),
+        'spec.extendedResourceName: Invalid value: "cpu": must be a valid extended resource name',
+    ),
+    Case(
+        "Pod claim entry without a source",
+        pod({"resourceClaims": [{"name": "gpu"}]}),
+        'spec.resourceClaims[0]: Invalid value: {"Name":"gpu","ResourceClaimName":null,'
+        '"ResourceClaimTemplateName":null}: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`',
+    ),
+    Case(
+        "Pod container claims an unknown entry",
+        pod(
+            {
+                "containers": [ctr({"claims": [{"name": "x"}]})],
+                "resourceClaims": [{"name": "gpu", "resourceClaimName": "c"}],
+            }
+        ),
+        'spec.containers[0].resources.claims[0]: Not found: "x": must be one of the names in '
+        "pod.spec.resourceClaims: gpu",
+    ),
+]
+CASES += DRA_CASES

@@ -386,21 +386,138 @@ def test_unreachable_extender(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 
 @pytest.mark.parametrize(
-    ("profile", "message"),
+    ("profile", "field", "message"),
     [
-        ({"plugins": {"bind": {"disabled": [{"name": "DefaultBinder"}]}}}, "at least one bind plugin is needed"),
-        ({"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}}, 'FilterPlugin "Nope" does not exist'),
+        (
+            {"plugins": {"bind": {"disabled": [{"name": "DefaultBinder"}]}}},
+            "profiles[0].plugins.bind",
+            "at least one bind plugin is needed",
+        ),
+        (
+            {"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}},
+            "profiles[0].plugins.filter.enabled[0].name",
+            'FilterPlugin "Nope" does not exist',
+        ),
+        (
+            {"plugins": {"score": {"enabled": [{"name": "NodeAffinity"}, {"name": "Foo"}]}}},
+            "profiles[0].plugins.score.enabled[1].name",
+            'ScorePlugin "Foo" does not exist',
+        ),
+        (
+            {"plugins": {"multiPoint": {"enabled": [{"name": "NodeAffinity", "weight": 3}, {"name": "Foo"}]}}},
+            "profiles[0].plugins.multiPoint.enabled[1].name",  # its index in the file, not in the merged list
+            'PreFilterPlugin "Foo" does not exist',
+        ),
+        (
+            {"plugins": {"filter": {"enabled": [{"name": "ImageLocality"}]}}},
+            "profiles[0].plugins.filter.enabled[0].name",
+            'plugin "ImageLocality" does not extend FilterPlugin plugin',
+        ),
+        (
+            {"plugins": {"score": {"enabled": [{"name": "ImageLocality"}, {"name": "ImageLocality"}]}}},
+            "profiles[0].plugins.score.enabled[1].name",
+            'plugin "ImageLocality" already registered as "ScorePlugin"',
+        ),
+        (
+            {"plugins": {"score": {"enabled": [{"name": "ImageLocality", "weight": -1}]}}},
+            "profiles[0].plugins.score.enabled[0].weight",
+            "total score of Score plugins could overflow",
+        ),
+        (
+            {"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Nope"}}}]},
+            "profiles[0].pluginConfig[0].args.scoringStrategy.type",
+            'initializing plugin "NodeResourcesFit": scoringStrategy.type: Unsupported value: "Nope"',
+        ),
     ],
 )
 def test_framework_errors_name_the_config(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], profile: dict[str, Any], message: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], profile: dict[str, Any], field: str, message: str
 ) -> None:
+    """Errors found building a profile name the file and the field, then upstream's words."""
     cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [profile]}
     code, _, err = run_docs(tmp_path, capsys, [cfg, NODE])
-    assert code == 2 and f"{tmp_path / 'in.yaml'}, document 1: " in err and message in err
+    assert code == 2 and err.startswith(
+        f"kubesched: {tmp_path / 'in.yaml'}, document 1: {field}: initializing profiles:"
+    )
+    assert message in err
     path = write(tmp_path, [cfg], "cfg.yaml")
     code, _, err = simulate(capsys, str(write(tmp_path, [NODE])), "--config", str(path))
-    assert code == 2 and f"kubesched: {path}: " in err and message in err
+    assert code == 2 and err.startswith(f"kubesched: {path}: {field}: initializing profiles: creating profile for")
+    assert message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        (
+            {"profiles": [{"plugins": {"score": {"enabled": [{"name": "A"}, {"weight": "x"}]}}}]},
+            "profiles[0].plugins.score.enabled[1].weight: json: cannot unmarshal string",
+        ),
+        (
+            {"profiles": [{"pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": 5}}]}]},
+            "profiles[0].pluginConfig[0].args.addedAffinity: decoding .profiles[0].pluginConfig[0]: ",
+        ),
+        (
+            {"profiles": [{"pluginConfig": [{"name": "NodeAffinity", "args": [1]}]}]},
+            "profiles[0].pluginConfig[0].args: decoding .profiles[0].pluginConfig[0]: ",
+        ),
+        (
+            {"profiles": [{}, {"pluginConfig": [{"name": "InterPodAffinity", "args": {"kind": "Foo"}}]}]},
+            "profiles[1].pluginConfig[0].args.kind: decoding .profiles[1].pluginConfig[0]: decoding args for plugin "
+            'InterPodAffinity: no kind "Foo" is registered',
+        ),
+        ({"leaderElection": {"leaseDuration": 5}}, "leaderElection.leaseDuration: json: cannot unmarshal number"),
+        ({"extenders": [{"urlPrefix": "x", "tlsConfig": {"caData": "a b"}}]}, "extenders[0].tlsConfig.caData: illegal"),
+    ],
+)
+def test_decoding_errors_name_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], config: dict[str, Any], field: str
+) -> None:
+    """Go names the struct field without list indices; kubesched puts the path first."""
+    cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **config}
+    path = write(tmp_path, [cfg], "cfg.yaml")
+    code, _, err = simulate(capsys, str(write(tmp_path, [NODE])), "--config", str(path))
+    assert code == 2
+    assert err.startswith(f"kubesched: {path}: invalid KubeSchedulerConfiguration: {field}"), err
+
+
+def test_args_of_an_unknown_plugin_are_warned_about(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """kube-scheduler takes them and never reads them; a misspelled plugin name deserves a word."""
+    cfg = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"pluginConfig": [{"name": "NodeAfinity", "args": {"addedAffinity": {}}}]}],
+    }
+    code, out, err = run_docs(tmp_path, capsys, [cfg, NODE])
+    assert code == 0
+    warning = (
+        f'{tmp_path / "in.yaml"}, document 1: profiles[0].pluginConfig[0].name: no plugin "NodeAfinity" exists, '
+        "so its args are not used"
+    )
+    assert json.loads(out)["warnings"] == [warning] and err == f"kubesched: warning: {warning}\n"
+
+
+def test_extender_url_that_does_not_parse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "extenders": [{"urlPrefix": "http://[::1", "filterVerb": "filter"}],
+    }
+    code, _, err = run_docs(tmp_path, capsys, [cfg, NODE])
+    assert code == 2
+    assert err == (
+        f"kubesched: {tmp_path / 'in.yaml'}, document 1: extenders[0].urlPrefix: cannot connect to 'http://[::1': "
+        "Invalid IPv6 URL\n"
+    )
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.metadata
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"kubesched {importlib.metadata.version('kubesched')} (Kubernetes v1.36)\n"
 
 
 def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
@@ -415,3 +532,146 @@ def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
     )
     assert proc.stdout == '{\n "pods":'
     assert proc.stderr == ""
+
+
+# --overlay: a later file that replaces objects instead of repeating them.
+
+
+def pending(name: str, cpu: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
+    }
+
+
+def test_overlay_replaces_and_adds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    snapshot = write(tmp_path, [NODE, pending("a", "3"), pending("b", "3")], "snapshot.yaml")
+    bigger = dict(NODE, status={"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}})
+    whatif = write(tmp_path, [pending("b", "1"), bigger, pending("c", "1")], "whatif.yaml")
+    code, _, err = simulate(capsys, str(snapshot), str(whatif))
+    assert code == 2
+    assert f'{whatif}, document 1 (Pod default/b): pods "b" already exists (first in {snapshot}, document 3)' in err
+    assert "give it with --overlay" in err
+    code, out, err = simulate(capsys, str(snapshot), "--overlay", str(whatif))
+    assert code == 0, err
+    doc = json.loads(out)
+    # b keeps its place in the queue with the overlay's requests; c is added after the FILEs' pods.
+    assert [(p["name"], p["result"]) for p in doc["pods"]] == [
+        ("a", "Scheduled"),
+        ("b", "Scheduled"),
+        ("c", "Scheduled"),
+    ]
+    assert doc["nodes"][0]["allocatable"]["cpu"] == "8" and doc["nodes"][0]["requested"]["cpu"] == "5"
+    assert doc["warnings"] == [
+        f"{whatif}, document 1 (Pod default/b) replaces the object in {snapshot}, document 3",
+        f"{whatif}, document 2 (Node n1) replaces the object in {snapshot}, document 1",
+    ]
+    assert err.count("kubesched: warning:") == 2
+
+
+@pytest.mark.parametrize(
+    ("obj", "ident"),
+    [
+        (sc("fast"), "StorageClass fast"),
+        (claim("data"), "PersistentVolumeClaim default/data"),
+        (klass("hi", 5), "PriorityClass hi"),
+    ],
+    ids=["StorageClass", "PersistentVolumeClaim", "PriorityClass"],
+)
+def test_overlay_replaces_any_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], obj: dict[str, Any], ident: str
+) -> None:
+    base = write(tmp_path, [NODE, obj], "base.yaml")
+    overlay = write(tmp_path, [{**obj, "metadata": {**obj["metadata"], "labels": {"changed": "yes"}}}], "overlay.yaml")
+    code, out, err = simulate(capsys, str(base), "--overlay", str(overlay))
+    assert code == 0, err
+    assert json.loads(out)["warnings"] == [f"{overlay}, document 1 ({ident}) replaces the object in {base}, document 2"]
+
+
+def test_overlay_duplicates_stay_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = write(tmp_path, [NODE], "base.yaml")
+    overlay = write(tmp_path, [pending("a", "1")], "overlay.yaml")
+    code, _, err = simulate(capsys, str(base), "--overlay", str(overlay), "--overlay", str(overlay))
+    assert code == 2
+    assert f'pods "a" already exists (first in {overlay}, document 1; is the file given twice?)' in err
+    assert "--overlay" not in err.split("?)")[1]
+    twice = write(tmp_path, [NODE, NODE], "twice.yaml")
+    code, _, err = simulate(capsys, str(twice), "--overlay", str(overlay))
+    assert code == 2 and f'nodes "n1" already exists (first in {twice}, document 1)' in err
+
+
+def test_overlay_replaces_the_configuration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+    base = write(tmp_path, [cfg, NODE], "base.yaml")
+    overlay = write(tmp_path, [{**cfg, "profiles": [{"schedulerName": "other"}]}, pending("a", "1")], "overlay.yaml")
+    code, out, err = simulate(capsys, str(base), "--overlay", str(overlay))
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["pods"][0]["message"] == 'no profile for schedulerName "default-scheduler"'  # the overlay's profile
+    assert (
+        doc["warnings"][0]
+        == f"{overlay}, document 1 (KubeSchedulerConfiguration) replaces the one in {base}, document 1"
+    )
+
+
+def test_stdin_only_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = simulate(capsys, "-", "--overlay", "-")
+    assert code == 2 and err == "kubesched: -: standard input can be given only once\n"
+
+
+# Lists as the API server returns them, and empty input.
+
+
+def test_raw_typed_lists(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`kubectl get --raw /api/v1/nodes`: a NodeList whose items have no kind or apiVersion."""
+    node = {k: v for k, v in NODE.items() if k not in ("kind", "apiVersion")}
+    pod = {k: v for k, v in pending("a", "1").items() if k not in ("kind", "apiVersion")}
+    f = tmp_path / "raw.json"
+    f.write_text(json.dumps({"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": [node]}))
+    pods = write(tmp_path, [{"kind": "PodList", "apiVersion": "v1", "items": [pod]}], "pods.yaml")
+    code, out, err = simulate(capsys, str(f), str(pods))
+    assert code == 0, err
+    assert [(p["name"], p["node"]) for p in json.loads(out)["pods"]] == [("a", "n1")]
+    code, _, err = run_docs(tmp_path, capsys, [{"kind": "List", "apiVersion": "v1", "items": [node]}])
+    assert code == 2 and "in.yaml, document 1, items[0]: kind: Required value" in err
+
+
+def test_typed_list_items_keep_their_own_kind_and_are_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = {"metadata": {"name": "n2"}, "spec": {"unschedulable": "yes"}}
+    code, _, err = run_docs(tmp_path, capsys, [{"kind": "NodeList", "apiVersion": "v1", "items": [NODE, bad]}])
+    assert code == 2
+    assert "in.yaml, document 1, items[1] (Node n2): spec.unschedulable: json: cannot unmarshal string" in err
+    code, _, err = run_docs(tmp_path, capsys, [{"kind": "NodeList", "apiVersion": "apps/v1", "items": [bad]}])
+    assert code == 2 and 'no matches for kind "Node" in version "apps/v1"' in err
+
+
+@pytest.mark.parametrize("text", ["", "# nothing here\n", "---\n---\n# x\n...\n", "null\n"])
+def test_empty_input_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> None:
+    f = tmp_path / "in.yaml"
+    f.write_text(text)
+    other = tmp_path / "other.yaml"
+    other.write_text("")
+    code, out, err = simulate(capsys, str(f), str(other))
+    assert code == 0
+    warning = f"no nodes or pods found in {f}, {other}: nothing to schedule"
+    doc = json.loads(out)
+    assert doc.pop("summary")["pods"]["total"] == 0
+    assert doc == {"pods": [], "nodes": [], "events": [], "endTime": 0.0, "warnings": [warning]}
+    assert err == f"kubesched: warning: {warning}\n"
+
+
+def test_empty_directory_and_other_kinds_warn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = simulate(capsys, str(empty))
+    assert code == 0 and f"no nodes or pods found: no .yaml, .yml, .json file in {empty}" in err
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
+    code, _, err = run_docs(tmp_path, capsys, [ns, klass("hi", 5)])
+    assert code == 0 and "no nodes or pods found in" in err
+    # Pods and no nodes, or a workload alone, is a normal (Unschedulable) result: no warning.
+    code, out, err = run_docs(tmp_path, capsys, [pending("a", "1")])
+    assert code == 0 and err == "" and json.loads(out)["pods"][0]["result"] == "Unschedulable"

@@ -134,6 +134,8 @@ class SchedulerApp:
             bind_executor=self._submit_binding,
         )
         self.scheduler.enable_metrics(self.metrics, self.dispatcher.pending)
+        for warning in self.scheduler.unknown_plugin_configs:
+            log.warning("%s%s", f"{config.source}: " if config.source else "", warning)
         self.elector: LeaderElector | None = None
         if _first(opts.leader_elect, le.leaderElect):
             self.elector = LeaderElector(

@@ -3,35 +3,78 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import json
 import logging
 import os
+import secrets
 import socket
+import stat
 import sys
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from kubesched import klog
 from kubesched.api.duration import parse_duration
 from kubesched.config.load import ConfigError, SchedulerConfig, load_config
 from kubesched.framework.runtime.framework import FrameworkError
-from kubesched.simulator.documents import DocumentError, parse_documents
-from kubesched.simulator.load import LoadedInput, LoadError, load_manifests, read_text
+from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_text
 
 # The simulation, its report (rich) and legacy policies are imported where simulate uses them:
 # `kubesched run` restarts faster without them.
+if TYPE_CHECKING:
+    from rich.console import Console
 
+    from kubesched.simulator.load import LoadedInput
+    from kubesched.simulator.progress import RunProgress
+    from kubesched.simulator.report import JsonLinesWriter
+    from kubesched.simulator.run import SimulationResult
+
+KUBERNETES_VERSION = "v1.36"  # the kube-scheduler release kubesched follows
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL_ERROR = 1
 EXTENDER_PROBE_TIMEOUT = 2.0  # seconds to wait for an extender's TCP port before the simulation starts
 
 
+def version_text() -> str:
+    """`kubesched <version> (Kubernetes <release>)`, the version from the installed package's metadata."""
+    import importlib.metadata  # here, not at start-up: only --version reads package metadata
+
+    try:
+        version = importlib.metadata.version("kubesched")
+    except importlib.metadata.PackageNotFoundError:
+        version = "(not installed)"
+    return f"kubesched {version} (Kubernetes {KUBERNETES_VERSION})"
+
+
+class _VersionAction(argparse.Action):
+    """argparse's version action, with the version looked up only when asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(version_text())
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kubesched", description="Kubernetes kube-scheduler, in Python.")
+    p.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("simulate", help="schedule manifests on an embedded in-memory cluster")
     s.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories; - reads stdin")
+    s.add_argument(
+        "--overlay",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a file or directory like FILE whose objects replace those of the same kind, namespace and name "
+        "in the FILEs (each replacement is warned about) or are added; repeatable",
+    )
     s.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
     s.add_argument(
         "--policy-config-file",
@@ -49,9 +92,24 @@ def _parser() -> argparse.ArgumentParser:
         metavar="GATES",
         help="for --policy-config-file/--algorithm-provider: DefaultPodTopologySpread=true|false",
     )
-    s.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
+    s.add_argument(
+        "--output",
+        choices=("json", "jsonl", "table"),
+        default=None,
+        help="default: table on a terminal, else json; jsonl streams one JSON object a line (docs/output.md)",
+    )
     s.add_argument("--seed", type=int, default=None, help="fix the random tie-break in host selection")
-    s.add_argument("--record", choices=("full", "none"), default="full", help="none leaves out per-plugin records")
+    s.add_argument(
+        "--record", choices=("full", "none"), default="full", help="none leaves out per-plugin records (json, jsonl)"
+    )
+    s.add_argument(
+        "--explain",
+        action="append",
+        default=[],
+        metavar="NAMESPACE/POD",
+        help="show how the pod's last attempt judged every node (repeatable; POD alone: namespace default)",
+    )
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress bar on standard error")
     s.add_argument("--until", type=_duration, default=None, help="stop at this virtual time (e.g. 10m)")
     s.add_argument(
         "--bind-latency", type=_duration, default=0.0, help="virtual time a binding takes (e.g. 200ms; default 0)"
@@ -59,9 +117,20 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
     _run_parser(sub)
     snap = sub.add_parser("snapshot", help="write a cluster's nodes, pods and other objects as manifests for simulate")
-    _cluster_args(snap)
-    snap.add_argument("-o", "--output", default="-", help="file to write (default: stdout)")
+    _cluster_args(
+        snap,
+        "default, as kubectl: the first existing file in $KUBECONFIG (kubectl merges them all), "
+        "else ~/.kube/config if it exists, else in-cluster credentials",
+    )
+    snap.add_argument(
+        "-o",
+        "--output",
+        default="-",
+        help="file to write (default: stdout); checked before the cluster is read, written whole or not at all",
+    )
     snap.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+    _whatif_parser(sub)
+    _sweep_parser(sub)
     _ui_parser(sub)
     return p
 
@@ -85,7 +154,11 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
     """kube-scheduler's own flags where they exist; --kubeconfig/--kube-api-* override clientConnection."""
     r = sub.add_parser("run", help="schedule the pods of a real cluster (kubeconfig or in-cluster credentials)")
     r.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
-    _cluster_args(r)
+    _cluster_args(
+        r,
+        "default: clientConnection.kubeconfig, else in-cluster credentials; "
+        "as kube-scheduler, $KUBECONFIG and ~/.kube/config are not read",
+    )
     r.add_argument("--kube-api-qps", type=float, default=None, help="client-side requests per second (default 50)")
     r.add_argument("--kube-api-burst", type=int, default=None, help="client-side burst (default 100)")
     r.add_argument("--leader-elect", type=_bool, default=None, metavar="true|false", help="default: true")
@@ -109,8 +182,8 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
 
 
-def _cluster_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--kubeconfig", default="", help="path to a kubeconfig; default: in-cluster credentials")
+def _cluster_args(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument("--kubeconfig", default="", help=f"path to a kubeconfig; {default}")
     p.add_argument("--master", default="", help="the API server's address (overrides the kubeconfig's)")
 
 
@@ -178,8 +251,8 @@ def _check_extenders(config: SchedulerConfig) -> None:
     for i, ext in enumerate(config.raw.extenders):
         if ext.ignorable:
             continue
-        url = urllib.parse.urlsplit(ext.urlPrefix if "://" in ext.urlPrefix else "http://" + ext.urlPrefix)
         try:
+            url = urllib.parse.urlsplit(ext.urlPrefix if "://" in ext.urlPrefix else "http://" + ext.urlPrefix)
             port = url.port or (443 if url.scheme == "https" or ext.enableHTTPS else 80)
             with socket.create_connection((url.hostname or "", port), timeout=EXTENDER_PROBE_TIMEOUT):
                 pass
@@ -214,47 +287,111 @@ def simulate_command(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from kubesched.simulator.report import to_json
-    from kubesched.simulator.run import simulate
+    from kubesched.simulator.explain import ExplainError, pod_key
+    from kubesched.simulator.load import load_manifests
+    from kubesched.simulator.report import JsonLinesWriter
+    from kubesched.simulator.run import Watcher, simulate
 
+    output = args.output or ("table" if sys.stdout.isatty() else "json")
     loaded: LoadedInput | None = None
+    progress = None
     try:
-        loaded = load_manifests(args.files)
+        explain = [pod_key(name) for name in args.explain]
+        loaded = load_manifests(args.files, args.overlay)
         config, config_warnings = _scheduler_config(args, loaded)
         _check_extenders(config)
-        record = args.record == "full"
+        # The per-plugin record costs time and memory: only what the output shows is kept.
+        full = args.record == "full" and output != "table"
+        stream = JsonLinesWriter(sys.stdout, record=full, keep=explain) if output == "jsonl" else None
+        progress = None if args.quiet else _progress()
+        watchers: list[Watcher] = [w for w in (stream, progress) if w is not None]
         result = simulate(
-            loaded, config, seed=args.seed, record=record, until=args.until, bind_latency=args.bind_latency
+            loaded,
+            config,
+            seed=args.seed,
+            record=True if full else explain,
+            until=args.until,
+            bind_latency=args.bind_latency,
+            watchers=watchers,
         )
-    except (LoadError, ConfigError) as err:
+    except (LoadError, ConfigError, ExplainError) as err:
         print(f"kubesched: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except FrameworkError as err:
-        source = _config_source(args, loaded)
-        prefix = f"{source}: " if source and not str(err).startswith(source) else ""
-        print(f"kubesched: {prefix}{err}", file=sys.stderr)
+        print(f"kubesched: {_framework_message(err, _config_source(args, loaded))}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    finally:
+        if progress is not None:
+            progress.close()
     assert result.scheduler is not None
     for warning in [*config_warnings, *result.warnings]:
         print(f"kubesched: warning: {warning}", file=sys.stderr)
-    doc = to_json(result, record=record)
-    output = args.output or ("table" if sys.stdout.isatty() else "json")
-    return _write(doc, output, sys.stdout)
+    return _write(result, output, sys.stdout, record=full, explain=args.explain, stream=stream)
 
 
-def _write(doc: dict[str, Any], output: str, out: TextIO) -> int:
-    """Print the result; a reader that goes away early (`| head`) ends the command quietly."""
-    from kubesched.simulator.report import print_table, write_json
+def _framework_message(err: FrameworkError, source: str) -> str:
+    """A profile that cannot be built: the configuration file, the field, then upstream's text."""
+    text = str(err)
+    prefix = f"{source}: " if source and not text.startswith(source) else ""
+    field = f"{err.field}: " if err.field else ""
+    return f"{prefix}{field}{text}"
+
+
+def _progress() -> RunProgress | None:
+    """A progress bar on standard error when it is a terminal, else None."""
+    from kubesched.simulator.progress import RunProgress
+
+    console = _stderr_console()
+    return RunProgress(console) if console.is_terminal else None
+
+
+def _stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _write(
+    result: SimulationResult,
+    output: str,
+    out: TextIO,
+    *,
+    record: bool,
+    explain: list[str] | None = None,
+    stream: JsonLinesWriter | None = None,
+) -> int:
+    """Print the result; a reader that goes away early (`| head`) ends the command quietly.
+
+    --explain goes to standard output instead of the pods and nodes tables with table output,
+    to standard error with json and jsonl (standard output keeps the one JSON document or stream).
+    """
+    from kubesched.simulator import explain as ex
+    from kubesched.simulator.report import console_for, print_table, to_json, write_json
 
     try:
-        if output == "json":
-            write_json(doc, out)
+        explained = [ex.explain(result, st) for st in ex.resolve(result, explain)] if explain else []
+    except ex.ExplainError as err:
+        print(f"kubesched: {err}", file=sys.stderr)
+        if stream is not None:
+            stream.finish(result)
+        return EXIT_BAD_INPUT
+    try:
+        if stream is not None:
+            stream.finish(result)
+        elif output == "json":
+            write_json(to_json(result, record=record), out)
             out.write("\n")
+        elif explained:
+            ex.render(explained, console_for(out))
+            print_table(to_json(result, record=False), out, pods=False)
         else:
-            print_table(doc, out)
+            print_table(to_json(result, record=False), out)
         out.flush()
     except BrokenPipeError:
         _silence_stdout()
+        return 0
+    if explained and output != "table":
+        ex.render(explained, _stderr_console())
     return 0
 
 
@@ -292,8 +429,11 @@ def run_command(args: argparse.Namespace) -> int:
             verbosity=args.verbosity,
         )
         app = SchedulerApp(config, opts)
-    except (LoadError, ConfigError, FrameworkError) as err:
+    except (LoadError, ConfigError) as err:
         print(f"kubesched: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except FrameworkError as err:
+        print(f"kubesched: {_framework_message(err, args.config or '')}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as err:  # no credentials, unreadable kubeconfig
         print(f"kubesched: cannot reach the cluster: {err}", file=sys.stderr)
@@ -303,35 +443,169 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def snapshot_command(args: argparse.Namespace) -> int:
-    from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
+    from kubesched.backend.kube.api import APIError, CredentialsError, KubeAPI, load_configuration
     from kubesched.backend.kube.snapshot import take_snapshot, write_manifests
 
     try:
-        api = KubeAPI(load_configuration(args.kubeconfig, args.master), qps=0)
-        objects = take_snapshot(api)
-    except APIError as err:
-        print(f"kubesched: snapshot: {err}", file=sys.stderr)
-        return 1
-    except Exception as err:  # no credentials, unreadable kubeconfig, unreachable server
-        print(f"kubesched: cannot reach the cluster: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    try:
-        if args.output == "-":
-            write_manifests(objects, sys.stdout)
-            sys.stdout.flush()
-        else:
-            with open(args.output, "w", encoding="utf-8") as f:
-                write_manifests(objects, f)
-    except BrokenPipeError:
-        _silence_stdout()
-        return 0
+        target = None if args.output == "-" else _OutputFile(args.output)
     except OSError as err:
         print(f"kubesched: snapshot: cannot write {args.output}: {err.strerror or err}", file=sys.stderr)
-        return 1
+        return EXIT_BAD_INPUT
+    try:
+        try:
+            api = KubeAPI(load_configuration(args.kubeconfig, args.master, kubectl_defaults=True), qps=0)
+            objects = take_snapshot(api)
+        except APIError as err:
+            print(f"kubesched: snapshot: {err}", file=sys.stderr)
+            return 1
+        except CredentialsError as err:
+            print(f"kubesched: snapshot: {err}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except Exception as err:  # unreadable kubeconfig, unreachable server
+            print(f"kubesched: cannot reach the cluster: {err}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        try:
+            if target is None:
+                write_manifests(objects, sys.stdout)
+                sys.stdout.flush()
+            else:
+                target.write(lambda f: write_manifests(objects, f))
+        except BrokenPipeError:
+            _silence_stdout()
+            return 0
+        except OSError as err:
+            print(f"kubesched: snapshot: cannot write {args.output}: {err.strerror or err}", file=sys.stderr)
+            return 1
+    finally:
+        if target is not None:
+            target.discard()
     counts: dict[str, int] = {}
     for obj in objects:
         counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1
     print("kubesched: snapshot: " + ", ".join(f"{n} {k}" for k, n in counts.items()), file=sys.stderr)
+    return 0
+
+
+class _OutputFile:
+    """A file written whole or not at all: a temporary file beside it, made at once (so a path that cannot
+    be written fails before any work) and renamed over it at the end. Raises OSError naming the reason."""
+
+    def __init__(self, path: str) -> None:
+        real = os.path.realpath(path)  # through a symbolic link: the file it names is replaced
+        if os.path.isdir(real):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory")
+        parent = os.path.dirname(real) or "."
+        if not os.path.isdir(parent):
+            reason = "No such directory" if not os.path.exists(parent) else "Not a directory"
+            raise FileNotFoundError(errno.ENOENT, f"{reason}: {os.path.dirname(path) or parent}")
+        if os.path.exists(real) and not os.access(real, os.W_OK):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        mode = stat.S_IMODE(os.stat(real).st_mode) if os.path.exists(real) else 0o666
+        self.path = real
+        self.temp = os.path.join(parent, f".{os.path.basename(real)}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        os.close(fd)
+        if os.path.exists(real):
+            os.chmod(self.temp, mode)
+
+    def write(self, fill: Callable[[TextIO], None]) -> None:
+        with open(self.temp, "w", encoding="utf-8") as f:
+            fill(f)
+        os.replace(self.temp, self.path)
+
+    def discard(self) -> None:
+        """Remove the temporary file unless it became the target."""
+        try:
+            os.unlink(self.temp)
+        except FileNotFoundError:
+            pass
+
+
+def _whatif_parser(sub: argparse._SubParsersAction) -> None:
+    """`kubesched whatif capacity|compare` (docs/whatif.md)."""
+    w = sub.add_parser("whatif", help="capacity and configuration questions, answered by repeated simulation")
+    questions = w.add_subparsers(dest="question", required=True)
+    c = questions.add_parser("capacity", help="the fewest nodes of a template's shape that schedule every pending pod")
+    c.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories")
+    c.add_argument("--node-template", required=True, metavar="NODE.yaml", help="a file holding one Node")
+    c.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
+    c.add_argument("--max-nodes", type=int, default=1000, help="the most nodes to add (default 1000)")
+    c.add_argument("--seed", type=int, default=0, help="the tie-break seed of every simulation (default 0)")
+    c.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
+    c.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+    m = questions.add_parser("compare", help="the same manifests under two scheduler configurations")
+    m.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories")
+    m.add_argument(
+        "--config",
+        action="append",
+        required=True,
+        dest="configs",
+        help="a KubeSchedulerConfiguration, or default for upstream's; give it twice (A, then B)",
+    )
+    m.add_argument("--seed", type=int, default=0, help="the tie-break seed of both simulations (default 0)")
+    m.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
+    m.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+
+
+def _sweep_parser(sub: argparse._SubParsersAction) -> None:
+    """`kubesched sweep SPEC.yaml` (docs/whatif.md)."""
+    s = sub.add_parser("sweep", help="simulations over a grid or a random sample of variations, in parallel")
+    s.add_argument("spec", metavar="SPEC.yaml", help="what to vary (docs/whatif.md)")
+    s.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU); Ray: CPUs of local")
+    s.add_argument("--ray", default=None, metavar="ADDRESS", help="run on Ray: auto, ray://HOST:PORT, or local")
+    s.add_argument(
+        "--output", choices=("json", "table", "csv"), default=None, help="default: table on a terminal, else json"
+    )
+    s.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+
+
+def whatif_command(args: argparse.Namespace) -> int:
+    from kubesched.simulator import whatif, whatif_output
+    from kubesched.simulator.inputs import WhatIfError
+
+    output = args.output or ("table" if sys.stdout.isatty() else "json")
+    try:
+        if args.question == "capacity":
+            answer = whatif.capacity(
+                args.files, args.node_template, config=args.config, max_nodes=args.max_nodes, seed=args.seed
+            )
+        else:
+            comparison = whatif.compare(args.files, args.configs, seed=args.seed)
+    except WhatIfError as err:
+        print(f"kubesched: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if output == "json":
+        doc = answer.to_json() if args.question == "capacity" else comparison.to_json()
+        whatif_output.write_json(doc, sys.stdout)
+    elif args.question == "capacity":
+        whatif_output.print_capacity(answer, sys.stdout)
+    else:
+        whatif_output.print_comparison(comparison, sys.stdout)
+    sys.stdout.flush()
+    return 0
+
+
+def sweep_command(args: argparse.Namespace) -> int:
+    from kubesched.simulator import sweep, whatif_output
+    from kubesched.simulator.inputs import WhatIfError
+
+    output = args.output or ("table" if sys.stdout.isatty() else "json")
+    try:
+        result = sweep.sweep(args.spec, workers=args.workers, ray_address=args.ray)
+    except WhatIfError as err:
+        print(f"kubesched: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if output == "json":
+        whatif_output.write_json(result.to_json(), sys.stdout)
+    elif output == "csv":
+        whatif_output.write_csv(result, sys.stdout)
+    else:
+        whatif_output.print_sweep(result, sys.stdout)
+    sys.stdout.flush()
+    failed = sum(1 for row in result.rows if row.get("error"))
+    where = f"{result.workers} process(es)" if result.engine == "processes" else f"Ray ({result.workers} CPUs)"
+    summary = f"{len(result.rows)} point(s) in {result.wall_seconds:.1f} s on {where}"
+    print(f"kubesched: sweep: {summary}" + (f"; {failed} failed" if failed else ""), file=sys.stderr)
     return 0
 
 
@@ -366,6 +640,11 @@ class _TextFormatter(logging.Formatter):
             return super().formatException(ei)
         return f"  error: {ei[1]}" if ei and ei[1] is not None else ""
 
+    def format(self, record: logging.LogRecord) -> str:
+        if klog.verbosity_of(record.levelno) is not None:
+            record.levelname = "INFO"  # V(n) lines are klog's Info lines
+        return super().format(record)
+
 
 class _JSONFormatter(logging.Formatter):
     """--logging-format=json: one object a line, with klog's field names."""
@@ -375,8 +654,16 @@ class _JSONFormatter(logging.Formatter):
         self.tracebacks = tracebacks
 
     def format(self, record: logging.LogRecord) -> str:
-        doc: dict[str, object] = {"ts": record.created, "level": record.levelname, "logger": record.name}
-        doc["msg"] = record.getMessage()
+        v = klog.verbosity_of(record.levelno)
+        level = "INFO" if v is not None else record.levelname
+        doc: dict[str, object] = {"ts": record.created, "level": level, "logger": record.name}
+        if v is not None:
+            doc["v"] = v
+        if isinstance(record.msg, klog.Message) and not record.args:
+            doc["msg"] = record.msg.text
+            doc.update({k: x if isinstance(x, int | float | bool) else str(x) for k, x in record.msg.values.items()})
+        else:
+            doc["msg"] = record.getMessage()
         if record.exc_info:
             error = record.exc_info[1]
             doc["err"] = self.formatException(record.exc_info) if self.tracebacks else str(error)
@@ -384,9 +671,10 @@ class _JSONFormatter(logging.Formatter):
 
 
 def _log_level(verbosity: int, command: str) -> int:
-    if verbosity >= 4:
-        return logging.DEBUG
-    return logging.INFO if command == "run" or verbosity >= 2 else logging.WARNING
+    """-v=N shows klog's V(N) lines and below; simulate keeps quiet (warnings only) without -v."""
+    if command == "simulate" and verbosity <= 0:
+        return logging.WARNING
+    return klog.level_for(verbosity)
 
 
 TRACEBACK_VERBOSITY = 4
@@ -401,7 +689,14 @@ def main(argv: list[str] | None = None) -> int:
     else:
         handler.setFormatter(_TextFormatter("%(levelname)s %(name)s: %(message)s", tracebacks))
     logging.basicConfig(level=_log_level(args.verbosity, args.command), handlers=[handler])
-    commands = {"simulate": simulate_command, "run": run_command, "snapshot": snapshot_command, "ui": ui_command}
+    commands = {
+        "simulate": simulate_command,
+        "run": run_command,
+        "snapshot": snapshot_command,
+        "whatif": whatif_command,
+        "sweep": sweep_command,
+        "ui": ui_command,
+    }
     try:
         return commands[args.command](args)
     except KeyboardInterrupt:

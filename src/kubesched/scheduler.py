@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Iterable
-from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 from kubesched.cache.cache import Cache
@@ -30,7 +29,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.plugins.registry import new_in_tree_registry
 from kubesched.framework.runtime.framework import Framework, FrameworkError
-from kubesched.framework.runtime.out_of_tree import entry_point_registry
+from kubesched.framework.runtime.out_of_tree import entry_point_registry, is_import_path
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
@@ -59,7 +58,7 @@ class Scheduler(ScheduleOne):
         registry: Registry | None = None,
         seed: int | None = None,
         clock: VirtualClock | None = None,
-        record: bool | AbstractSet[str] = True,
+        record: bool | Callable[[PodInfo], bool] = True,
         observer: SchedulerObserver | None = None,
         bind_latency: float = 0.0,
         pod_lookup: Callable[[str, str], PodInfo | None],
@@ -85,7 +84,14 @@ class Scheduler(ScheduleOne):
         self.extenders: list[Extender] = list(new_extenders(raw.extenders))
         self.profiles: dict[str, Framework] = {}
         handles: list[Handle] = []
-        for prof, args in zip(raw.profiles, config.profile_args, strict=True):
+        # pluginConfig entries for plugins that do not exist: kube-scheduler accepts and ignores them.
+        self.unknown_plugin_configs = [
+            f'profiles[{i}].pluginConfig[{j}].name: no plugin "{pc.name}" exists, so its args are not used'
+            for i, prof in enumerate(raw.profiles)
+            for j, pc in enumerate(prof.pluginConfig)
+            if pc.name not in reg and not is_import_path(pc.name)
+        ]
+        for i, (prof, args) in enumerate(zip(raw.profiles, config.profile_args, strict=True)):
             handle = Handle(
                 lister=lister,
                 client=client,
@@ -103,7 +109,8 @@ class Scheduler(ScheduleOne):
                 )
             except FrameworkError as err:
                 raise FrameworkError(
-                    f"initializing profiles: creating profile for scheduler name {prof.schedulerName}: {err}"
+                    f"initializing profiles: creating profile for scheduler name {prof.schedulerName}: {err}",
+                    config.field_in_document(f"profiles[{i}].{err.field}" if err.field else f"profiles[{i}]"),
                 ) from err
         self.percentage_of_nodes_to_score = raw.percentageOfNodesToScore or 0
         self.cache = Cache()

@@ -22,6 +22,19 @@ def test_bad_config_exits_2_naming_the_field(tmp_path: Path, capsys) -> None:
     assert f"{cfg}: invalid KubeSchedulerConfiguration: leaderElection.leaseDuration" in err
 
 
+def test_profile_errors_name_the_file_and_field(tmp_path: Path, kubeconfig: str, capsys) -> None:
+    cfg = tmp_path / "sched.yaml"
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "leaderElection: {leaderElect: false}\nprofiles:\n- plugins:\n    score:\n      enabled: [{name: Foo}]\n"
+    )
+    assert main(["run", "--config", str(cfg), "--kubeconfig", kubeconfig, "--secure-port", "0"]) == 2
+    assert capsys.readouterr().err == (
+        f"kubesched: {cfg}: profiles[0].plugins.score.enabled[0].name: initializing profiles: creating profile for "
+        'scheduler name default-scheduler: ScorePlugin "Foo" does not exist\n'
+    )
+
+
 def test_unreadable_kubeconfig_exits_2(tmp_path: Path, capsys) -> None:
     assert main(["run", "--kubeconfig", str(tmp_path / "missing"), "--secure-port", "0"]) == 2
     assert "kubesched: cannot reach the cluster:" in capsys.readouterr().err

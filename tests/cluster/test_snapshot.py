@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
+import pytest
 import yaml
 from tests.cluster.helpers import node, pod
 
@@ -39,3 +42,100 @@ def test_snapshot_feeds_simulate(apiserver: FakeAPIServer, kubeconfig: str, tmp_
     result = json.loads(capsys.readouterr().out)
     placed = {p["name"]: p["node"] for p in result["pods"]}
     assert placed == {"pending": "n2"}  # n1 has 500m left
+
+
+@pytest.fixture
+def no_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """No $KUBECONFIG, an empty home, not in a pod: the home directory, for the test to fill."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_PORT", raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+def snapshot_nodes(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str], str]:
+    code = main(["snapshot", *args])
+    out = capsys.readouterr()
+    return code, [d["metadata"]["name"] for d in yaml.safe_load_all(out.out) if d], out.err
+
+
+def test_credentials_as_kubectl_finds_them(
+    apiserver: FakeAPIServer, kubeconfig: str, no_credentials: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    apiserver.create(node("n1", cpu="2"))
+    code, _, err = snapshot_nodes(capsys)
+    assert code == 2
+    assert err == (
+        "kubesched: snapshot: no --kubeconfig given, $KUBECONFIG is not set, no ~/.kube/config, "
+        "and no in-cluster credentials (Service host/port is not set)\n"
+    )
+    (no_credentials / ".kube").mkdir()
+    (no_credentials / ".kube" / "config").write_text(Path(kubeconfig).read_text())
+    assert snapshot_nodes(capsys)[:2] == (0, ["n1"])  # ~/.kube/config
+    monkeypatch.setenv("KUBECONFIG", f"{no_credentials / 'missing'}:{kubeconfig}")
+    assert snapshot_nodes(capsys)[:2] == (0, ["n1"])  # the first file in $KUBECONFIG that exists
+    monkeypatch.setenv("KUBECONFIG", str(no_credentials / "missing"))
+    code, _, err = snapshot_nodes(capsys)  # a set $KUBECONFIG takes the place of ~/.kube/config, as for kubectl
+    assert code == 2 and f"no file in $KUBECONFIG ({no_credentials / 'missing'}) exists" in err
+    code, _, err = snapshot_nodes(capsys, "--kubeconfig", str(no_credentials / "nope"))
+    assert code == 2 and err == f"kubesched: snapshot: kubeconfig {no_credentials / 'nope'}: no such file\n"
+
+
+def test_run_reads_no_kubeconfig_it_is_not_given(kubeconfig: str, no_credentials: Path, monkeypatch, capsys) -> None:
+    """kube-scheduler uses in-cluster credentials when --kubeconfig is empty, whatever $KUBECONFIG says."""
+    monkeypatch.setenv("KUBECONFIG", kubeconfig)
+    assert main(["run", "--secure-port", "0"]) == 2
+    assert capsys.readouterr().err == (
+        "kubesched: cannot reach the cluster: no --kubeconfig given and no in-cluster credentials "
+        "(Service host/port is not set)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "reason"),
+    [
+        ("missing/out.yaml", "No such directory: {tmp}/missing"),
+        (".", "Is a directory"),
+        ("file.txt/out.yaml", "Not a directory: {tmp}/file.txt"),
+    ],
+)
+def test_output_path_is_checked_first(
+    tmp_path: Path, no_credentials: Path, capsys, monkeypatch: pytest.MonkeyPatch, target: str, reason: str
+) -> None:
+    """Before any credentials are looked for: no credentials here, and the path is what is reported."""
+    (tmp_path / "file.txt").write_text("x")
+    path = str(tmp_path / target)
+    assert main(["snapshot", "-o", path]) == 2
+    assert capsys.readouterr().err == f"kubesched: snapshot: cannot write {path}: {reason.format(tmp=tmp_path)}\n"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_output_path_without_permission(tmp_path: Path, no_credentials: Path, capsys) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    assert main(["snapshot", "-o", str(locked / "out.yaml")]) == 2
+    assert capsys.readouterr().err == f"kubesched: snapshot: cannot write {locked / 'out.yaml'}: Permission denied\n"
+
+
+def test_output_is_written_whole_or_not_at_all(
+    apiserver: FakeAPIServer, kubeconfig: str, tmp_path: Path, capsys
+) -> None:
+    apiserver.create(node("n1", cpu="2"))
+    out = tmp_path / "out" / "cluster.yaml"
+    out.parent.mkdir()
+    out.write_text("previous\n")
+    out.chmod(0o640)
+    assert main(["snapshot", "--kubeconfig", kubeconfig, "-o", str(out)]) == 0
+    assert [d["metadata"]["name"] for d in yaml.safe_load_all(out.read_text())] == ["n1"]
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640
+    assert os.listdir(out.parent) == ["cluster.yaml"]
+    capsys.readouterr()
+    out.write_text("previous\n")
+    unreachable = tmp_path / "unreachable"
+    unreachable.write_text(Path(kubeconfig).read_text().replace(apiserver.url, "http://127.0.0.1:1"))
+    assert main(["snapshot", "--kubeconfig", str(unreachable), "-o", str(out)]) != 0
+    assert out.read_text() == "previous\n"
+    assert os.listdir(out.parent) == ["cluster.yaml"]  # no temporary file left behind

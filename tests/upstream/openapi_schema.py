@@ -23,6 +23,7 @@ KINDS = {
     "policy/v1": ["PodDisruptionBudget"],
     "storage.k8s.io/v1": ["StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity"],
     "scheduling.k8s.io/v1": ["PriorityClass"],
+    "resource.k8s.io/v1": ["DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"],
 }
 _SPECIAL = {
     "io.k8s.apimachinery.pkg.api.resource.Quantity": "quantity",

@@ -38,6 +38,10 @@ PATHS = {
     "ReplicationController": "/api/v1/namespaces/default/replicationcontrollers",
     "Job": "/apis/batch/v1/namespaces/default/jobs",
     "CronJob": "/apis/batch/v1/namespaces/default/cronjobs",
+    "DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
+    "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
+    "ResourceClaim": "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims",
+    "ResourceClaimTemplate": "/apis/resource.k8s.io/v1/namespaces/default/resourceclaimtemplates",
 }
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 ADMISSION_SYNC_S = 10.0  # admission plugins read PriorityClasses through an informer: give it time

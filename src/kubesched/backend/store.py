@@ -29,8 +29,21 @@ NAMESPACED = {
     "DaemonSet",
     "Job",
     "CronJob",
+    # resource.k8s.io (DRA): claims and the templates the embedded cluster's resourceclaim controller makes them from.
+    "ResourceClaim",
+    "ResourceClaimTemplate",
 }
-CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver"}
+CLUSTER_SCOPED = {
+    "Node",
+    "Namespace",
+    "PriorityClass",
+    "PersistentVolume",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "DeviceClass",
+    "ResourceSlice",
+}
 KINDS = NAMESPACED | CLUSTER_SCOPED
 
 

@@ -38,7 +38,12 @@ _INT_RANGE = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 
 class DecodeError(ValueError):
-    """A document upstream cannot decode; the message is upstream's."""
+    """A document upstream cannot decode; the message is upstream's, `field` the path it does not give
+    (`profiles[0].plugins.score.enabled[1].weight`; Go names the struct field without list indices)."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass
@@ -46,6 +51,7 @@ class _State:
     """One decode: the first type error (Go keeps decoding past it) and the unknown fields."""
 
     type_error: str | None = None
+    type_error_path: str = ""
     unknown: list[str] = field(default_factory=list)
 
 
@@ -153,10 +159,11 @@ class _Decoder:
     def __init__(self, state: _State) -> None:
         self.state = state
 
-    def _type_error(self, value_kind: str, struct: str, keys: list[str], go: str) -> None:
+    def _type_error(self, value_kind: str, struct: str, keys: list[str], go: str, path: str) -> None:
         if self.state.type_error is None:
             where = f"Go struct field {struct}.{'.'.join(keys)}" if struct else "Go value"
             self.state.type_error = f"json: cannot unmarshal {value_kind} into {where} of type {_go_name(go)}"
+            self.state.type_error_path = path
 
     def value(self, v: Any, spec: Spec, struct: str, keys: list[str], path: str) -> Any:
         """The normalised value, or _SKIP where Go leaves the field at its zero value."""
@@ -164,12 +171,12 @@ class _Decoder:
             return v
         if spec.kind == "struct":
             if not isinstance(v, dict):
-                self._type_error(_json_kind(v), struct, keys, spec.go)
+                self._type_error(_json_kind(v), struct, keys, spec.go, path)
                 return _SKIP
             return self.struct(v, spec, keys, path)
         if spec.kind == "slice":
             if not isinstance(v, list):
-                self._type_error(_json_kind(v), struct, keys, spec.go)
+                self._type_error(_json_kind(v), struct, keys, spec.go, path)
                 return _SKIP
             assert spec.elem is not None
             out = []
@@ -182,7 +189,7 @@ class _Decoder:
             return out
         if spec.kind == "map":
             if not isinstance(v, dict):
-                self._type_error(_json_kind(v), struct, keys, spec.go)
+                self._type_error(_json_kind(v), struct, keys, spec.go, path)
                 return _SKIP
             out_map = {}
             for k, item in v.items():
@@ -193,43 +200,43 @@ class _Decoder:
                 if got is not _SKIP:
                     out_map[str(k)] = got
             return out_map
-        return self.scalar(v, spec.go, struct, keys)
+        return self.scalar(v, spec.go, struct, keys, path)
 
-    def scalar(self, v: Any, go: str, struct: str, keys: list[str]) -> Any:
+    def scalar(self, v: Any, go: str, struct: str, keys: list[str], path: str) -> Any:
         kind = _json_kind(v)
         if is_string(go):
             if kind != "string":
                 if go == "duration":  # metav1.Duration's own UnmarshalJSON fails at once
                     where = f"Go struct field {struct}.{'.'.join(keys)}"
-                    raise DecodeError(f"json: cannot unmarshal {kind} into {where} of type string")
-                self._type_error(kind, struct, keys, go)
+                    raise DecodeError(f"json: cannot unmarshal {kind} into {where} of type string", path)
+                self._type_error(kind, struct, keys, go, path)
                 return _SKIP
             text = str(v)
             if go == "duration":
                 try:
                     return canonical(text)
                 except ValueError as err:
-                    raise DecodeError(str(err)) from err
+                    raise DecodeError(str(err), path) from err
             if go == "bytes":
-                return self._base64(text)
+                return self._base64(text, path)
             return text
         if go == "bool":
             if kind != "bool":
-                self._type_error(kind, struct, keys, go)
+                self._type_error(kind, struct, keys, go, path)
                 return _SKIP
             return v
         if kind != "number":
-            self._type_error(kind, struct, keys, go)
+            self._type_error(kind, struct, keys, go, path)
             return _SKIP
         if go in _INT_RANGE:
             lo, hi = _INT_RANGE[go]
             if isinstance(v, float) and (not math.isfinite(v) or not v.is_integer()) or not lo <= v <= hi:
-                self._type_error(f"number {_number_literal(v)}", struct, keys, go)
+                self._type_error(f"number {_number_literal(v)}", struct, keys, go, path)
                 return _SKIP
             return int(v)
         return v  # float32, float64
 
-    def _base64(self, text: str) -> str:
+    def _base64(self, text: str, path: str) -> str:
         """encoding/json's []byte: standard base64 with padding; the first bad byte is reported."""
         clean = text.replace("\r", "").replace("\n", "")
         try:
@@ -241,6 +248,7 @@ class _Decoder:
                 bad = clean.index("=") if "=" in clean else len(clean) - len(clean) % 4
             if self.state.type_error is None:
                 self.state.type_error = f"illegal base64 data at input byte {bad}"
+                self.state.type_error_path = path
             return ""
         return base64.b64encode(data).decode()
 
@@ -292,7 +300,8 @@ def _type_meta(doc: Any) -> tuple[str, str]:
         if value is not None and not isinstance(value, str):
             raise DecodeError(
                 "couldn't get version/kind; json parse error: json: cannot unmarshal "
-                f"{_json_kind(value)} into Go struct field .{key} of type string"
+                f"{_json_kind(value)} into Go struct field .{key} of type string",
+                key,
             )
     return doc.get("apiVersion") or "", doc.get("kind") or ""
 
@@ -306,8 +315,9 @@ def _not_registered(api_version: str, kind: str) -> DecodeError:
     return DecodeError(f'no kind "{kind}" is registered for version "{api_version}" in scheme "{SCHEME}"')
 
 
-def decode_args(name: str, raw: Any, where: str) -> tuple[dict[str, Any], str | None]:
-    """One in-tree plugin's args: (normalised args, strict error text or None); DecodeError otherwise."""
+def decode_args(name: str, raw: Any, where: str, at: str = "args") -> tuple[dict[str, Any], str | None]:
+    """One in-tree plugin's args: (normalised args, strict error text or None); DecodeError otherwise.
+    `at` is the args' own field path, for the errors."""
     prefix = f"{where}: decoding args for plugin {name}: "
     want = name + "Args"
     if raw is None:
@@ -315,19 +325,24 @@ def decode_args(name: str, raw: Any, where: str) -> tuple[dict[str, Any], str | 
     try:
         api_version, kind = _type_meta(raw)
     except DecodeError as err:
-        raise DecodeError(prefix + str(err)) from err
+        raise DecodeError(prefix + str(err), f"{at}.{err.field}" if err.field else at) from err
     api_version, kind = api_version or API_VERSION, kind or want
     if not _registered(api_version, kind):
-        raise DecodeError(prefix + str(_not_registered(api_version, kind)))
+        raise DecodeError(prefix + str(_not_registered(api_version, kind)), f"{at}.kind")
     if kind == KIND:
-        raise DecodeError(f"{where}: args for plugin {name} were not of type {want}.{GROUP}, got {kind}.{GROUP}")
+        raise DecodeError(
+            f"{where}: args for plugin {name} were not of type {want}.{GROUP}, got {kind}.{GROUP}", f"{at}.kind"
+        )
     model = ARGS_TYPES[kind[: -len("Args")]]
     state = _State()
     out = _Decoder(state).struct(raw, _struct(model), [], "")
     if state.type_error is not None:
-        raise DecodeError(prefix + state.type_error)
+        path = state.type_error_path
+        raise DecodeError(prefix + state.type_error, f"{at}.{path}" if path else at)
     if kind != want:
-        raise DecodeError(f"{where}: args for plugin {name} were not of type {want}.{GROUP}, got {kind}.{GROUP}")
+        raise DecodeError(
+            f"{where}: args for plugin {name} were not of type {want}.{GROUP}, got {kind}.{GROUP}", f"{at}.kind"
+        )
     out["apiVersion"], out["kind"] = API_VERSION, want
     strict = None
     if state.unknown:
@@ -350,14 +365,19 @@ def decode_configuration(doc: Any) -> dict[str, Any]:
     state = _State()
     out = _Decoder(state).struct(doc, _struct(KubeSchedulerConfiguration), [], "")
     if state.type_error is not None:
-        raise DecodeError(state.type_error)
+        raise DecodeError(state.type_error, state.type_error_path)
     strict: list[str] = [_unknown_text(state.unknown)] if state.unknown else []
     for i, prof in enumerate(out.get("profiles") or []):
         for j, pc in enumerate(prof.get("pluginConfig") or []):
             name = pc.get("name", "")
             if name not in ARGS_TYPES:
                 continue  # out-of-tree or args-less: kept as given
-            args, args_strict = decode_args(name, pc.get("args"), f"decoding .profiles[{i}].pluginConfig[{j}]")
+            args, args_strict = decode_args(
+                name,
+                pc.get("args"),
+                f"decoding .profiles[{i}].pluginConfig[{j}]",
+                f"profiles[{i}].pluginConfig[{j}].args",
+            )
             pc["args"] = args
             if args_strict is not None:
                 strict.append(args_strict)

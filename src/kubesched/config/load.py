@@ -9,6 +9,7 @@ its text, several field errors joined the way Go's aggregate error joins them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,16 +84,32 @@ def aggregate(messages: list[str]) -> str:
 
 
 class ConfigError(ValueError):
-    """An unusable configuration; `errors` lists the fields at fault, `message` is upstream's text."""
+    """An unusable configuration; `errors` lists the fields at fault, `message` is upstream's text.
+
+    `field` is where one error is, when upstream's text does not say it (decoding errors name the Go
+    struct field without list indices; errors found building a profile name no field at all). Errors of
+    that second kind (`framework`) are not worded as an invalid document, as upstream's are not.
+    """
 
     def __init__(
-        self, errors: list[FieldError], source: str = "", *, kind: str = KIND, message: str | None = None
+        self,
+        errors: list[FieldError],
+        source: str = "",
+        *,
+        kind: str = KIND,
+        message: str | None = None,
+        field: str = "",
+        framework: bool = False,
     ) -> None:
         self.errors = errors
         self.source = source
         self.message = message if message is not None else aggregate([str(e) for e in errors])
+        self.field = field
         prefix = f"{source}: " if source else ""
-        super().__init__(prefix + f"invalid {kind}: " + self.message)
+        if framework:
+            super().__init__(prefix + (f"{field}: " if field else "") + self.message)
+        else:
+            super().__init__(prefix + f"invalid {kind}: " + (f"{field}: " if field else "") + self.message)
 
 
 @dataclass
@@ -106,6 +123,38 @@ class SchedulerConfig:
     raw: KubeSchedulerConfiguration
     profile_args: list[dict[str, Any]] = field(default_factory=list)
     source: str = ""
+    document: dict[str, Any] | None = None  # as the user wrote it, to say where an error is; None: not a file's
+
+    def field_in_document(self, path: str) -> str:
+        """`path` (into the defaulted configuration) as it reads in the user's document; '' when there is none."""
+        return field_in_document(self.raw, self.document, path) if self.document is not None else ""
+
+
+_MULTI_POINT_ENTRY = re.compile(r"^profiles\[(\d+)\]\.plugins\.multiPoint\.enabled\[(\d+)\]")
+
+
+def field_in_document(cfg: KubeSchedulerConfiguration, doc: dict[str, Any], path: str) -> str:
+    """Defaulting merges a profile's multiPoint plugins into the default list, so an index into the
+    defaulted list is not the one in the file: the entry is found there by its plugin's name."""
+    m = _MULTI_POINT_ENTRY.match(path)
+    if not m:
+        return path
+    i, k = int(m.group(1)), int(m.group(2))
+    plugins_of = cfg.profiles[i].plugins
+    merged = plugins_of.multiPoint.enabled if plugins_of is not None else []
+    if k >= len(merged):
+        return path
+    name = merged[k].name
+    occurrence = sum(1 for p in merged[:k] if p.name == name)
+    profiles = doc.get("profiles")
+    prof = profiles[i] if isinstance(profiles, list) and i < len(profiles) else None
+    plugins = prof.get("plugins") if isinstance(prof, dict) else None
+    multi = plugins.get("multiPoint") if isinstance(plugins, dict) else None
+    given = multi.get("enabled") if isinstance(multi, dict) else None
+    at = [j for j, p in enumerate(given or []) if isinstance(p, dict) and p.get("name") == name]
+    if not at:
+        return f"profiles[{i}].plugins.multiPoint.enabled"
+    return f"profiles[{i}].plugins.multiPoint.enabled[{at[min(occurrence, len(at) - 1)]}]" + path[m.end() :]
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
@@ -133,82 +182,110 @@ def _wrap64(v: int) -> int:
     return (v + 2**63) % 2**64 - 2**63
 
 
-def _score_weights_overflow(plugins: Any) -> bool:
-    """getValidScoreWeights' int64 arithmetic: a negative weight wraps the running total."""
+def _score_weights_overflow(plugins: Any) -> str:
+    """getValidScoreWeights' int64 arithmetic: a negative weight wraps the running total. Where the weight
+    that overflows is (`score.enabled[0]`), or ''."""
     seen: set[str] = set()
     total = 0
-    for p in (*plugins.score.enabled, *plugins.multiPoint.enabled):
+    entries = [("score", i, p) for i, p in enumerate(plugins.score.enabled)]
+    entries += [("multiPoint", i, p) for i, p in enumerate(plugins.multiPoint.enabled)]
+    negative = ""  # the first negative weight: what makes the total wrap
+    for point, i, p in entries:
         if p.name not in _SCORE_PLUGINS or p.name in seen:
             continue
         seen.add(p.name)
         weighted = (p.weight or 1) * MAX_NODE_SCORE
+        if weighted < 0 and not negative:
+            negative = f"{point}.enabled[{i}]"
         if weighted > _wrap64(MAX_TOTAL_SCORE - total):
-            return True
+            return negative or f"{point}.enabled[{i}]"
         total = _wrap64(total + weighted)
-    return False
+    return ""
 
 
-def _build_extenders(cfg: KubeSchedulerConfiguration) -> str | None:
+def _build_extenders(cfg: KubeSchedulerConfiguration) -> tuple[str, str] | None:
     """buildExtenders' effect on the configuration: a zero httpTimeout becomes 5s, and the managed
     resources the scheduler ignores replace NodeResourcesFit's ignoredResources in every profile.
-    A CA with `insecure` is refused, as client-go's transport refuses it."""
+    A CA with `insecure` is refused, as client-go's transport refuses it. (upstream's text, the field
+    at fault) when it cannot be built."""
     ignored: list[str] = []
-    for ext in cfg.extenders:
+    for i, ext in enumerate(cfg.extenders):
         if parse_go_duration(ext.httpTimeout) == 0:
             ext.httpTimeout = DEFAULT_EXTENDER_TIMEOUT
         tls = ext.tlsConfig
         if tls is not None and tls.insecure and (tls.caData or tls.caFile):
-            return "couldn't build extenders: specifying a root certificates file with the insecure flag is not allowed"
+            problem = (
+                "couldn't build extenders: specifying a root certificates file with the insecure flag is not allowed"
+            )
+            return problem, f"extenders[{i}].tlsConfig.insecure"
         ignored += [r.name for r in ext.managedResources if r.ignoredByScheduler]
     if not ignored:
         return None
-    for prof in cfg.profiles:
+    for i, prof in enumerate(cfg.profiles):
         args = next((pc.args for pc in prof.pluginConfig if pc.name == "NodeResourcesFit"), None)
         if not isinstance(args, NodeResourcesFitArgs):
-            return "couldn't build extenders: can't find NodeResourcesFitArgs in plugin config"
+            return (
+                "couldn't build extenders: can't find NodeResourcesFitArgs in plugin config",
+                f"profiles[{i}].pluginConfig",
+            )
         args.ignoredResources = list(ignored)
     return None
 
 
-def _framework_checks(cfg: KubeSchedulerConfiguration) -> str | None:
-    """What upstream refuses while building each profile's framework, as far as the configuration decides it."""
+def _framework_checks(cfg: KubeSchedulerConfiguration) -> tuple[str, str] | None:
+    """What upstream refuses while building each profile's framework, as far as the configuration decides
+    it: (upstream's text, the field at fault), or None."""
     queue_sort, queue_sort_args = "", None
-    for prof in cfg.profiles:
+    for i, prof in enumerate(cfg.profiles):
+        at = f"profiles[{i}]"
         name = prof.schedulerName or ""
         plugins = prof.plugins
         assert plugins is not None
         if "NodeResourcesFit" in enabled_plugin_names(plugins):
-            fit = next((pc.args for pc in prof.pluginConfig if pc.name == "NodeResourcesFit"), None)
+            j, fit = next(
+                ((j, pc.args) for j, pc in enumerate(prof.pluginConfig) if pc.name == "NodeResourcesFit"), (-1, None)
+            )
             errs = validate_fit_args("", fit) if isinstance(fit, NodeResourcesFitArgs) else []
             if errs:
                 detail = aggregate([str(e) for e in errs])
-                return _framework_error(name, f'initializing plugin "NodeResourcesFit": {detail}')
+                inner = f".{errs[0].path}" if errs[0].path else ""
+                problem = _framework_error(name, f'initializing plugin "NodeResourcesFit": {detail}')
+                return problem, f"{at}.pluginConfig[{j}].args{inner}"
         for point in FRAMEWORK_POINT_ORDER:
-            for p in getattr(plugins, point).enabled:
+            for k, p in enumerate(getattr(plugins, point).enabled):
                 if p.name in LEGACY_ONLY_PLUGINS:
-                    return _framework_error(name, f"{POINT_TYPE_NAMES[point]} {q(p.name)} does not exist")
-        for p in plugins.multiPoint.enabled:
+                    problem = _framework_error(name, f"{POINT_TYPE_NAMES[point]} {q(p.name)} does not exist")
+                    return problem, f"{at}.plugins.{point}.enabled[{k}].name"
+        for k, p in enumerate(plugins.multiPoint.enabled):
             if p.name in LEGACY_ONLY_PLUGINS:
-                return _framework_error(name, f"PreFilterPlugin {q(p.name)} does not exist")
+                problem = _framework_error(name, f"PreFilterPlugin {q(p.name)} does not exist")
+                return problem, f"{at}.plugins.multiPoint.enabled[{k}].name"
         for point in PLACEMENT_POINTS:
-            for p in getattr(plugins, point).enabled:
+            for k, p in enumerate(getattr(plugins, point).enabled):
                 kind = POINT_TYPE_NAMES[point]
+                where = f"{at}.plugins.{point}.enabled[{k}].name"
                 if p.name in UPSTREAM_ONLY_PLUGINS:
-                    return _framework_error(name, f"{kind} {q(p.name)} is not implemented by kubesched")
+                    return _framework_error(name, f"{kind} {q(p.name)} is not implemented by kubesched"), where
                 if p.name in _IN_TREE:
-                    return _framework_error(name, f"plugin {q(p.name)} does not extend {kind} plugin")
-                return _framework_error(name, f"{kind} {q(p.name)} does not exist")
-        if _score_weights_overflow(plugins):
-            return _framework_error(name, "score plugins: total score of Score plugins could overflow")
+                    return _framework_error(name, f"plugin {q(p.name)} does not extend {kind} plugin"), where
+                return _framework_error(name, f"{kind} {q(p.name)} does not exist"), where
+        overflow = _score_weights_overflow(plugins)
+        if overflow:
+            problem = _framework_error(name, "score plugins: total score of Score plugins could overflow")
+            return problem, f"{at}.plugins.{overflow}.weight"
         mine = _queue_sort_of(prof)
         mine_args = _plain(next((pc.args for pc in prof.pluginConfig if pc.name == mine), None))
         if not queue_sort:
             queue_sort, queue_sort_args = mine, mine_args
         elif mine and mine != queue_sort:
             detail = f"{q(name)}: {q(mine)}, first: {q(queue_sort)}"
-            return f"initializing profiles: different queue sort plugins for profile {detail}"
+            return (
+                f"initializing profiles: different queue sort plugins for profile {detail}",
+                f"{at}.plugins.queueSort",
+            )
         elif mine_args != queue_sort_args:
-            return f"initializing profiles: different queue sort plugin args for profile {q(name)}"
+            problem = f"initializing profiles: different queue sort plugin args for profile {q(name)}"
+            return problem, f"{at}.pluginConfig"
     return None
 
 
@@ -235,7 +312,7 @@ def defaulted_configuration(doc: dict[str, Any] | None, *, source: str = "") -> 
     try:
         normalised = decode_configuration(DEFAULT_DOCUMENT if doc is None else doc)
     except DecodeError as err:
-        raise ConfigError([FieldError("", str(err))], source, message=str(err)) from err
+        raise ConfigError([FieldError(err.field, str(err))], source, message=str(err), field=err.field) from err
     try:
         cfg = KubeSchedulerConfiguration.model_validate(normalised)
     except pydantic.ValidationError as err:  # decoding let through what the models refuse
@@ -256,8 +333,10 @@ def load_config(doc: dict[str, Any] | None, *, source: str = "") -> SchedulerCon
     errors = validate_configuration(cfg)
     if errors:
         raise ConfigError(errors, source)
-    problem = _build_extenders(cfg) or _framework_checks(cfg)
-    if problem is not None:
-        raise ConfigError([FieldError("", problem)], source, message=problem)
+    found = _build_extenders(cfg) or _framework_checks(cfg)
+    if found is not None:
+        problem, at = found
+        at = field_in_document(cfg, doc, at) if doc is not None else at
+        raise ConfigError([FieldError(at, problem)], source, message=problem, field=at, framework=True)
     profile_args = [{pc.name: pc.args for pc in prof.pluginConfig} for prof in cfg.profiles]
-    return SchedulerConfig(cfg, profile_args, source)
+    return SchedulerConfig(cfg, profile_args, source, doc)

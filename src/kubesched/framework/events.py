@@ -34,6 +34,9 @@ STORAGE_CLASS: Final = "StorageClass"
 CSI_NODE: Final = "CSINode"
 CSI_DRIVER: Final = "CSIDriver"
 CSI_STORAGE_CAPACITY: Final = "CSIStorageCapacity"
+RESOURCE_CLAIM: Final = "ResourceClaim"
+RESOURCE_SLICE: Final = "ResourceSlice"
+DEVICE_CLASS: Final = "DeviceClass"
 # Kinds besides pods and nodes whose changes reach the queue as cluster events.
 OTHER_RESOURCES: Final = frozenset(
     {
@@ -43,6 +46,9 @@ OTHER_RESOURCES: Final = frozenset(
         CSI_NODE,
         CSI_DRIVER,
         CSI_STORAGE_CAPACITY,
+        RESOURCE_CLAIM,
+        RESOURCE_SLICE,
+        DEVICE_CLASS,
     }
 )
 

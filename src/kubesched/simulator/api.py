@@ -19,7 +19,16 @@ from kubesched.api.quantity import parse_quantity
 from kubesched.config.load import ConfigError
 from kubesched.framework.runtime.framework import FrameworkError
 from kubesched.simulator.documents import DocumentError, parse_documents
-from kubesched.simulator.load import LoadedInput, LoadError, add_document, finish_loading, load_manifests, read_text
+from kubesched.simulator.load import (
+    LoadedInput,
+    LoadError,
+    add_document,
+    add_text,
+    finish_loading,
+    load_manifests,
+    read_text,
+)
+from kubesched.simulator.summary import Summary
 
 __all__ = [
     "Event",
@@ -69,7 +78,7 @@ class PodResult:
     attempts: int
     bound_at: float | None
     owner: str | None
-    plugins: PluginRecord | None  # None when the simulation did not record this pod (see `record`)
+    plugins: PluginRecord | None  # None when the simulation ran with record=False
 
     @property
     def key(self) -> str:
@@ -120,6 +129,7 @@ class Simulation:
     events: tuple[Event, ...]
     end_time: float
     warnings: tuple[str, ...]
+    summary: Summary  # pods by result and reason, utilisation per resource, zone and node, fragmentation
     _doc: dict[str, Any] = field(repr=False, compare=False)
     _by_key: dict[str, PodResult] = field(repr=False, compare=False, default_factory=dict)
 
@@ -180,6 +190,7 @@ def simulate(
     record: bool | Collection[str] = True,
     until: float | str | None = None,
     bind_latency: float | str = 0.0,
+    overlays: Iterable[Input] = (),
 ) -> Simulation:
     """Simulate scheduling: manifests in, a `Simulation` out.
 
@@ -187,69 +198,62 @@ def simulate(
     reads them), Kubernetes objects as mappings, or iterables of them; `text` is YAML or
     JSON text with one or more documents. `config` is a KubeSchedulerConfiguration (a
     path or a mapping); `until` and `bind_latency` are seconds or durations such as "10m".
-    `record` is True (every pod's per-plugin record), False (none) or pod keys (`ns/name`,
-    or a bare name in namespace default; one string is one key): only those pods' records, which keeps a large
-    simulation's memory small when a few pods are of interest.
+    `record` is True (every pod's per-plugin record), False, or the `namespace/name` keys of
+    the pods to record. `overlays` are inputs like `inputs` whose objects replace those of
+    the same kind, namespace and name (`--overlay`).
     """
     from kubesched.simulator.report import to_json
     from kubesched.simulator.run import build_config
     from kubesched.simulator.run import simulate as run_simulation
+    from kubesched.simulator.summary import summarize
 
-    wanted = [record] if isinstance(record, str) else record
-    keys = None if isinstance(wanted, bool) else frozenset(k if "/" in k else f"default/{k}" for k in wanted)
     try:
-        loaded = _load(inputs, text)
+        loaded = _load(inputs, text, tuple(overlays))
         config_doc, config_source = _config_document(config)
         scheduler_config = build_config(loaded, config_doc, config_source)
         result = run_simulation(
             loaded,
             scheduler_config,
             seed=seed,
-            record=keys if keys is not None else bool(record),
+            record=record,
             until=_seconds("until", until),
             bind_latency=_seconds("bind_latency", bind_latency) or 0.0,
         )
     except (LoadError, ConfigError, FrameworkError) as err:
         raise InputError(str(err)) from err
-    doc = to_json(result, record=keys is not None or bool(record))
-    if keys is not None:
-        for pod in doc["pods"]:
-            if f"{pod['namespace']}/{pod['name']}" not in keys:
-                del pod["plugins"]
-    return _typed(doc)
+    return _typed(to_json(result, record=bool(record)), summarize(result))
 
 
-def _load(inputs: tuple[Input, ...], text: str | None) -> LoadedInput:
-    """Paths first through the command's loader, then objects and text in the order given."""
+def _load(inputs: tuple[Input, ...], text: str | None, overlays: tuple[Input, ...]) -> LoadedInput:
+    """Paths first through the command's loader (overlay paths after the others), then objects and text."""
+    paths, objects = _split(inputs, "input")
+    overlay_paths, overlay_objects = _split(overlays, "overlay")
+    loaded = load_manifests(paths, overlay_paths, finish=False)
+    for (source, index, obj), overlay in [*((o, False) for o in objects), *((o, True) for o in overlay_objects)]:
+        if not isinstance(obj, Mapping):
+            raise InputError(f"{source}, document {index}: expected a Kubernetes object (a mapping)")
+        add_document(loaded, _plain(obj), source, index, overlay)
+    if text is not None:
+        add_text(loaded, "<text>", text)
+    finish_loading(loaded, paths + overlay_paths)
+    return loaded
+
+
+def _split(inputs: tuple[Input, ...], what: str) -> tuple[list[str], list[tuple[str, int, Any]]]:
+    """Paths apart from objects, each object named as errors will name it."""
     paths: list[str] = []
     objects: list[tuple[str, int, Any]] = []
     for i, item in enumerate(inputs):
         if isinstance(item, str | os.PathLike):
             paths.append(os.fspath(item))
         elif isinstance(item, Mapping):
-            objects.append((f"<object {i}>", 1, dict(item)))
+            objects.append((f"<{what} object {i}>" if what != "input" else f"<object {i}>", 1, item))
         elif isinstance(item, Iterable) and not isinstance(item, bytes):
-            objects.extend((f"<objects {i}>", j, obj) for j, obj in enumerate(item, start=1))
+            name = f"<{what} objects {i}>" if what != "input" else f"<objects {i}>"
+            objects.extend((name, j, obj) for j, obj in enumerate(item, start=1))
         else:
-            raise InputError(f"input {i}: expected a path, a Kubernetes object or objects, got {type(item).__name__}")
-    loaded = load_manifests(paths, finish=False)
-    for source, index, obj in objects:
-        if not isinstance(obj, Mapping):
-            raise InputError(f"{source}, document {index}: expected a Kubernetes object (a mapping)")
-        add_document(loaded, _plain(obj), source, index)
-    if text is not None:
-        try:
-            docs = parse_documents(text)
-        except DocumentError as err:
-            raise InputError(f"<text>: {err}") from err
-        for index, doc in enumerate(docs, start=1):
-            if doc is None:
-                continue
-            if not isinstance(doc, dict):
-                raise InputError(f"<text>, document {index}: expected a Kubernetes object (a mapping)")
-            add_document(loaded, doc, "<text>", index)
-    finish_loading(loaded)
-    return loaded
+            raise InputError(f"{what} {i}: expected a path, a Kubernetes object or objects, got {type(item).__name__}")
+    return paths, objects
 
 
 def _plain(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -289,7 +293,7 @@ def _seconds(name: str, value: float | str | None) -> float | None:
         raise InputError(f"{name}: {err}") from err
 
 
-def _typed(doc: dict[str, Any]) -> Simulation:
+def _typed(doc: dict[str, Any], summary: Summary) -> Simulation:
     return Simulation(
         pods=tuple(_pod(p) for p in doc["pods"]),
         nodes=tuple(
@@ -299,6 +303,7 @@ def _typed(doc: dict[str, Any]) -> Simulation:
         events=tuple(Event(**e) for e in doc["events"]),
         end_time=doc["endTime"],
         warnings=tuple(doc["warnings"]),
+        summary=summary,
         _doc=doc,
     )
 

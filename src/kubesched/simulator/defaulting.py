@@ -19,6 +19,7 @@ admission plugins do on create:
   from its template, the update strategies, a StatefulSet's pod management and claim
   retention policies, a Job's parallelism, completions, completion mode, suspend and
   manualSelector, a CronJob's concurrency policy and suspend.
+- resource.k8s.io kinds: resource_defaulting.py.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from collections.abc import Callable
 
 from kubesched.api.object import Obj
 from kubesched.api.resources import CPU, HUGEPAGES_PREFIX, MEMORY, is_supported_pod_level_resource, pod_requests
+from kubesched.simulator import resource_defaulting
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
@@ -272,6 +274,7 @@ DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "DaemonSet": default_daemon_set,
     "Job": default_job,
     "CronJob": default_cron_job,
+    **resource_defaulting.DEFAULTERS,
 }
 
 

@@ -23,9 +23,10 @@ from kubesched.framework.node_info import parse_node
 from kubesched.framework.types import new_pod_info
 from kubesched.simulator import admission, controllers
 from kubesched.simulator.defaulting import set_defaults
-from kubesched.simulator.documents import DocumentError, parse_documents
+from kubesched.simulator.documents import DocumentError, LoadError, decode_text, parse_documents, read_text
 from kubesched.simulator.scenario import KIND as SCENARIO_KIND
 from kubesched.simulator.scenario import ScenarioError, Step, parse_steps
+from kubesched.simulator.schema import KINDS as SCHEMA_KINDS
 from kubesched.simulator.schema import decode_errors
 from kubesched.simulator.unused_kinds import skipped_warning, unused_kind
 from kubesched.simulator.validation import SYSTEM_PRIORITY_CLASSES, validate
@@ -42,10 +43,8 @@ __all__ = [
 ]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-class LoadError(ValueError):
-    """Unusable input; the message names file, document, object and field."""
+SCHEDULED_KINDS = frozenset({"Node", "Pod", *controllers.WORKLOAD_KINDS})  # without any, the result is empty
+NAMED_FILES = 5  # an empty input's warning names this many files, then counts the rest
 
 
 @dataclass(slots=True)
@@ -54,6 +53,7 @@ class SourcedObject:
     source: str
     document: int
     path: str = ""  # where inside the document: list items, objects created by Scenario steps
+    overlay: bool = False  # read from an --overlay file: replaces an object of the same kind, namespace and name
 
     def where(self) -> str:
         inside = f", {self.path}" if self.path else ""
@@ -75,6 +75,8 @@ class LoadedInput:
     objects: list[SourcedObject] = field(default_factory=list)
     config: dict[str, Any] | None = None
     config_source: str = ""
+    config_overlay: bool = False  # the configuration came from an --overlay file
+    sources: list[str] = field(default_factory=list)  # the texts read (files, stdin), for the empty-input warning
     steps: list[Step] = field(default_factory=list)  # Scenario steps, in document order
     step_objects: list[SourcedObject] = field(default_factory=list)  # what the steps create
     warnings: list[str] = field(default_factory=list)  # what prepare_objects noticed, for the result
@@ -100,65 +102,83 @@ def _files(paths: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def read_text(path: Path) -> str:
-    """A file's text, which must be UTF-8 (a BOM is dropped), or a LoadError naming it."""
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise LoadError(f"{path}: cannot read: {err.strerror or err}") from err
-    return _decode(str(path), data)
+def _read_once(paths: list[str], overlays: list[str]) -> None:
+    """Standard input can be read once: `-` twice would read nothing the second time."""
+    if [*paths, *overlays].count("-") > 1:
+        raise LoadError("-: standard input can be given only once")
 
 
 def _read_stdin() -> str:
     raw = getattr(sys.stdin, "buffer", None)
     if raw is None:  # replaced by a text stream (tests)
         return sys.stdin.read()
-    return _decode("<stdin>", raw.read())
+    return decode_text("<stdin>", raw.read())
 
 
-def _decode(source: str, data: bytes) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise LoadError(f"{source}: not UTF-8 text (byte {err.start}: {data[err.start]:#04x})") from err
-
-
-def load_manifests(paths: list[str], *, finish: bool = True) -> LoadedInput:
-    """Every document of the files, in order; `finish=False` leaves room for more (see `finish_loading`)."""
+def load_manifests(paths: list[str], overlays: list[str] | None = None, *, finish: bool = True) -> LoadedInput:
+    """Every document of the files, in order, then of `overlays` (whose objects replace those of the same
+    kind, namespace and name when prepare_objects admits them); `finish=False` leaves room for more (see
+    `finish_loading`)."""
+    overlays = overlays or []
+    _read_once(paths, overlays)
     loaded = LoadedInput()
-    for source, text in _files(paths):
-        try:
-            docs = parse_documents(text)
-        except DocumentError as err:
-            raise LoadError(f"{source}: {err}") from err
-        for i, doc in enumerate(docs, start=1):
-            if doc is None:
-                continue
-            if not isinstance(doc, dict):
-                raise LoadError(
-                    f"{source}, document {i}: expected a Kubernetes object (a mapping), got {type(doc).__name__}"
-                )
-            add_document(loaded, doc, source, i)
+    for files, overlay in ((paths, False), (overlays, True)):
+        for source, text in _files(files):
+            add_text(loaded, source, text, overlay)
     if finish:
-        finish_loading(loaded)
+        finish_loading(loaded, [*paths, *overlays])
     return loaded
 
 
-def finish_loading(loaded: LoadedInput) -> None:
-    """Once every document is in: the one warning that counts the objects of kinds kubesched does not use."""
+def add_text(loaded: LoadedInput, source: str, text: str, overlay: bool = False) -> None:
+    """Every document of one YAML or JSON text, named `source` in errors."""
+    loaded.sources.append(source)
+    try:
+        docs = parse_documents(text)
+    except DocumentError as err:
+        raise LoadError(f"{source}: {err}") from err
+    for i, doc in enumerate(docs, start=1):
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise LoadError(
+                f"{source}, document {i}: expected a Kubernetes object (a mapping), got {type(doc).__name__}"
+            )
+        add_document(loaded, doc, source, i, overlay)
+
+
+def finish_loading(loaded: LoadedInput, given: list[str] | None = None) -> None:
+    """Once every document is in: the one warning that counts the objects of kinds kubesched does not use,
+    and one when there is nothing to schedule on or to schedule (`given`: the paths asked for)."""
     if loaded.skipped:
         loaded.warnings.append(skipped_warning(loaded.skipped))
+    if not any(so.obj["kind"] in SCHEDULED_KINDS for so in (*loaded.objects, *loaded.step_objects)):
+        loaded.warnings.append(_nothing_found(loaded.sources, given or []))
 
 
-def add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: int) -> None:
+def _nothing_found(sources: list[str], given: list[str]) -> str:
+    """The warning for an input without nodes, pods or workloads: the result will be empty."""
+    if not sources and given:
+        return f"no nodes or pods found: no {', '.join(MANIFEST_SUFFIXES)} file in {', '.join(given)}"
+    if not sources:
+        return "no nodes or pods found in the input: nothing to schedule"
+    names = ", ".join(sources[:NAMED_FILES])
+    if len(sources) > NAMED_FILES:
+        names += f" and {len(sources) - NAMED_FILES} more file(s)"
+    return f"no nodes or pods found in {names}: nothing to schedule"
+
+
+def add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: int, overlay: bool = False) -> None:
     kind = doc.get("kind")
     if kind == CONFIG_KIND:
+        where = f"{source}, document {index}"
         if loaded.config is not None:
-            raise LoadError(
-                f"{source}, document {index}: a second KubeSchedulerConfiguration (first in {loaded.config_source})"
-            )
+            if not overlay or loaded.config_overlay:
+                raise LoadError(f"{where}: a second KubeSchedulerConfiguration (first in {loaded.config_source})")
+            loaded.warnings.append(f"{where} (KubeSchedulerConfiguration) replaces the one in {loaded.config_source}")
         loaded.config = doc
-        loaded.config_source = f"{source}, document {index}"
+        loaded.config_source = where
+        loaded.config_overlay = overlay
         return
     if kind == SCENARIO_KIND:
         meta = doc.get("metadata")
@@ -171,7 +191,7 @@ def add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: i
         for step, created in parsed:
             loaded.steps.append(step)
             for obj, path in created:
-                checked = _checked(SourcedObject(obj, source, index, path), loaded)
+                checked = _checked(SourcedObject(obj, source, index, path, overlay), loaded)
                 if checked is None:
                     step.create[:] = [o for o in step.create if o is not obj]
                 else:
@@ -181,12 +201,27 @@ def add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: i
         items = doc.get("items") or []
         if not isinstance(items, list):
             raise LoadError(f"{source}, document {index}: items: expected a list of objects")
+        item_kind = kind[: -len("List")] if kind != "List" else ""
         for j, item in enumerate(items):
             if not isinstance(item, dict):
                 raise LoadError(f"{source}, document {index}: items[{j}]: expected an object")
-            _append(loaded, _checked(SourcedObject(item, source, index, f"items[{j}]"), loaded))
+            if item_kind:
+                _typed_item(item, item_kind, doc.get("apiVersion"))
+            _append(loaded, _checked(SourcedObject(item, source, index, f"items[{j}]", overlay), loaded))
         return
-    _append(loaded, _checked(SourcedObject(doc, source, index), loaded))
+    _append(loaded, _checked(SourcedObject(doc, source, index, overlay=overlay), loaded))
+
+
+def _typed_item(item: dict[str, Any], kind: str, list_api_version: Any) -> None:
+    """An item of a `<Kind>List` as the API server returns it (`GET /api/v1/nodes`) carries no kind or
+    apiVersion of its own: the list's kind and group version imply them, as client-go decodes them."""
+    if not item.get("kind"):
+        item["kind"] = kind
+    if not item.get("apiVersion"):
+        api_version = list_api_version if isinstance(list_api_version, str) and list_api_version else None
+        api_version = api_version or SCHEMA_KINDS.get(kind)
+        if api_version:
+            item["apiVersion"] = api_version
 
 
 def _append(loaded: LoadedInput, so: SourcedObject | None) -> None:
@@ -223,10 +258,12 @@ def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
     the classes the files define. Succeeded and Failed pods are left out (kube-scheduler
     does not watch them); what else was noticed goes to `loaded.warnings`.
     """
+    for so in [*loaded.objects, *loaded.step_objects]:
+        _check(so, decode_errors(so.obj))
+    _apply_overlays(loaded)
     everything = [*loaded.objects, *loaded.step_objects]
     counters: dict[str, int] = {}
     for so in everything:
-        _check(so, decode_errors(so.obj))
         meta = so.obj["metadata"]
         if not meta.get("name"):
             prefix = meta["generateName"]
@@ -239,10 +276,7 @@ def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
         _check(so, validate(so.obj))
         _check(so, context.validate_admission(so.obj))
         _parse(so)
-    try:
-        admission.check_unique([(so.obj, so.where()) for so in loaded.objects])
-    except admission.AdmissionError as err:
-        raise LoadError(f"{err.where} ({err.kind} {err.ident}): {err}") from err
+    _unique(loaded.objects)
     admission.distinct_uids([so.obj for so in everything])
     for so in everything:
         if so.obj["kind"] in controllers.WORKLOAD_KINDS:
@@ -254,6 +288,42 @@ def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
     loaded.warnings.extend(warnings)
     keep = {id(obj) for obj in kept}
     return [so for so in loaded.objects if id(so.obj) in keep]
+
+
+def _unique(objects: list[SourcedObject], overlay_hint: bool = True) -> None:
+    """One object per kind, namespace and name, or a LoadError naming both places (and, when they are
+    two files, how to let one replace the other's objects)."""
+    try:
+        admission.check_unique([(so.obj, so.where()) for so in objects])
+    except admission.AdmissionError as err:
+        later = next(so for so in objects if so.where() == err.where)
+        hint = ""
+        if overlay_hint and not later.overlay and err.first.partition(", document ")[0] != later.source:
+            hint = f"; to let {later.source} replace objects, give it with --overlay"
+        raise LoadError(f"{err.where} ({err.kind} {err.ident}): {err}{hint}") from err
+
+
+def _apply_overlays(loaded: LoadedInput) -> None:
+    """Objects from --overlay files take the place of the FILEs' objects of the same kind, namespace and
+    name (or are added at the end), each replacement warned about; a duplicate among the FILEs, or among
+    the overlays, stays an error. Objects named by generateName never replace anything."""
+    base = [so for so in loaded.objects if not so.overlay]
+    overlays = [so for so in loaded.objects if so.overlay]
+    if not overlays:
+        return
+    named = [so for so in base if so.obj["metadata"].get("name")]
+    _unique(named)
+    _unique([so for so in overlays if so.obj["metadata"].get("name")], overlay_hint=False)
+    position = {admission.identity(so.obj): i for i, so in enumerate(base) if so.obj["metadata"].get("name")}
+    for so in overlays:
+        key = admission.identity(so.obj) if so.obj["metadata"].get("name") else None
+        i = position.get(key) if key is not None else None
+        if i is None:
+            base.append(so)
+            continue
+        loaded.warnings.append(f"{so.describe()} replaces the object in {base[i].where()}")
+        base[i] = so
+    loaded.objects = base
 
 
 def _template_pod_problems(pod: dict[str, Any]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import random
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,7 @@ from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator.admission import TERMINAL_PHASES
-from kubesched.simulator.controllers import WORKLOAD_KINDS, NameGenerator, WorkloadControllers
+from kubesched.simulator.controllers import WORKLOAD_KINDS, NameGenerator, ResourceClaimController, WorkloadControllers
 from kubesched.simulator.load import LoadedInput, admit_update, create_problems, prepare_objects
 from kubesched.simulator.scenario import Step, merge_patch
 
@@ -42,7 +42,18 @@ _FIRST = (
     "CronJob",
     "PodDisruptionBudget",
     "CSIStorageCapacity",
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceClaimTemplate",
+    "ResourceClaim",
 )
+
+
+Watcher = Callable[["SimulationResult", Outcome], None]
+"""Called with the result so far and each attempt's outcome, as the attempt ends."""
+Record = bool | Collection[str] | Callable[[PodInfo], bool]
+"""Whose attempts keep the per-plugin record: every pod's, none, the pods with these "namespace/name" keys,
+or those a predicate picks."""
 
 
 @dataclass
@@ -57,10 +68,13 @@ class SimulationResult:
     warnings: list[str] = field(default_factory=list)
     end_time: float = 0.0
     owners: dict[str, str] = field(default_factory=dict)  # pod key -> "Kind/name" of the workload it came from
+    watchers: Sequence[Watcher] = ()  # told of every outcome as it comes (streamed output, progress)
 
     def on_outcome(self, outcome: Outcome) -> None:
         self.outcomes.pop(outcome.pod.uid, None)
         self.outcomes[outcome.pod.uid] = outcome
+        for watch in self.watchers:
+            watch(self, outcome)
 
     def on_event(self, event: SchedulerEvent) -> None:
         self.events.append(event)
@@ -88,20 +102,31 @@ def simulate(
     config: SchedulerConfig,
     *,
     seed: int | None = None,
-    record: bool | AbstractSet[str] = True,
+    record: Record = True,
     registry: Any = None,
     until: float | None = None,
     bind_latency: float = 0.0,
+    watchers: Sequence[Watcher] = (),
 ) -> SimulationResult:
     objects = prepare_objects(loaded)
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
-    result = SimulationResult(warnings=list(loaded.warnings))
+    result = SimulationResult(warnings=list(loaded.warnings), watchers=watchers)
     sched = embedded_scheduler(
-        config, cluster, clock, registry=registry, seed=seed, record=record, observer=result, bind_latency=bind_latency
+        config,
+        cluster,
+        clock,
+        registry=registry,
+        seed=seed,
+        record=_record_predicate(record),
+        observer=result,
+        bind_latency=bind_latency,
     )
     result.scheduler = sched
+    source = f"{config.source}: " if config.source else ""
+    result.warnings.extend(source + w for w in sched.unknown_plugin_configs)
     workloads = _workload_controllers(loaded, cluster, result, seed)
+    claims = _claim_controller(loaded, cluster, result, seed)
     rank = {k: i for i, k in enumerate(_FIRST)}
     first = sorted((so for so in objects if so.obj["kind"] in rank), key=lambda so: rank[so.obj["kind"]])
     nodes = [so for so in objects if so.obj["kind"] == "Node"]
@@ -111,6 +136,7 @@ def simulate(
     for so in (*first, *nodes, *bound, *pending):
         cluster.create(so.obj)
     result.pending = [_parsed(sched, so.obj) for so in pending]
+    claims.start()
     workloads.start([so.obj for so in objects if so.obj["kind"] in WORKLOAD_KINDS])
     with_claims = sum(1 for p in result.pending if has_claims(p))
     if with_claims:
@@ -123,6 +149,13 @@ def simulate(
     sched.run(until=until)
     result.end_time = clock.now
     return result
+
+
+def _record_predicate(record: Record) -> bool | Callable[[PodInfo], bool]:
+    if isinstance(record, bool) or callable(record):
+        return record
+    keys = frozenset(record)
+    return (lambda pod: pod.key in keys) if keys else False
 
 
 def _workload_controllers(
@@ -166,6 +199,21 @@ def _workload_controllers(
     )
     cluster.subscribe(owner)  # every pod's workload, as it arrives (its owners may be gone by the end)
     return manager
+
+
+def _claim_controller(
+    loaded: LoadedInput, cluster: EmbeddedCluster, result: SimulationResult, seed: int | None
+) -> ResourceClaimController:
+    """The resourceclaim controller, naming claims from the seed, admitting them as the input was admitted."""
+    context = loaded.admission
+    assert context is not None
+
+    def admit(obj: dict[str, Any]) -> str:
+        problems = create_problems(obj, context)
+        return aggregate(problems) if problems else ""
+
+    rng = random.Random(f"kubesched-claims/{seed}") if seed is not None else random.Random()
+    return ResourceClaimController(cluster, NameGenerator(rng), admit=admit, warn=result.warnings.append)
 
 
 def _parsed(sched: Scheduler, pod: dict[str, Any]) -> PodInfo:

@@ -30,7 +30,7 @@ from kubesched.api.selectors import (
     validate_node_selector_term,
 )
 from kubesched.api.taints import validate_taints, validate_tolerations
-from kubesched.simulator import workload_validation
+from kubesched.simulator import resource_validation, workload_validation
 
 Errors = list[str]
 
@@ -39,6 +39,7 @@ SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-nod
 ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
 VOLUME_MODES = ("Block", "Filesystem")
 PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
+RESTART_POLICIES = ("Always", "OnFailure", "Never")  # validateRestartPolicy's order
 _STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 _STANDARD_RESOURCES = {
     *_STANDARD_CONTAINER_RESOURCES,
@@ -242,6 +243,8 @@ NAMESPACED = {
     "DaemonSet",
     "Job",
     "CronJob",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
 }
 
 
@@ -449,7 +452,8 @@ def _validate_pod_totals(pod: Obj) -> Errors:
 def validate_pod(pod: Obj) -> Errors:
     spec = pod.get("spec") or {}
     labels = (pod.get("metadata") or {}).get("labels") or {}
-    errs = _validate_containers(spec)
+    errs = resource_validation.validate_pod_resource_claims(spec)
+    errs += _validate_containers(spec)
     if spec.get("overhead"):
         errs += _validate_resource_requirements(
             {"limits": spec["overhead"]}, "spec.overhead", _validate_container_resource_name
@@ -471,6 +475,9 @@ def validate_pod(pod: Obj) -> Errors:
         errs.extend(
             field.invalid("spec.nodeName", spec["nodeName"], m) for m in names.is_dns1123_subdomain(spec["nodeName"])
         )
+    restart = spec.get("restartPolicy")
+    if restart and restart not in RESTART_POLICIES:
+        errs.append(field.not_supported("spec.restartPolicy", restart, RESTART_POLICIES))
     if "preemptionPolicy" in spec and spec["preemptionPolicy"] not in PREEMPTION_POLICIES:
         errs.append(field.not_supported("spec.preemptionPolicy", spec["preemptionPolicy"], PREEMPTION_POLICIES))
     for i, vol in enumerate(spec.get("volumes") or ()):
@@ -651,6 +658,7 @@ VALIDATORS: dict[str, Callable[[Obj], Errors]] = {
     "Service": _selector_validator("spec.selector", as_map=True),
     "PodDisruptionBudget": _selector_validator("spec.selector"),
     **workload_validation.VALIDATORS,
+    **resource_validation.VALIDATORS,
 }
 
 

@@ -29,8 +29,7 @@ from kubesched.api.quantity import parse_quantity
 from kubesched.backend.embedded import NAMESPACED
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation, simulate
-from kubesched.simulator.documents import DocumentError, parse_documents
-from kubesched.simulator.load import LoadError, read_text
+from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_text
 
 __all__ = ["Entry", "InputError", "View", "Workspace"]
 
@@ -371,8 +370,9 @@ class Workspace:
             sim = self._run(_Candidate(self.entries, self.config, self.config_origin, self.seed), record=wanted)
             if len(v.records) + len(wanted) > 4 * batch:  # keep at most a few batches
                 v.records.clear()
+            asked = set(wanted)
             for p in sim.pods:
-                if p.plugins is not None:
+                if p.key in asked and p.plugins is not None:  # the others' records are empty, not absent
                     v.records[p.key] = p.plugins
             return v.records.get(key)
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import ssl
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from typing import Any
@@ -24,6 +25,7 @@ from kubernetes.client import ApiClient, Configuration
 
 from kubesched.api.object import Obj
 from kubesched.backend.kube.lock import SchedulerLock
+from kubesched.klog import V
 
 log = logging.getLogger(__name__)
 
@@ -90,19 +92,54 @@ class RateLimiter:
             time.sleep(delay)
 
 
-def load_configuration(kubeconfig: str = "", master: str = "") -> Configuration:
-    """kubeconfig (or $KUBECONFIG), else in-cluster credentials; `master` overrides the server address."""
+class CredentialsError(Exception):
+    """No kubeconfig to read and no in-cluster service account; the message says what was tried."""
+
+
+def kubectl_kubeconfig(environ: Mapping[str, str] | None = None) -> str:
+    """The kubeconfig kubectl reads when none is named: the first existing file listed in $KUBECONFIG
+    (kubectl merges them all; the first is enough here), else ~/.kube/config if it exists; '' for none.
+    A set $KUBECONFIG takes the place of ~/.kube/config, as for kubectl."""
+    env = os.environ if environ is None else environ
+    listed = env.get("KUBECONFIG", "")
+    if listed:
+        for entry in listed.split(os.pathsep):
+            path = os.path.expanduser(entry) if entry else ""
+            if path and os.path.isfile(path):
+                return path
+        return ""
+    home = os.path.expanduser(os.path.join("~", ".kube", "config"))
+    return home if os.path.isfile(home) else ""
+
+
+def load_configuration(kubeconfig: str = "", master: str = "", *, kubectl_defaults: bool = False) -> Configuration:
+    """`kubeconfig`, else (with kubectl_defaults, as kubectl) $KUBECONFIG or ~/.kube/config, else in-cluster
+    credentials; `master` overrides the server address. kube-scheduler reads neither $KUBECONFIG nor
+    ~/.kube/config: `kubesched run` leaves kubectl_defaults off."""
     cfg = Configuration()
-    path = kubeconfig or os.environ.get("KUBECONFIG", "")
+    path = kubeconfig or (kubectl_kubeconfig() if kubectl_defaults else "")
     if path:
+        if not os.path.isfile(path):
+            raise CredentialsError(f"kubeconfig {path}: no such file")
         kube_config.load_kube_config(config_file=path, client_configuration=cfg)
     elif master:
         cfg.host = master
     else:
-        kube_config.load_incluster_config(client_configuration=cfg)
+        try:
+            kube_config.load_incluster_config(client_configuration=cfg)
+        except kube_config.ConfigException as err:
+            raise CredentialsError(_no_credentials(kubectl_defaults, str(err))) from err
     if master:
         cfg.host = master
     return cfg
+
+
+def _no_credentials(kubectl_defaults: bool, reason: str) -> str:
+    if not kubectl_defaults:
+        return f"no --kubeconfig given and no in-cluster credentials ({reason.rstrip('.')})"
+    listed = os.environ.get("KUBECONFIG", "")
+    tried = f"no file in $KUBECONFIG ({listed}) exists" if listed else "$KUBECONFIG is not set, no ~/.kube/config"
+    return f"no --kubeconfig given, {tried}, and no in-cluster credentials ({reason.rstrip('.')})"
 
 
 _insecure_warned = threading.Event()
@@ -116,6 +153,28 @@ def _warn_insecure_once(configuration: Configuration) -> None:
     if not _insecure_warned.is_set():
         _insecure_warned.set()
         log.warning("TLS certificate of %s is not verified (insecure-skip-tls-verify)", configuration.host)
+
+
+def _share_tls_context(pool_kw: dict[str, Any], configuration: Configuration) -> None:
+    """One TLS context for every connection of a client, as client-go's one transport.
+
+    Left alone, urllib3 builds a context for each new connection and, when no CA is
+    given (insecure-skip-tls-verify, or a server the system roots vouch for), loads the
+    system's root store into it: tens of milliseconds of CPU each, paid by the informers'
+    fifteen concurrent lists and watches and the first binding's connection at start.
+    The roots are loaded once here instead, and not at all when nothing is verified.
+    A client certificate keeps urllib3's own per-connection contexts: it loads the
+    certificate files into the context it is given on each connection, which a shared
+    context must not see from several threads at once.
+    """
+    if configuration.cert_file or configuration.key_file:
+        return
+    context = urllib3.util.ssl_.create_urllib3_context(
+        cert_reqs=ssl.CERT_REQUIRED if configuration.verify_ssl else ssl.CERT_NONE
+    )
+    if configuration.verify_ssl and not (configuration.ssl_ca_cert or configuration.ca_cert_data):
+        context.load_default_certs()
+    pool_kw["ssl_context"] = context
 
 
 class KubeAPI:
@@ -137,6 +196,7 @@ class KubeAPI:
         # warning; `request` retries itself, knowing which failures are safe to repeat.
         configuration.retries = False
         self._client = ApiClient(configuration)
+        _share_tls_context(self._client.rest_client.pool_manager.connection_pool_kw, configuration)
         self._client.user_agent = user_agent
         self.limiter = RateLimiter(qps, burst)
         self.lock = lock
@@ -191,7 +251,7 @@ class KubeAPI:
             again = status in RETRYABLE or (status == 0 and (not sent or method in _IDEMPOTENT))
             if not again or attempt == attempts:
                 raise err
-            log.debug("%s %s failed, retrying: %s", method, path, err)
+            log.log(V(4), "%s %s failed, retrying: %s", method, path, err)
             with self.unlocked():
                 time.sleep(self.retry_backoff * 2 ** (attempt - 1))
 

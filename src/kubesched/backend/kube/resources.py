@@ -45,6 +45,9 @@ _ALL = (
     Resource("CSIStorageCapacity", "storage.k8s.io/v1", "csistoragecapacities", True),
     Resource("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", True),
     Resource("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", False),
+    Resource("DeviceClass", "resource.k8s.io/v1", "deviceclasses", False),
+    Resource("ResourceSlice", "resource.k8s.io/v1", "resourceslices", False),
+    Resource("ResourceClaim", "resource.k8s.io/v1", "resourceclaims", True),
 )
 # What the scheduler keeps informers for, in the order they start.
 WATCHED: dict[str, Resource] = {r.kind: r for r in _ALL}

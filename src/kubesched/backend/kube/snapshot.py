@@ -27,6 +27,7 @@ _STATUS_KEPT = {
     "PersistentVolume": ("phase",),
     "PersistentVolumeClaim": ("phase", "capacity", "accessModes"),
     "PodDisruptionBudget": ("disruptionsAllowed", "disruptedPods", "currentHealthy", "desiredHealthy", "expectedPods"),
+    "ResourceClaim": ("allocation", "reservedFor"),
 }
 # Of a pod's conditions, only the one preemption reads.
 _POD_CONDITIONS = ("DisruptionTarget",)

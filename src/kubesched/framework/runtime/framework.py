@@ -141,7 +141,38 @@ def _rejection(status: Status | None, node_info: NodeInfo) -> Status:
 
 
 class FrameworkError(ValueError):
-    """A profile that cannot be turned into a framework."""
+    """A profile that cannot be turned into a framework; `field` says where in the profile (or, once the
+    scheduler adds the profile's index, in the configuration), e.g. `plugins.score.enabled[0].name`."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _weight_at(plugins: Plugins, name: str) -> str:
+    """Where a Score plugin's weight is given: the score point's entry, else multiPoint's."""
+    for point in ("score", "multiPoint"):
+        for i, p in enumerate(getattr(plugins, point).enabled):
+            if p.name == name:
+                return f"plugins.{point}.enabled[{i}].weight"
+    return "plugins.score"
+
+
+def _enabled_at(plugins: Plugins, name: str) -> str:
+    """Where a profile first enables `name` (multiPoint first, as the framework reads them)."""
+    for point in ("multiPoint", *EXTENSION_POINTS):
+        for i, p in enumerate(getattr(plugins, point).enabled):
+            if p.name == name:
+                return f"plugins.{point}.enabled[{i}].name"
+    return "plugins"
+
+
+def _args_at(profile: KubeSchedulerProfile, name: str, plugins: Plugins) -> str:
+    """Where a plugin's args are given, else where it is enabled."""
+    for i, pc in enumerate(profile.pluginConfig):
+        if pc.name == name:
+            return f"pluginConfig[{i}].args"
+    return _enabled_at(plugins, name)
 
 
 class Framework:
@@ -179,14 +210,19 @@ class Framework:
             try:
                 plugin = factory(args.get(name), handle)
             except PluginLoadError as err:
-                raise FrameworkError(str(err)) from err
+                raise FrameworkError(str(err), _enabled_at(plugins, name)) from err
             except Exception as err:  # a plugin's constructor is user code too
-                raise FrameworkError(f'initializing plugin "{name}": {err}') from err
+                raise FrameworkError(f'initializing plugin "{name}": {err}', _args_at(profile, name, plugins)) from err
             if not isinstance(plugin, Plugin):
-                raise FrameworkError(f'plugin "{name}": the factory returned {type(plugin).__name__}, not a Plugin')
+                raise FrameworkError(
+                    f'plugin "{name}": the factory returned {type(plugin).__name__}, not a Plugin',
+                    _enabled_at(plugins, name),
+                )
             if plugin.name != name:
                 if not is_import_path(name):
-                    raise FrameworkError(f'plugin "{name}": the plugin calls itself "{plugin.name}"')
+                    raise FrameworkError(
+                        f'plugin "{name}": the plugin calls itself "{plugin.name}"', _enabled_at(plugins, name)
+                    )
                 plugin.NAME = name  # known by the name its profile gives it
             self.plugins_map[name] = plugin
         self.score_weights: dict[str, int] = {}
@@ -211,16 +247,18 @@ class Framework:
         for pl in self.score_plugins:
             w = self.score_weights.setdefault(pl.name, 1)
             if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
-                raise FrameworkError("total score of Score plugins could overflow")
+                raise FrameworkError("total score of Score plugins could overflow", _weight_at(plugins, pl.name))
             total += w * MAX_NODE_SCORE
         if len(self.points["queueSort"]) != 1:
             raise FrameworkError(
                 f'only one queue sort plugin required for profile with scheduler name "{self.profile_name}", '
-                f"but got {len(self.points['queueSort'])}"
+                f"but got {len(self.points['queueSort'])}",
+                "plugins.queueSort",
             )
         if not self.bind_plugins:
             raise FrameworkError(
-                f'at least one bind plugin is needed for profile with scheduler name "{self.profile_name}"'
+                f'at least one bind plugin is needed for profile with scheduler name "{self.profile_name}"',
+                "plugins.bind",
             )
         self.queue_sort = self.points["queueSort"][0]
         # Which filter plugins have a vectorised twin: decided once, not per pod.
@@ -232,13 +270,14 @@ class Framework:
         kind = POINT_TYPES[point]
         type_name = kind.__name__
         enabled: dict[str, None] = {}
-        for p in specific.enabled:
+        for i, p in enumerate(specific.enabled):
+            at = f"plugins.{point}.enabled[{i}].name"
             if p.name not in self.plugins_map:
-                raise FrameworkError(f'{type_name} "{p.name}" does not exist')
+                raise FrameworkError(f'{type_name} "{p.name}" does not exist', at)
             if not isinstance(self.plugins_map[p.name], kind):
-                raise FrameworkError(f'plugin "{p.name}" does not extend {type_name} plugin')
+                raise FrameworkError(f'plugin "{p.name}" does not extend {type_name} plugin', at)
             if p.name in enabled:
-                raise FrameworkError(f'plugin "{p.name}" already registered as "{type_name}"')
+                raise FrameworkError(f'plugin "{p.name}" already registered as "{type_name}"', at)
             enabled[p.name] = None
             if point == "score":
                 self.score_weights[p.name] = p.weight or 1
@@ -253,17 +292,18 @@ class Framework:
             return enabled
         overrides: set[str] = set()
         from_multi: dict[str, None] = {}
-        for p in multi.enabled:
+        for i, p in enumerate(multi.enabled):
+            at = f"plugins.multiPoint.enabled[{i}].name"
             pl = self.plugins_map.get(p.name)
             if pl is None:
-                raise FrameworkError(f'{type_name} "{p.name}" does not exist')
+                raise FrameworkError(f'{type_name} "{p.name}" does not exist', at)
             if not isinstance(pl, kind) or p.name in disabled:
                 continue
             if p.name in enabled:
                 overrides.add(p.name)
                 continue
             if p.name in from_multi:
-                raise FrameworkError(f'plugin "{p.name}" already registered as "{type_name}"')
+                raise FrameworkError(f'plugin "{p.name}" already registered as "{type_name}"', at)
             from_multi[p.name] = None
             if point == "score":
                 self.score_weights[p.name] = p.weight or 1

@@ -1,5 +1,6 @@
 """Workload controllers for the embedded cluster: Deployments, ReplicaSets, ReplicationControllers, StatefulSets,
-DaemonSets, Jobs and CronJobs become the pods their kube-controller-manager controllers would create.
+DaemonSets, Jobs and CronJobs become the pods their kube-controller-manager controllers would create; the
+resourceclaim controller (resource_claim.py) makes pods' ResourceClaims from their templates and releases them.
 
 One module per controller, named after upstream's (pkg/controller/<name>), each a pure
 `sync` from a workload and what it owns to a Plan (objects to create, update, delete);
@@ -30,8 +31,16 @@ from kubesched.simulator.controllers.controller_utils import (
     template_of,
 )
 from kubesched.simulator.controllers.manager import WORKLOAD_KINDS, WorkloadControllers
+from kubesched.simulator.controllers.resource_claim import ResourceClaimController
 
-__all__ = ["WORKLOAD_KINDS", "NameGenerator", "WorkloadControllers", "prepare_for_create", "template_problems"]
+__all__ = [
+    "WORKLOAD_KINDS",
+    "NameGenerator",
+    "ResourceClaimController",
+    "WorkloadControllers",
+    "prepare_for_create",
+    "template_problems",
+]
 
 _SAMPLE_SUFFIX = "xxxxx"  # stands for generateName's random characters in a sample pod
 

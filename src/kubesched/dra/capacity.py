@@ -1,0 +1,119 @@
+"""Consumable capacity: how much of a shared device one allocation takes (incubating/consumable_capacity.go).
+
+A device with allowMultipleAllocations can be allocated to several requests, each taking
+part of its capacity: what the request asks for, rounded up to what the capacity's
+request policy allows (its default when the request names no amount, the range's minimum
+and step, or the next valid value), never beyond what is left.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from fractions import Fraction
+
+from kubesched.dra import quantity
+from kubesched.dra.model import Capacity, RequestPolicy
+from kubesched.dra.quantity import Quantity
+
+ConsumedCapacity = dict[str, Fraction]
+"""Consumed amounts by capacity name (schedulerapi.ConsumedCapacity)."""
+
+
+class UndefinedCapacityError(Exception):
+    """The request names a capacity the device does not have."""
+
+
+def _value(q: Quantity) -> int:
+    """Quantity.Value(): rounded up to a whole number."""
+    return math.ceil(q.value)
+
+
+def consumed_capacity(requested: Quantity | None, cap: Capacity) -> Quantity:
+    """calculateConsumedCapacity: what one allocation takes of one capacity."""
+    policy = cap.policy
+    if requested is None:
+        if policy is not None and policy.default is not None:
+            return policy.default
+        return cap.value
+    if policy is None:
+        return requested
+    if policy.has_valid_range and policy.valid_range_min is not None:
+        return _round_up_range(requested, policy.valid_range_min, policy.valid_range_step)
+    if policy.valid_values:
+        for valid in policy.valid_values:
+            if requested.value <= valid.value:
+                return valid
+    return requested
+
+
+def _round_up_range(requested: Quantity, lo: Quantity, step: Quantity | None) -> Quantity:
+    if requested.value < lo.value:
+        return lo
+    step_value = _value(step) if step is not None else 0
+    if step_value <= 0:
+        return requested
+    n, mod = divmod(_value(requested) - _value(lo), step_value)
+    if mod:
+        n += 1
+    return quantity.binary(_value(lo) + step_value * n)
+
+
+def _violates(requested: Quantity, policy: RequestPolicy | None) -> bool:
+    """violatesPolicy: the amount is outside what the policy allows."""
+    if policy is None:
+        return False
+    if policy.default is not None and requested.value == policy.default.value:
+        return False
+    if policy.has_valid_range:
+        hi = policy.valid_range_max
+        if hi is not None and requested.value > hi.value:
+            return True
+        step = _value(policy.valid_range_step) if policy.valid_range_step is not None else 0
+        if step > 0:
+            lo = _value(policy.valid_range_min) if policy.valid_range_min is not None else 0
+            return (_value(requested) - lo) % step != 0
+        return False
+    if policy.valid_values:
+        return all(requested.value != v.value for v in policy.valid_values)
+    return False
+
+
+def request_fits(
+    current: Mapping[str, Fraction] | None,
+    requests: Mapping[str, Quantity] | None,
+    capacity: Mapping[str, Capacity],
+    allocating: Mapping[str, Fraction] | None,
+) -> bool:
+    """CmpRequestOverCapacity: whether the request fits next to what is allocated and being allocated.
+
+    Raises UndefinedCapacityError when the request names a capacity the device lacks.
+    """
+    if requests:
+        for name in requests:
+            if name not in capacity:
+                raise UndefinedCapacityError("some requested capacity has not been defined")
+    for name, cap in capacity.items():
+        consumed = consumed_capacity(requests.get(name) if requests else None, cap)
+        if _violates(consumed, cap.policy):
+            return False
+        total = consumed.value
+        if current:
+            total += current.get(name, 0)
+        if allocating:
+            total += allocating.get(name, 0)
+        if total > cap.value.value:
+            return False
+    return True
+
+
+def consumed_by_request(
+    requests: Mapping[str, Quantity] | None, capacity: Mapping[str, Capacity]
+) -> dict[str, Quantity]:
+    """GetConsumedCapacityFromRequest: the amount of every capacity of the device one allocation takes."""
+    return {name: consumed_capacity(requests.get(name) if requests else None, cap) for name, cap in capacity.items()}
+
+
+def add(into: ConsumedCapacity, amounts: Mapping[str, Fraction]) -> None:
+    for name, v in amounts.items():
+        into[name] = into.get(name, 0) + v

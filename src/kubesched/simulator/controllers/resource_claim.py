@@ -1,0 +1,355 @@
+"""kube-controller-manager's resourceclaim controller (pkg/controller/resourceclaim, v1.36) on the embedded cluster.
+
+- A pod entry `resourceClaims[].resourceClaimTemplateName` becomes a ResourceClaim made
+  from the template: generateName `<pod>-<entry>-` (both cut in proportion when longer
+  than 57 characters), the template's labels and annotations plus
+  `resource.kubernetes.io/pod-claim-name: <entry>`, the pod as controlling owner, the
+  template's spec. The pod's `status.resourceClaimStatuses` records the name. A claim
+  the pod already owns for that entry (an orphan) is taken instead of making another.
+- A pod on a node gets its allocated, unreserved claims reserved for it.
+- Reservations of pods that are gone, replaced (another uid) or done are removed; a
+  claim left unreserved is deallocated (status.allocation cleared, then the scheduler's
+  `resource.kubernetes.io/delete-protection` finalizer removed), as upstream does only for
+  claims carrying that finalizer. A generated claim whose pod is done, replaced or
+  deleted is deleted (upstream's controller and the garbage collector).
+
+Writes go through the cluster, so the scheduler sees them as watch events; a claim the
+API server would refuse (the template's spec no longer valid) is one warning per pod,
+as upstream records FailedResourceClaimCreation and retries.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kubesched.api.object import Obj, ObjView
+from kubesched.backend.embedded import ConflictError, EmbeddedCluster
+from kubesched.simulator.controllers.controller_utils import NameGenerator, meta, name_of, namespace_of, spec
+
+POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+FINALIZER = "resource.kubernetes.io/delete-protection"
+MAX_BASE_LENGTH = 57  # leaves room for five random characters in a 63-character name
+API_VERSION = "resource.k8s.io/v1"
+
+Key = tuple[str, str, str]  # kind, namespace, name
+
+
+def uid_of(obj: ObjView) -> str:
+    """An object's uid; a pod listed without one has the scheduler's stand-in, `namespace/name`."""
+    uid = str(meta(obj).get("uid") or "")
+    if not uid and obj.get("kind") == "Pod":
+        return f"{namespace_of(obj)}/{name_of(obj)}"
+    return uid
+
+
+def generate_name(pod_name: str, entry: str) -> str:
+    """The generateName upstream's controller uses for a pod's claim."""
+    base = f"{pod_name}-{entry}-"
+    if len(base) <= MAX_BASE_LENGTH:
+        return base
+    full = len(base)
+    return pod_name[: len(pod_name) * MAX_BASE_LENGTH // full] + "-" + entry[: len(entry) * MAX_BASE_LENGTH // full]
+
+
+def is_pod_done(pod: ObjView) -> bool:
+    phase = (pod.get("status") or {}).get("phase")
+    deleted_unscheduled = bool(meta(pod).get("deletionTimestamp") and not spec(pod).get("nodeName"))
+    return phase in ("Succeeded", "Failed") or deleted_unscheduled
+
+
+def owning_pod(claim: ObjView) -> tuple[str, str] | None:
+    """(name, uid) of the pod that controls a generated claim."""
+    for ref in meta(claim).get("ownerReferences") or ():
+        if not isinstance(ref, Mapping) or not ref.get("controller"):
+            continue
+        if ref.get("apiVersion") == "v1" and ref.get("kind") == "Pod":
+            return str(ref.get("name") or ""), str(ref.get("uid") or "")
+    return None
+
+
+def claim_status_name(pod: ObjView, entry: str) -> str | None:
+    """The claim recorded for a template entry in the pod's status (None when none is recorded yet)."""
+    for status in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
+        if isinstance(status, Mapping) and status.get("name") == entry:
+            return str(status.get("resourceClaimName") or "")
+    return None
+
+
+def claim_name(pod: ObjView, entry: Mapping[str, Any]) -> str | None:
+    """resourceclaim.Name: the claim a pod entry refers to; None when a template's claim is not made yet."""
+    if entry.get("resourceClaimName"):
+        return str(entry["resourceClaimName"])
+    return claim_status_name(pod, str(entry.get("name") or "")) or None
+
+
+def _reserved_for_pod(claim: ObjView, pod: ObjView) -> bool:
+    return any(
+        isinstance(r, Mapping) and r.get("resource") == "pods" and not r.get("apiGroup") and r.get("uid") == uid_of(pod)
+        for r in (claim.get("status") or {}).get("reservedFor") or ()
+    )
+
+
+class ResourceClaimController:
+    """Register with the cluster (done here), then `start` once the initial objects exist."""
+
+    def __init__(
+        self,
+        cluster: EmbeddedCluster,
+        names: NameGenerator,
+        *,
+        admit: Callable[[Obj], str],
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.names = names
+        self.admit = admit
+        self.warn = warn
+        self.started = False
+        self._queue: deque[Key] = deque()
+        self._queued: set[Key] = set()
+        self._draining = False
+        self._warned: set[Key] = set()
+        self._deleted_pods: set[str] = set()  # uids of pods seen deleted (upstream's deletedObjects)
+        cluster.add_controller(self)
+
+    def __call__(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
+        if kind == "Pod" and event == "DELETED" and old is not None:
+            self._deleted_pods.add(uid_of(old))
+        if not self.started:
+            return
+        if kind == "Pod":
+            obj = new if new is not None else old
+            assert obj is not None
+            if new is not None:
+                self._enqueue(("Pod", namespace_of(new), name_of(new)))
+            self._enqueue_claims_of(obj)
+        elif kind == "ResourceClaim" and new is not None:
+            self._enqueue(("ResourceClaim", namespace_of(new), name_of(new)))
+        self._drain()
+
+    def start(self) -> None:
+        """Sync every pod and claim the cluster holds, then follow changes."""
+        self.started = True
+        for pod in self.cluster.list("Pod"):
+            self._enqueue(("Pod", namespace_of(pod), name_of(pod)))
+        for claim in self.cluster.list("ResourceClaim"):
+            self._enqueue(("ResourceClaim", namespace_of(claim), name_of(claim)))
+        self._drain()
+
+    def _enqueue(self, key: Key) -> None:
+        if key not in self._queued:
+            self._queued.add(key)
+            self._queue.append(key)
+
+    def _enqueue_claims_of(self, pod: ObjView) -> None:
+        """Claims that name the pod (its entries) or are reserved for or owned by it."""
+        ns, uid = namespace_of(pod), uid_of(pod)
+        for entry in spec(pod).get("resourceClaims") or ():
+            if isinstance(entry, Mapping):
+                name = claim_name(pod, entry)
+                if name:
+                    self._enqueue(("ResourceClaim", ns, name))
+        for claim in self.cluster.list("ResourceClaim"):
+            if namespace_of(claim) != ns:
+                continue
+            owner = owning_pod(claim)
+            consumers = (claim.get("status") or {}).get("reservedFor") or ()
+            reserved = any(isinstance(r, Mapping) and r.get("uid") == uid for r in consumers)
+            if reserved or (owner is not None and owner[1] == uid):
+                self._enqueue(("ResourceClaim", ns, name_of(claim)))
+
+    def _drain(self) -> None:
+        if self._draining:
+            return
+        self._draining = True
+        try:
+            while self._queue:
+                key = self._queue.popleft()
+                self._queued.discard(key)
+                obj = self.cluster.get(*key)
+                if key[0] == "Pod" and obj is not None:
+                    self._sync_pod(obj)
+                elif key[0] == "ResourceClaim" and obj is not None:
+                    self._sync_claim(obj)
+        finally:
+            self._draining = False
+
+    # Pods.
+
+    def _sync_pod(self, pod: Obj) -> None:
+        if meta(pod).get("deletionTimestamp") or is_pod_done(pod):
+            return
+        new_statuses: dict[str, str] = {}
+        for entry in spec(pod).get("resourceClaims") or ():
+            if isinstance(entry, Mapping):
+                made = self._handle_entry(pod, entry)
+                if made:
+                    new_statuses[str(entry.get("name") or "")] = made
+        if new_statuses:
+            pod = self._record_statuses(pod, new_statuses)
+        if not spec(pod).get("nodeName"):
+            return  # the scheduler reserves
+        for entry in spec(pod).get("resourceClaims") or ():
+            if not isinstance(entry, Mapping):
+                continue
+            name = claim_name(pod, entry)
+            claim = self.cluster.get("ResourceClaim", namespace_of(pod), name) if name else None
+            if claim is None or not self._is_for_pod(pod, entry, claim):
+                continue
+            status = claim.get("status") or {}
+            if status.get("allocation") is not None and not _reserved_for_pod(claim, pod):
+                updated = copy.copy(claim)
+                consumer = {"resource": "pods", "name": name_of(pod), "uid": uid_of(pod)}
+                updated["status"] = {**status, "reservedFor": [*(status.get("reservedFor") or ()), consumer]}
+                self._update(updated)
+
+    def _is_for_pod(self, pod: ObjView, entry: Mapping[str, Any], claim: ObjView) -> bool:
+        if entry.get("resourceClaimName"):
+            return True
+        owner = owning_pod(claim)
+        return owner is not None and owner[1] == uid_of(pod)
+
+    def _handle_entry(self, pod: Obj, entry: Mapping[str, Any]) -> str:
+        """The name of a claim made (or found) for a template entry that the pod's status lacks; '' otherwise."""
+        template_name = entry.get("resourceClaimTemplateName")
+        entry_name = str(entry.get("name") or "")
+        ns = namespace_of(pod)
+        recorded = claim_status_name(pod, entry_name)
+        if recorded is not None:
+            if not recorded:
+                return ""  # the claim is not needed
+            existing = self.cluster.get("ResourceClaim", ns, recorded)
+            if existing is not None and self._is_for_pod(pod, entry, existing):
+                return ""
+        if not template_name:
+            return ""
+        found = self._orphan(pod, entry_name)
+        if found is not None:
+            return name_of(found)
+        template = self.cluster.get("ResourceClaimTemplate", ns, str(template_name))
+        if template is None:
+            self._warn_once(
+                pod,
+                f"PodResourceClaim {entry_name}: resource claim template {str(template_name)!r}: "
+                f'resourceclaimtemplates.resource.k8s.io "{template_name}" not found',
+            )
+            return ""
+        tmeta = (template.get("spec") or {}).get("metadata") or {}
+        claim: Obj = {
+            "apiVersion": API_VERSION,
+            "kind": "ResourceClaim",
+            "metadata": {
+                "namespace": ns,
+                "ownerReferences": [
+                    {"apiVersion": "v1", "kind": "Pod", "name": name_of(pod), "uid": uid_of(pod), "controller": True}
+                ],
+                "annotations": {**(tmeta.get("annotations") or {}), POD_CLAIM_ANNOTATION: entry_name},
+                **({"labels": dict(tmeta["labels"])} if tmeta.get("labels") else {}),
+            },
+            "spec": copy.deepcopy((template.get("spec") or {}).get("spec") or {}),
+        }
+        return self._create(pod, claim, generate_name(name_of(pod), entry_name))
+
+    def _orphan(self, pod: ObjView, entry_name: str) -> ObjView | None:
+        for claim in self.cluster.list("ResourceClaim"):
+            owner = owning_pod(claim)
+            if (
+                namespace_of(claim) == namespace_of(pod)
+                and owner is not None
+                and owner[1] == uid_of(pod)
+                and (meta(claim).get("annotations") or {}).get(POD_CLAIM_ANNOTATION) == entry_name
+            ):
+                return claim
+        return None
+
+    def _create(self, pod: ObjView, claim: Obj, base: str) -> str:
+        claim_meta = claim["metadata"]
+        ns = claim_meta["namespace"]
+        claim_meta["name"] = self.names.generate(base)
+        while self.cluster.get("ResourceClaim", ns, claim_meta["name"]) is not None:
+            claim_meta["name"] = self.names.generate(base)
+        claim_meta["uid"] = self.names.uid()
+        claim_meta["creationTimestamp"] = self.cluster.timestamp()
+        problem = self.admit(claim)
+        if problem:
+            self._warn_once(pod, f"cannot create ResourceClaim {ns}/{claim_meta['name']}: {problem}")
+            return ""
+        try:
+            self.cluster.create(claim)
+        except ConflictError as err:
+            self._warn_once(pod, str(err))
+            return ""
+        return str(claim_meta["name"])
+
+    def _record_statuses(self, pod: Obj, made: dict[str, str]) -> Obj:
+        """Apply the new entries to status.resourceClaimStatuses (merged by name, as the controller's apply is)."""
+        status = dict(pod.get("status") or {})
+        kept = [s for s in status.get("resourceClaimStatuses") or () if s.get("name") not in made]
+        order = [str(e.get("name") or "") for e in spec(pod).get("resourceClaims") or () if isinstance(e, Mapping)]
+        added = [{"name": n, "resourceClaimName": made[n]} for n in order if n in made]
+        status["resourceClaimStatuses"] = kept + added
+        updated = {**pod, "metadata": dict(meta(pod)), "status": status}
+        return self._update(updated) or pod
+
+    # Claims.
+
+    def _pod_gone(self, ns: str, ref: Mapping[str, Any]) -> bool:
+        uid = str(ref.get("uid") or "")
+        if uid in self._deleted_pods:
+            return True
+        pod = self.cluster.get("Pod", ns, str(ref.get("name") or ""))
+        return pod is None or uid_of(pod) != uid or is_pod_done(pod)
+
+    def _sync_claim(self, claim: Obj) -> None:
+        ns = namespace_of(claim)
+        status = claim.get("status") or {}
+        reserved = [r for r in status.get("reservedFor") or () if isinstance(r, Mapping)]
+        remaining = [
+            r for r in reserved if r.get("apiGroup") or r.get("resource") != "pods" or not self._pod_gone(ns, r)
+        ]
+        finalizers = list(meta(claim).get("finalizers") or ())
+        if len(remaining) < len(reserved):
+            new_status = {**status, "reservedFor": remaining}
+            if not remaining:
+                new_status.pop("reservedFor")
+                if FINALIZER in finalizers:
+                    new_status.pop("allocation", None)
+            updated = {**claim, "status": new_status}
+            if FINALIZER in finalizers and "allocation" not in new_status:
+                updated["metadata"] = {**meta(claim), "finalizers": [f for f in finalizers if f != FINALIZER]}
+            if not self._update(updated):
+                return
+            claim = updated
+        if remaining:
+            return
+        owner = owning_pod(claim)
+        if owner is None:
+            return
+        pod = self.cluster.get("Pod", ns, owner[0])
+        if owner[1] in self._deleted_pods and (pod is None or uid_of(pod) != owner[1]):
+            self._delete(claim)  # the garbage collector: its owner is gone
+        elif pod is not None and (uid_of(pod) != owner[1] or is_pod_done(pod)):
+            self._delete(claim)
+
+    # Writing.
+
+    def _update(self, obj: Obj) -> Obj | None:
+        try:
+            return self.cluster.update(obj)
+        except ConflictError:
+            return None
+
+    def _delete(self, obj: ObjView) -> None:
+        try:
+            self.cluster.delete("ResourceClaim", namespace_of(obj), name_of(obj))
+        except ConflictError:
+            pass
+
+    def _warn_once(self, pod: ObjView, message: str) -> None:
+        key = ("Pod", namespace_of(pod), name_of(pod))
+        if self.warn is not None and key not in self._warned:
+            self._warned.add(key)
+            self.warn(f"pod {key[1]}/{key[2]}: {message}")
