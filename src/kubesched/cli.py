@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from kubesched.simulator.load import LoadedInput
     from kubesched.simulator.progress import RunProgress
     from kubesched.simulator.report import JsonLinesWriter
+    from kubesched.simulator.report_html import ScoreCollector
     from kubesched.simulator.run import SimulationResult
 
 KUBERNETES_VERSION = "v1.36"  # the kube-scheduler release kubesched follows
@@ -110,6 +111,11 @@ def _parser() -> argparse.ArgumentParser:
         help="show how the pod's last attempt judged every node (repeatable; POD alone: namespace default)",
     )
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar on standard error")
+    s.add_argument(
+        "--report",
+        metavar="PATH",
+        help="also write an HTML report with plots to PATH (self-contained, readable offline; docs/report.md)",
+    )
     s.add_argument("--until", type=_duration, default=None, help="stop at this virtual time (e.g. 10m)")
     s.add_argument(
         "--bind-latency", type=_duration, default=0.0, help="virtual time a binding takes (e.g. 200ms; default 0)"
@@ -278,15 +284,22 @@ ones (Python's default is ten) leaves that out."""
 
 
 def simulate_command(args: argparse.Namespace) -> int:
+    try:
+        report = _report_file(args.report) if args.report is not None else None  # before the run, as snapshot -o
+    except LoadError as err:
+        print(f"kubesched: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     thresholds = gc.get_threshold()
     gc.set_threshold(thresholds[0], thresholds[1], FULL_COLLECTION_THRESHOLD)
     try:
-        return _simulate(args)
+        return _simulate(args, report)
     finally:
         gc.set_threshold(*thresholds)
+        if report is not None:
+            report.discard()
 
 
-def _simulate(args: argparse.Namespace) -> int:
+def _simulate(args: argparse.Namespace, report: _OutputFile | None = None) -> int:
     from kubesched.simulator.explain import ExplainError, pod_key
     from kubesched.simulator.load import load_manifests
     from kubesched.simulator.report import JsonLinesWriter
@@ -304,12 +317,14 @@ def _simulate(args: argparse.Namespace) -> int:
         full = args.record == "full" and output != "table"
         stream = JsonLinesWriter(sys.stdout, record=full, keep=explain) if output == "jsonl" else None
         progress = None if args.quiet else _progress()
-        watchers: list[Watcher] = [w for w in (stream, progress) if w is not None]
+        # --report counts every cycle's scores as the run goes (before the stream drops its records).
+        scores = _score_collector(output, explain) if report is not None and args.record == "full" else None
+        watchers: list[Watcher] = [w for w in (scores, stream, progress) if w is not None]
         result = simulate(
             loaded,
             config,
             seed=args.seed,
-            record=True if full else explain,
+            record=True if full or scores is not None else explain,
             until=args.until,
             bind_latency=args.bind_latency,
             watchers=watchers,
@@ -326,7 +341,59 @@ def _simulate(args: argparse.Namespace) -> int:
     assert result.scheduler is not None
     for warning in [*config_warnings, *result.warnings]:
         print(f"kubesched: warning: {warning}", file=sys.stderr)
-    return _write(result, output, sys.stdout, record=full, explain=args.explain, stream=stream)
+    code = _write(result, output, sys.stdout, record=full, explain=args.explain, stream=stream)
+    if report is not None:
+        code = _write_report(report, args, result, scores, _config_source(args, loaded)) or code
+    return code
+
+
+def _report_file(path: str) -> _OutputFile:
+    """--report's file, made now (a temporary beside it) so that neither a missing plotting library nor a
+    path that cannot be written costs a whole run first."""
+    from kubesched.simulator.report_html import ReportError, require_plotting
+
+    try:
+        require_plotting()
+        return _OutputFile(path)
+    except ReportError as err:
+        raise LoadError(str(err)) from err
+    except OSError as err:
+        raise LoadError(f"--report: cannot write {path}: {err.strerror or err}") from err
+
+
+def _score_collector(output: str, explain: list[str]) -> ScoreCollector:
+    from kubesched.simulator.report_html import ScoreCollector
+
+    return ScoreCollector(drop=output == "table", keep=explain)
+
+
+def _write_report(
+    target: _OutputFile,
+    args: argparse.Namespace,
+    result: SimulationResult,
+    scores: ScoreCollector | None,
+    config_source: str,
+) -> int:
+    """--report PATH, after the output: written whole or not at all; 1 when it cannot be written."""
+    from kubesched.simulator import report_html
+
+    details = [("Input", " ".join(args.files + [f"--overlay {o}" for o in args.overlay]))]
+    if args.seed is not None:
+        details.append(("Seed", str(args.seed)))
+    data = report_html.from_result(
+        result,
+        scores.stats if scores is not None else None,
+        title="kubesched simulate report",
+        config_source=config_source,
+        details=details,
+    )
+    try:
+        text = report_html.render(data)
+        target.write(lambda f: print(text, end="", file=f))
+    except OSError as err:
+        print(f"kubesched: --report: cannot write {args.report}: {err.strerror or err}", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+    return 0
 
 
 def _framework_message(err: FrameworkError, source: str) -> str:

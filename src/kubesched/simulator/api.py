@@ -131,6 +131,7 @@ class Simulation:
     warnings: tuple[str, ...]
     summary: Summary  # pods by result and reason, utilisation per resource, zone and node, fragmentation
     _doc: dict[str, Any] = field(repr=False, compare=False)
+    config_source: str = ""  # the KubeSchedulerConfiguration's file ("<config>" for a mapping); "": upstream's default
     _by_key: dict[str, PodResult] = field(repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -181,6 +182,12 @@ class Simulation:
         """The object `kubesched simulate --output json` prints (docs/simulate-contract.md)."""
         return self._doc
 
+    def write_report(self, path: str | os.PathLike[str], *, title: str = "kubesched simulation") -> None:
+        """The HTML report `kubesched simulate --report` writes (docs/report.md); needs matplotlib."""
+        from kubesched.simulator.report_html import write_report
+
+        write_report(self, os.fspath(path), title=title)
+
 
 def simulate(
     *inputs: Input,
@@ -221,7 +228,7 @@ def simulate(
         )
     except (LoadError, ConfigError, FrameworkError) as err:
         raise InputError(str(err)) from err
-    return _typed(to_json(result, record=bool(record)), summarize(result))
+    return _typed(to_json(result, record=bool(record)), summarize(result), config_source or loaded.config_source)
 
 
 def _load(inputs: tuple[Input, ...], text: str | None, overlays: tuple[Input, ...]) -> LoadedInput:
@@ -293,7 +300,7 @@ def _seconds(name: str, value: float | str | None) -> float | None:
         raise InputError(f"{name}: {err}") from err
 
 
-def _typed(doc: dict[str, Any], summary: Summary) -> Simulation:
+def _typed(doc: dict[str, Any], summary: Summary, config_source: str) -> Simulation:
     return Simulation(
         pods=tuple(_pod(p) for p in doc["pods"]),
         nodes=tuple(
@@ -305,6 +312,7 @@ def _typed(doc: dict[str, Any], summary: Summary) -> Simulation:
         warnings=tuple(doc["warnings"]),
         summary=summary,
         _doc=doc,
+        config_source=config_source,
     )
 
 
