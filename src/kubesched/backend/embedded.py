@@ -87,6 +87,10 @@ class EmbeddedCluster(ObjectStore):
         self._emit(kind, "MODIFIED", old, obj)
         return obj
 
+    def update_status(self, obj: Obj) -> Obj:
+        """The status subresource: the store keeps whole objects, so this is `update`."""
+        return self.update(obj)
+
     def delete(self, kind: str, namespace: str, name: str) -> Obj:
         old = self.objects[kind].pop((namespace if kind in NAMESPACED else "", name), None)
         if old is None:

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from kubesched.api.quantity import format_quantity
 from kubesched.api.resources import CPU, MEMORY
+from kubesched.dra.claims import pod_resource_claims
 from kubesched.framework.types import PodInfo
 from kubesched.schedule_one import SchedulerEvent
 from kubesched.scheduler import Scheduler
@@ -163,10 +164,24 @@ def _pod_entry(result: SimulationResult, namespace: str, name: str, attempts: in
         "message": "",
         "nominatedNode": result.nominated.get(key),
         "victims": result.victims.get(key, []),
+        "resourceClaims": _resource_claims(result, namespace, name),
         "attempts": attempts,
         "boundAt": result.bound_at.get(key),
         "owner": result.owners.get(key),
     }
+
+
+def _resource_claims(result: SimulationResult, namespace: str, name: str) -> list[dict[str, Any]]:
+    """The contract's resourceClaims: the pod's claims, with their devices only once it is bound."""
+    sched = result.scheduler
+    pod = sched.informer_pod(namespace, name) if sched is not None else None
+    if pod is None or sched is None or not (pod.obj.get("spec") or {}).get("resourceClaims"):
+        return []
+    entries = pod_resource_claims(sched.lister, pod.obj)
+    if not pod.node_name:
+        for entry in entries:
+            entry["devices"] = []
+    return entries
 
 
 def _gate_message(sched: Scheduler, pod: PodInfo) -> str:

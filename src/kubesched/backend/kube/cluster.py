@@ -332,6 +332,24 @@ class KubeClient:
         ns, name = object_key(obj)
         return self._write("PUT", BY_KIND[obj["kind"]].path(ns, name), obj)
 
+    def update_status(self, obj: Obj) -> Obj:
+        """PUT an object's status subresource (a ResourceClaim's allocation and reservations)."""
+        ns, name = object_key(obj)
+        return self._write("PUT", BY_KIND[obj["kind"]].path(ns, name, "status"), obj)
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
+        """GET one object from the API server (None when it is gone), to retry a write after a conflict."""
+        try:
+            obj: Obj = self.api.request("GET", BY_KIND[kind].path(namespace, name))
+        except APIError as err:
+            if err.status == 404:
+                return None
+            raise
+        return obj
+
+    def timestamp(self) -> str:
+        return rfc3339()
+
     def _write(self, method: str, path: str, body: Obj) -> Obj:
         """A write whose 409/404 means the object moved on: the caller gets ConflictError, never a retry."""
         try:
