@@ -113,10 +113,14 @@ def simulate(
     pods = [so for so in objects if so.obj["kind"] == "Pod"]
     bound = [so for so in pods if (so.obj.get("spec") or {}).get("nodeName")]
     pending = [so for so in pods if not (so.obj.get("spec") or {}).get("nodeName")]
-    for so in (*first, *nodes, *bound, *pending):
+    for so in (*first, *nodes, *bound):
+        cluster.create(so.obj)
+    # The resourceclaim controller runs as the pending pods arrive, as in a cluster: each pod's claims
+    # are made as it is created, rather than every pod waiting for claims that come after all of them.
+    claims.start()
+    for so in pending:
         cluster.create(so.obj)
     result.pending = [_parsed(sched, so.obj) for so in pending]
-    claims.start()
     workloads.start([so.obj for so in objects if so.obj["kind"] in WORKLOAD_KINDS])
     for step in sorted(loaded.steps, key=lambda st: st.at):
         clock.call_at(step.at, functools.partial(_play, step, cluster, result))

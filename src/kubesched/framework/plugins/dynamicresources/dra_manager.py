@@ -23,7 +23,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Final
 
 from kubesched.api.object import Obj
 from kubesched.api.quantity import QuantityError
@@ -91,20 +91,49 @@ def device_use(allocation: Mapping[str, Any], consumable_capacity: bool = True) 
     return use
 
 
+PoolID = tuple[str, str]  # driver, pool
+
+
+class PoolEpochs:
+    """A counter per pool, moved whenever a device of the pool is taken or freed (allocated or in flight).
+
+    An allocation computed for a node stays valid while the counters of the pools the node
+    sees stay where they were (AllocationMemo).
+    """
+
+    def __init__(self) -> None:
+        self.epochs: dict[PoolID, int] = {}
+        self._lock = threading.Lock()
+
+    def bump(self, use: DeviceUse) -> None:
+        pools = {(d.driver, d.pool) for d in use.ids}
+        pools.update((d.driver, d.pool) for d in use.share_ids)
+        pools.update((d.driver, d.pool) for d, _ in use.capacities)
+        with self._lock:
+            for pool in pools:
+                self.epochs[pool] = self.epochs.get(pool, 0) + 1
+
+    def snapshot(self) -> dict[PoolID, int]:
+        with self._lock:
+            return dict(self.epochs)
+
+
 class AllocatedDevices:
     """allocatedDevices: the devices of allocated claims, as sets (a device counted twice is freed once)."""
 
-    def __init__(self) -> None:
+    def __init__(self, epochs: PoolEpochs) -> None:
         self.ids: set[DeviceID] = set()
         self.share_ids: set[SharedDeviceID] = set()
         self.capacities: dict[DeviceID, dict[str, Fraction]] = {}
         self.revision = 0
+        self.epochs = epochs
 
     def add(self, allocation: Mapping[str, Any]) -> None:
         use = device_use(allocation)
         if not (use.ids or use.share_ids or use.capacities):
             return
         self.revision += 1
+        self.epochs.bump(use)
         self.ids.update(use.ids)
         self.share_ids.update(use.share_ids)
         for device_id, amounts in use.capacities:
@@ -119,6 +148,7 @@ class AllocatedDevices:
         if not (use.ids or use.share_ids or use.capacities):
             return
         self.revision += 1
+        self.epochs.bump(use)
         self.ids.difference_update(use.ids)
         self.share_ids.difference_update(use.share_ids)
         for device_id, amounts in use.capacities:
@@ -155,7 +185,8 @@ class ClaimTracker:
 
     def __init__(self, lister: Lister) -> None:
         self.lister = lister
-        self.devices = AllocatedDevices()
+        self.epochs = PoolEpochs()
+        self.devices = AllocatedDevices(self.epochs)
         self._assumed: dict[Key, Obj] = {}
         self._indexed: dict[Key, Obj] = {}  # per claim: the object the device index last counted
         self._api_seen: dict[Key, Obj] = {}  # per claim: the informer object last looked at (unsubscribed mode)
@@ -263,8 +294,14 @@ class ClaimTracker:
             in_flight = self._in_flight.get(uid)
             if in_flight is not None:
                 in_flight.sharers += 1
-            else:
-                self._in_flight[uid] = _InFlight(claim, 1)
+                return
+            self._in_flight[uid] = _InFlight(claim, 1)
+        self._bump(claim)
+
+    def _bump(self, claim: Mapping[str, Any]) -> None:
+        allocation = allocation_of(claim)
+        if allocation is not None:
+            self.epochs.bump(device_use(allocation))
 
     def maybe_remove_pending_allocation(self, uid: str, force: bool) -> bool:
         """MaybeRemoveClaimPendingAllocation: True when the allocation is no longer in flight because of this call."""
@@ -272,25 +309,30 @@ class ClaimTracker:
             in_flight = self._in_flight.get(uid)
             if in_flight is None:
                 return False
-            if force or in_flight.sharers == 1:
-                del self._in_flight[uid]
-                return True
-            in_flight.sharers -= 1
-            return False
+            if not (force or in_flight.sharers == 1):
+                in_flight.sharers -= 1
+                return False
+            del self._in_flight[uid]
+        self._bump(in_flight.claim)
+        return True
 
     def in_flight_claims(self) -> list[Obj]:
         with self._lock:
             return [f.claim for f in self._in_flight.values()]
 
-    def gather_allocated_state(self) -> AllocatedState:
-        """GatherAllocatedState: the allocated claims' devices plus those of in-flight allocations."""
+    def gather_allocated_state(self) -> tuple[AllocatedState, dict[PoolID, int]]:
+        """GatherAllocatedState: the allocated claims' devices plus those of in-flight allocations.
+
+        With it, the pools' epochs at that moment: what an allocation made from this state depends on.
+        """
         self.sync()
+        epochs = self.epochs.snapshot()
         state = self.devices.state()
         for claim in self.in_flight_claims():
             allocation = allocation_of(claim)
             if allocation is not None:
                 state.add_allocation(allocation)
-        return state
+        return state, epochs
 
 
 def _key(obj: Mapping[str, Any]) -> Key:
@@ -340,6 +382,19 @@ class SliceIndex:
         self._parsed: dict[str, tuple[Obj, Slice]] = {}
         self._allocator: Allocator | None = None
         self._error: str = ""
+        self._node_pools: dict[str, tuple[PoolID, ...]] = {}
+        self._shared_pools: tuple[PoolID, ...] = ()
+        self.memo_safe = True
+
+    @property
+    def version(self) -> int:
+        """The slices' version the index was built at (moves with every slice change)."""
+        self._sync()
+        return self._version
+
+    def node_pools(self, node_name: str) -> tuple[PoolID, ...]:
+        """The pools an allocation on this node may look at: its own slices' and those of slices for many nodes."""
+        return self._node_pools.get(node_name, self._shared_pools)
 
     def _sync(self) -> None:
         version = self.lister.kind_version(SLICE)
@@ -366,6 +421,20 @@ class SliceIndex:
         self._version = version
         self._error = error
         self._allocator = None
+        own: dict[str, set[PoolID]] = {}
+        shared: set[PoolID] = set()
+        drivers_of: dict[str, set[str]] = {}
+        for _, sl in parsed.values():
+            drivers_of.setdefault(sl.pool, set()).add(sl.driver)
+            if not sl.node_name or sl.shared_counters:  # as the allocator splits them
+                shared.add((sl.driver, sl.pool))
+            else:
+                own.setdefault(sl.node_name, set()).add((sl.driver, sl.pool))
+        self._shared_pools = tuple(sorted(shared))
+        self._node_pools = {n: tuple(sorted(pools | shared)) for n, pools in own.items()}
+        # The allocator keeps the counters left per pool *name*: with two drivers' pools of one name,
+        # what one node gets may depend on which node was looked at first, so nothing is reused then.
+        self.memo_safe = all(len(d) == 1 for d in drivers_of.values())
 
     def allocator(self, allocated: AllocatedState) -> Allocator:
         """An allocator over the current slices with these devices in use (NewAllocator).
@@ -384,6 +453,51 @@ class SliceIndex:
                 features=Features(),
             )
         return self._allocator.with_allocated(allocated)
+
+
+@dataclass(slots=True)
+class _MemoEntry:
+    node: Obj
+    token: tuple[Any, ...]
+    result: list[dict[str, Any]] | None
+
+
+class AllocationMemo:
+    """Allocations computed for a node, reused while nothing they depend on has changed.
+
+    An allocation on a node is a function of the claims' specs, the node (its labels), the
+    slices and classes, and which devices of the node's pools are in use. The claims' specs
+    and the node name are the key; the node object, the slice and class versions and the
+    epochs of the node's pools are the token a hit must match. Results with a shareID (a
+    share of a device with consumable capacity, named at random) are not kept, nor errors.
+    Pods made from one template ask for the same thing: most nodes' answers carry over from
+    the previous pod, whose allocation changed one node's pools only.
+    """
+
+    MAX_ENTRIES: Final = 100_000
+
+    def __init__(self) -> None:
+        self.enabled = True
+        self._entries: dict[tuple[str, str], _MemoEntry] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: tuple[str, str], node: Obj, token: tuple[Any, ...]) -> tuple[bool, list[dict[str, Any]] | None]:
+        entry = self._entries.get(key)
+        if entry is not None and entry.node is node and entry.token == token:
+            self.hits += 1
+            return True, entry.result
+        self.misses += 1
+        return False, None
+
+    def put(self, key: tuple[str, str], node: Obj, token: tuple[Any, ...], result: list[dict[str, Any]] | None) -> None:
+        if result is not None and any(
+            "shareID" in r for a in result for r in (a.get("devices") or {}).get("results") or ()
+        ):
+            return
+        if len(self._entries) >= self.MAX_ENTRIES:
+            self._entries.clear()
+        self._entries[key] = _MemoEntry(node, token, result)
 
 
 def _same_version(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -423,6 +537,7 @@ class DRAManager:
         self.classes = DeviceClasses(lister)
         self.selectors = CachedSelectors()
         self.slices = SliceIndex(lister, self.selectors, self.classes)
+        self.memo = AllocationMemo()
 
 
 def shared_manager(handle: Handle) -> DRAManager:

@@ -24,6 +24,7 @@ DRANodeAllocatableResources are alpha and off; so are they here.
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -61,7 +62,7 @@ from kubesched.framework.interface import (
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.plugins import names
-from kubesched.framework.plugins.dynamicresources.dra_manager import DRAManager, allocation_of, shared_manager
+from kubesched.framework.plugins.dynamicresources.dra_manager import CLASS, DRAManager, allocation_of, shared_manager
 from kubesched.framework.plugins.dynamicresources.resourceclaim import (
     FINALIZER,
     ClaimError,
@@ -122,6 +123,13 @@ class _StateData:
     allocator: Allocator | None = None
     unavailable: set[int] = field(default_factory=set)
     node_allocations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    allocated: list[int] = field(default_factory=list)  # indices of the claims allocated before this cycle
+    claims_to_allocate: list[Obj] = field(default_factory=list)  # the others, in order
+    first_available: bool = False  # some request has alternatives: Score has something to weigh
+    # For AllocationMemo: the claims' specs as a key, and what the allocator was built from.
+    memo_key: str | None = None
+    memo_base: tuple[int, int] = (0, 0)
+    epochs: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def clone(self) -> _StateData:
         return self
@@ -194,11 +202,14 @@ class DynamicResources(
             return QueueingHint.QUEUE_SKIP
         if not isinstance(new, Mapping) or (old is not None and not isinstance(old, Mapping)):
             raise TypeError(f"unexpected object in isSchedulableAfterClaimChange: {type(new).__name__}")
+        freed = old is not None and allocation_of(old) is not None and allocation_of(new) is None
+        if not freed and not _names_claim(pod, new):
+            return QueueingHint.QUEUE_SKIP  # not the pod's claim (by name, so its uid cannot be either's)
         try:
             claims = self.pod_claims(pod)
         except ClaimError:
             return QueueingHint.QUEUE_SKIP
-        if old is not None and allocation_of(old) is not None and allocation_of(new) is None:
+        if freed:
             return QueueingHint.QUEUE  # deallocated: its devices may serve this pod
         uid = (new.get("metadata") or {}).get("uid")
         if not any((c.get("metadata") or {}).get("uid") == uid for c in claims):
@@ -290,12 +301,26 @@ class DynamicResources(
             if status is not None:
                 return None, status
         if to_allocate:
+            manager = self.manager
+            allocated, epochs = tracker.gather_allocated_state()
             try:
-                s.allocator = self.manager.slices.allocator(tracker.gather_allocated_state())
+                s.allocator = manager.slices.allocator(allocated)
             except AllocationError as err:
                 return None, Status(Code.ERROR, err=err)
+            if manager.memo.enabled and manager.slices.memo_safe:
+                specs = [c.get("spec") for c in claims if allocation_of(c) is None]
+                s.memo_key = json.dumps(specs, sort_keys=True, separators=(",", ":"))
+                s.memo_base = (manager.slices.version, manager.lister.kind_version(CLASS))
+                s.epochs = epochs
         s.claims = claims
         s.infos = infos
+        s.allocated = [i for i, c in enumerate(claims) if allocation_of(c) is not None]
+        s.claims_to_allocate = [c for c in claims if allocation_of(c) is None]
+        s.first_available = any(
+            r.get("firstAvailable")
+            for c in claims
+            for r in ((c.get("spec") or {}).get("devices") or {}).get("requests") or ()
+        )
         return None, None
 
     def _validate_requests(self, claim: Obj) -> Status | None:
@@ -335,12 +360,11 @@ class DynamicResources(
         node = node_info.node
         assert node is not None
         unavailable: list[int] = []
-        for i, claim in enumerate(s.claims):
+        for i in s.allocated:
+            claim = s.claims[i]
             selector = s.infos[i].available_on_nodes
             if selector is not None and not selector.matches(node.labels, node.name):
                 unavailable.append(i)
-                continue
-            if allocation_of(claim) is None:
                 continue
             try:
                 ready = self.is_claim_ready_for_binding(claim)
@@ -351,32 +375,39 @@ class DynamicResources(
                 unavailable.append(i)
         allocations: list[dict[str, Any]] = []
         if s.allocator is not None:
-            pending: list[dict[str, Any]] = []
-            to_allocate: list[Obj] = []
-            for i, claim in s.to_allocate():
-                allocation = s.infos[i].allocation
-                if allocation is not None:
-                    pending.append(allocation)
-                else:
-                    to_allocate.append(claim)
-            deadline = time.monotonic() + self.filter_timeout if self.filter_timeout > 0 else None
             try:
-                result = s.allocator.allocate(node.obj, to_allocate, deadline=deadline)
+                result = self._allocate(s, node.obj, node.name, s.claims_to_allocate)
             except AllocationAborted:
                 return _error(f"node {node.name}: timed out trying to allocate devices")
             except FailedAllocationOnNode as err:
                 return _unresolvable(str(err))
             except AllocationError as err:
                 return Status(Code.ERROR, err=err)
-            if result is None or len(result) != len(to_allocate):
+            if result is None or len(result) != len(s.claims_to_allocate):
                 return _unresolvable(CANNOT_ALLOCATE)
-            allocations = result + pending
+            allocations = result
         if unavailable:
             s.unavailable.update(unavailable)
             return _unresolvable(NOT_AVAILABLE)
         if s.allocator is not None:
             s.node_allocations[node.name] = allocations
         return None
+
+    def _allocate(self, s: _StateData, node: Obj, node_name: str, claims: list[Obj]) -> list[dict[str, Any]] | None:
+        """The allocator's answer for this node, or the same answer found earlier (AllocationMemo)."""
+        assert s.allocator is not None
+        memo = self.manager.memo
+        if s.memo_key is not None:
+            pools = self.manager.slices.node_pools(node_name)
+            token = (*s.memo_base, tuple(s.epochs.get(p, 0) for p in pools))
+            hit, result = memo.get((s.memo_key, node_name), node, token)
+            if hit:
+                return result
+        deadline = time.monotonic() + self.filter_timeout if self.filter_timeout > 0 else None
+        result = s.allocator.allocate(node, claims, deadline=deadline)
+        if s.memo_key is not None:
+            memo.put((s.memo_key, node_name), node, token, result)
+        return result
 
     # Binding conditions (DRADeviceBindingConditions and DRAResourceClaimDeviceStatus, beta and on).
 
@@ -458,7 +489,7 @@ class DynamicResources(
             s: _StateData = state.read(STATE_KEY)
         except StateNotFound as err:
             return 0, Status(Code.ERROR, err=err)
-        if not s.claims:
+        if not s.first_available:
             return 0, None
         allocations = s.node_allocations.get(node_info.name)
         if allocations is None:
@@ -475,7 +506,7 @@ class DynamicResources(
             s: _StateData = state.read(STATE_KEY)
         except StateNotFound:
             return out
-        if not s.claims or not s.node_allocations:
+        if not s.first_available or not s.node_allocations:
             return out
         names_ = table.names
         for i, p in enumerate(positions.tolist()):
@@ -507,7 +538,10 @@ class DynamicResources(
                 f"want {len(pending)} claims"
             )
         tracker = self.manager.claims
-        for (index, claim), allocation in zip(pending, allocations, strict=True):
+        for (index, claim), shared in zip(pending, allocations, strict=True):
+            allocation = copy.deepcopy(
+                shared
+            )  # this node's answer may be reused for later pods: the claim gets its own
             s.infos[index].allocation = allocation
             allocated = copy.deepcopy(claim)
             finalizers = allocated.setdefault("metadata", {}).setdefault("finalizers", [])
@@ -674,6 +708,21 @@ class DynamicResources(
                     return _error(f"{BINDING_TIMEOUT}: claim={meta.get('name', '')}")
                 return _error(f"{BINDING_TIMEOUT}: context deadline exceeded")
         return None
+
+
+def _names_claim(pod: PodInfo, claim: Mapping[str, Any]) -> bool:
+    """Whether one of the pod's entries refers to a claim of this namespace and name (directly or by its status)."""
+    meta = claim.get("metadata") or {}
+    if (meta.get("namespace") or "default") != pod.namespace:
+        return False
+    name = meta.get("name")
+    for entry in (pod.obj.get("spec") or {}).get("resourceClaims") or ():
+        if entry.get("resourceClaimName") == name:
+            return True
+    return any(
+        isinstance(st, Mapping) and st.get("resourceClaimName") == name
+        for st in (pod.obj.get("status") or {}).get("resourceClaimStatuses") or ()
+    )
 
 
 def _device_status(claim: Mapping[str, Any], result: Mapping[str, Any]) -> Mapping[str, Any] | None:
