@@ -211,8 +211,8 @@ class DynamicResources(
             return QueueingHint.QUEUE_SKIP
         if freed:
             return QueueingHint.QUEUE  # deallocated: its devices may serve this pod
-        uid = (new.get("metadata") or {}).get("uid")
-        if not any((c.get("metadata") or {}).get("uid") == uid for c in claims):
+        uid = claim_uid(new)
+        if not any(claim_uid(c) == uid for c in claims):
             return QueueingHint.QUEUE_SKIP
         if old is None:
             return QueueingHint.QUEUE
