@@ -65,7 +65,10 @@ class DRASide(Side):
                 "apiVersion": "resource.k8s.io/v1",
                 "kind": "DeviceClass",
                 "metadata": {"name": self.driver()},
-                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{self.driver()}"'}}]},
+                "spec": {
+                    "selectors": [{"cel": {"expression": f'device.driver == "{self.driver()}"'}}],
+                    "extendedResourceName": f"{self.driver()}/gpu",
+                },
             },
         )
 
@@ -96,6 +99,40 @@ class DRASide(Side):
         self.api.request(
             "POST", "/api/v1/namespaces/default/pods", body={"kind": "Pod", "metadata": meta, "spec": spec}
         )
+
+    def extended_pod(self, name: str, count: int) -> None:
+        """A pod asking for the class's extended resource: served by DRA, the nodes have no device plugin for it."""
+        resources = {"requests": {f"{self.driver()}/gpu": str(count)}, "limits": {f"{self.driver()}/gpu": str(count)}}
+        spec: dict[str, Any] = {
+            "schedulerName": self.name,
+            "nodeSelector": {"side": self.name},
+            "containers": [{"name": "c", "image": "busybox", "resources": resources}],
+            "terminationGracePeriodSeconds": 0,
+        }
+        meta = {"name": f"{self.name}-{name}", "namespace": "default"}
+        self.api.request(
+            "POST", "/api/v1/namespaces/default/pods", body={"kind": "Pod", "metadata": meta, "spec": spec}
+        )
+
+    def extended_claim_of(self, pod: str) -> dict[str, Any]:
+        """The claim the scheduler made for the pod's extended resources, and what the pod's status says of it."""
+        found = [
+            c
+            for c in self.api.request("GET", CLAIMS).get("items") or ()
+            if any(r.get("name") == f"{self.name}-{pod}" for r in c["metadata"].get("ownerReferences") or ())
+        ]
+        assert len(found) == 1, found
+        claim = found[0]
+        assert claim["metadata"]["name"].startswith(f"{self.name}-{pod}-extended-resources-")
+        status = (self.get(pod) or {}).get("status", {}).get("extendedResourceClaimStatus") or {}
+        assert status.pop("resourceClaimName") == claim["metadata"]["name"]
+        written = self.written_claim(claim["metadata"]["name"][len(self.name) + 1 :])
+        return {
+            "annotations": claim["metadata"].get("annotations"),
+            "spec": self.plain_deep(claim["spec"]),
+            "claim": written,
+            "pod status": self.plain_deep(status),
+        }
 
     def written_claim(self, name: str) -> dict[str, Any]:
         claim = self.api.request("GET", f"{CLAIMS}/{self.name}-{name}")
@@ -168,3 +205,20 @@ def test_claims_allocated_and_reserved_as_upstream(dra_sides: tuple[DRASide, DRA
         written["status"]["reservedFor"].sort(key=lambda r: r["name"])
     assert ours_shared == theirs_shared
     assert [r["name"] for r in ours_shared["status"]["reservedFor"]] == ["<side>-d", "<side>-e"]
+
+
+def test_extended_resources_backed_by_dra_as_upstream(dra_sides: tuple[DRASide, DRASide]) -> None:
+    """A pod asking for `<driver>/gpu: 2`: the scheduler creates its claim, allocates it and names it in the pod."""
+    for side in dra_sides:
+        side.node("n1", cpu="4")
+        side.slice(3)
+    for side in dra_sides:
+        side.extended_pod("x", 2)
+        side.extended_pod("y", 2)  # one device left: cannot fit
+    ours, theirs = dra_sides
+    for side in dra_sides:
+        wait_for(lambda s=side: (s.get("x") or {}).get("spec", {}).get("nodeName"), f"{side.name} x bound")
+        wait_for(lambda s=side: any(c.get("reason") == "Unschedulable" for c in s.writes("y")["conditions"]), "y")
+    assert ours.writes("x")["node"] == theirs.writes("x")["node"]
+    assert ours.writes("y")["conditions"] == theirs.writes("y")["conditions"]
+    assert ours.extended_claim_of("x") == theirs.extended_claim_of("x")

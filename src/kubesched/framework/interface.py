@@ -288,6 +288,12 @@ class APIClient(Protocol):
 
     def timestamp(self) -> str: ...  # now, as RFC 3339 text on the cluster's clock
 
+    def create(self, obj: Obj) -> Obj: ...  # POST (metadata.generateName honoured): DRA's claims for extended resources
+
+    def delete(self, kind: str, namespace: str, name: str) -> Obj: ...
+
+    def merge_status(self, kind: str, namespace: str, name: str, fields: Obj) -> Obj: ...  # merge-patch status fields
+
     def delete_pod(
         self, pod: PodInfo, condition: Obj | None = None, done: Callable[[bool], None] | None = None
     ) -> None: ...

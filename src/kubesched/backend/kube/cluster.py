@@ -28,6 +28,7 @@ from kubesched.backend.store import ObjectStore, object_key
 from kubesched.framework.types import PodInfo
 
 log = logging.getLogger(__name__)
+MERGE_PATCH = "application/merge-patch+json"
 
 
 # The API server's answer to a second binding of a bound pod names the node it is on.
@@ -349,6 +350,31 @@ class KubeClient:
 
     def timestamp(self) -> str:
         return rfc3339()
+
+    def create(self, obj: Obj) -> Obj:
+        """POST an object (a ResourceClaim for a pod's extended resources)."""
+        ns, _ = object_key(obj)
+        return self._write("POST", BY_KIND[obj["kind"]].path(ns), obj)
+
+    def delete(self, kind: str, namespace: str, name: str) -> Obj:
+        try:
+            obj: Obj = self.api.request("DELETE", BY_KIND[kind].path(namespace, name))
+        except APIError as err:
+            if err.conflict:
+                raise ConflictError(err.message) from err
+            raise
+        return obj
+
+    def merge_status(self, kind: str, namespace: str, name: str, fields: Obj) -> Obj:
+        """PATCH status fields (a pod's extendedResourceClaimStatus) with a JSON merge patch."""
+        path = BY_KIND[kind].path(namespace, name, "status")
+        try:
+            obj: Obj = self.api.request("PATCH", path, body={"status": fields}, content_type=MERGE_PATCH)
+        except APIError as err:
+            if err.conflict:
+                raise ConflictError(err.message) from err
+            raise
+        return obj
 
     def _write(self, method: str, path: str, body: Obj) -> Obj:
         """A write whose 409/404 means the object moved on: the caller gets ConflictError, never a retry."""

@@ -33,6 +33,7 @@ from kubesched.dra.model import DeviceID, InvalidObjectError, SharedDeviceID, Sl
 from kubesched.dra.quantity import parse as parse_quantity
 from kubesched.dra.selector import CELSelectors, DeviceView, SelectorError
 from kubesched.framework.interface import Handle, Lister
+from kubesched.framework.plugins.dynamicresources.extended import ExtendedResourceCache
 
 CLAIM = "ResourceClaim"
 SLICE = "ResourceSlice"
@@ -539,6 +540,30 @@ class DRAManager:
         self.selectors = CachedSelectors()
         self.slices = SliceIndex(lister, self.selectors, self.classes)
         self.memo = AllocationMemo()
+        self._extended = ExtendedResourceCache()
+        self._classes_version = -1
+        subscribe = getattr(lister, "subscribe", None)
+        self._extended_subscribed = callable(subscribe)
+        if self._extended_subscribed:
+            for cls in lister.list(CLASS):
+                self._extended.on_event("ADDED", None, cls)
+            assert subscribe is not None
+            subscribe(self._on_store_event)
+
+    def _on_store_event(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
+        if kind == CLASS:
+            self._extended.on_event(event, old, new)
+
+    def device_class_for(self, resource_name: str) -> Obj | None:
+        """DeviceClassResolver: the DeviceClass that serves an extended resource name, if any."""
+        if not self._extended_subscribed:
+            version = self.lister.kind_version(CLASS)
+            if version != self._classes_version:
+                self._classes_version = version
+                self._extended = ExtendedResourceCache()
+                for cls in self.lister.list(CLASS):  # a lister without events: its classes, as added in order
+                    self._extended.on_event("ADDED", None, cls)
+        return self._extended.get(resource_name)
 
 
 def shared_manager(handle: Handle) -> DRAManager:

@@ -36,6 +36,7 @@ import numpy as np
 
 from kubesched.api.errors import ConflictError
 from kubesched.api.object import Obj
+from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.api.selectors import NodeSelector, SelectorError, parse_node_selector, validate_node_selector_terms
 from kubesched.config.goduration import go_quote, parse_go_duration
 from kubesched.config.types import DynamicResourcesArgs
@@ -63,6 +64,14 @@ from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.plugins import names
 from kubesched.framework.plugins.dynamicresources.dra_manager import CLASS, DRAManager, allocation_of, shared_manager
+from kubesched.framework.plugins.dynamicresources.extended import (
+    SPECIAL_NAME,
+    find_extended_resource_claim,
+    in_memory_claim,
+    is_dra_extended_resource_name,
+    mapped_resources,
+    requests_and_mappings,
+)
 from kubesched.framework.plugins.dynamicresources.resourceclaim import (
     FINALIZER,
     ClaimError,
@@ -88,6 +97,7 @@ RETRIES: Final = 5  # retry.DefaultRetry: attempts of a write that met a conflic
 
 NO_CLAIMS_TO_DEALLOCATE: Final = "no new claims to deallocate"
 STILL_NOT_SCHEDULABLE: Final = "still not schedulable"
+DELETED: Final = "deletion of ResourceClaim completed"
 DEALLOCATED: Final = "deallocation of ResourceClaim completed"
 CANNOT_ALLOCATE: Final = "cannot allocate all claims"
 NOT_AVAILABLE: Final = "resourceclaim not available on the node"
@@ -110,19 +120,33 @@ class _ClaimInfo:
     allocation: dict[str, Any] | None = None
 
 
+@dataclass(slots=True)
+class _NodeAllocation:
+    """Filter's answer for one node: the allocations of the claims to allocate, in order, and for extended
+    resources backed by DRA the node's version of the pod's claim for them with the containers' mappings."""
+
+    results: list[dict[str, Any]]
+    extended_claim: Obj | None = None
+    mappings: list[dict[str, str]] = field(default_factory=list)
+
+
 @dataclass(eq=False, slots=True)
 class _StateData:
     """What PreFilter learned about the pod's claims, shared by the later points of this cycle.
 
-    `claims` holds the pod's claims as of PreFilter (replaced by PreBind's written versions);
-    empty when the pod has none, and then every point does nothing for it.
+    `claims` holds the pod's claims as of PreFilter (replaced by PreBind's written versions),
+    the claim for its extended resources last (claimStore); empty when the pod has none, and
+    then every point does nothing for it.
     """
 
     claims: list[Obj] = field(default_factory=list)
+    num_user: int = 0  # the pod's own claims; a claim for extended resources backed by DRA follows them
+    pod_scalar: dict[str, int] = field(default_factory=dict)  # the pod's extended requests (draExtendedResource)
+    initial_extended_uid: str = ""
     infos: list[_ClaimInfo] = field(default_factory=list)
     allocator: Allocator | None = None
     unavailable: set[int] = field(default_factory=set)
-    node_allocations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    node_allocations: dict[str, _NodeAllocation] = field(default_factory=dict)
     allocated: list[int] = field(default_factory=list)  # indices of the claims allocated before this cycle
     claims_to_allocate: list[Obj] = field(default_factory=list)  # the others, in order
     first_available: bool = False  # some request has alternatives: Score has something to weigh
@@ -139,9 +163,17 @@ class _StateData:
             if allocation_of(claim) is None:
                 yield i, claim
 
+    @property
+    def extended_claim(self) -> Obj | None:
+        return self.claims[self.num_user] if len(self.claims) > self.num_user else None
+
 
 def has_claims(pod: PodInfo) -> bool:
     return bool((pod.obj.get("spec") or {}).get("resourceClaims"))
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
 
 
 def _error(message: str) -> Status:
@@ -272,12 +304,12 @@ class DynamicResources(
     ) -> tuple[PreFilterResult | None, Status | None]:
         s = _StateData()
         state.write(STATE_KEY, s)
-        if not has_claims(pod):
-            return None, Status(Code.SKIP)
         try:
-            claims = self.pod_claims(pod)
+            user_claims = self.pod_claims(pod)
         except ClaimError as err:
             return None, _unresolvable(str(err))
+        extended_claim = self._pre_filter_extended_resources(pod, s)
+        claims = user_claims + ([extended_claim] if extended_claim is not None else [])
         if not claims:
             return None, Status(Code.SKIP)
         tracker = self.manager.claims
@@ -297,6 +329,8 @@ class DynamicResources(
             to_allocate += 1
             if tracker.get_pending_allocation(claim_uid(claim)) is not None:
                 return None, _unresolvable(f"resource claim {kobj(claim)} is in the process of being allocated")
+            if claim is extended_claim:
+                continue  # its requests depend on the node: Filter makes them
             status = self._validate_requests(claim)
             if status is not None:
                 return None, status
@@ -307,12 +341,13 @@ class DynamicResources(
                 s.allocator = manager.slices.allocator(allocated)
             except AllocationError as err:
                 return None, Status(Code.ERROR, err=err)
-            if manager.memo.enabled and manager.slices.memo_safe:
+            if manager.memo.enabled and manager.slices.memo_safe and extended_claim is None:
                 specs = [c.get("spec") for c in claims if allocation_of(c) is None]
                 s.memo_key = json.dumps(specs, sort_keys=True, separators=(",", ":"))
                 s.memo_base = (manager.slices.version, manager.lister.kind_version(CLASS))
                 s.epochs = epochs
         s.claims = claims
+        s.num_user = len(user_claims)
         s.infos = infos
         s.allocated = [i for i, c in enumerate(claims) if allocation_of(c) is not None]
         s.claims_to_allocate = [c for c in claims if allocation_of(c) is None]
@@ -322,6 +357,22 @@ class DynamicResources(
             for r in ((c.get("spec") or {}).get("devices") or {}).get("requests") or ()
         )
         return None, None
+
+    def _pre_filter_extended_resources(self, pod: PodInfo, s: _StateData) -> Obj | None:
+        """preFilterExtendedResources: the pod's claim for extended resources a DeviceClass serves, if it asks for any.
+
+        The claim made in an earlier cycle if there is one (allocated or not), else one in memory
+        without requests (Filter gives each node its own).
+        """
+        if not any(v and is_dra_extended_resource_name(n) for n, v in pod.requests.items()):
+            return None
+        manager = self.manager
+        if not mapped_resources(pod, manager.device_class_for):
+            return None
+        s.pod_scalar = {n: v for n, v in pod.requests.items() if n not in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)}
+        claim = find_extended_resource_claim(pod, manager.claims.all()) or in_memory_claim(pod)
+        s.initial_extended_uid = claim_uid(claim)
+        return claim
 
     def _validate_requests(self, claim: Obj) -> Status | None:
         """Every request's class must exist: a missing class is a reason to wait for it (a DeviceClass event)."""
@@ -359,6 +410,11 @@ class DynamicResources(
             return None
         node = node_info.node
         assert node is not None
+        node_claim, mappings, status = self._filter_extended_resources(s, pod, node.allocatable)
+        if status is not None:
+            return status
+        if node_claim is None and s.num_user == 0:
+            return None  # device plugins serve every extended resource here
         unavailable: list[int] = []
         for i in s.allocated:
             claim = s.claims[i]
@@ -373,25 +429,61 @@ class DynamicResources(
                 continue
             if not ready and self.is_claim_timed_out(claim):
                 unavailable.append(i)
-        allocations: list[dict[str, Any]] = []
+        results: list[dict[str, Any]] = []
         if s.allocator is not None:
+            to_allocate = s.claims_to_allocate
+            extended = s.extended_claim
+            if node_claim is not None and extended is not None and allocation_of(extended) is None:
+                to_allocate = [node_claim if c is extended else c for c in to_allocate]
             try:
-                result = self._allocate(s, node.obj, node.name, s.claims_to_allocate)
+                result = self._allocate(s, node.obj, node.name, to_allocate)
             except AllocationAborted:
                 return _error(f"node {node.name}: timed out trying to allocate devices")
             except FailedAllocationOnNode as err:
                 return _unresolvable(str(err))
             except AllocationError as err:
                 return Status(Code.ERROR, err=err)
-            if result is None or len(result) != len(s.claims_to_allocate):
+            if result is None or len(result) != len(to_allocate):
                 return _unresolvable(CANNOT_ALLOCATE)
-            allocations = result
+            results = result
         if unavailable:
             s.unavailable.update(unavailable)
             return _unresolvable(NOT_AVAILABLE)
         if s.allocator is not None:
-            s.node_allocations[node.name] = allocations
+            s.node_allocations[node.name] = _NodeAllocation(results, node_claim, mappings)
         return None
+
+    def _filter_extended_resources(
+        self, s: _StateData, pod: PodInfo, allocatable: Mapping[str, int]
+    ) -> tuple[Obj | None, list[dict[str, str]], Status | None]:
+        """filterExtendedResources: this node's version of the pod's claim for extended resources, if DRA serves any.
+
+        A resource goes to DRA on a node whose allocatable of it is zero (no device plugin there);
+        one that neither a device plugin nor a DeviceClass serves does not fit the node.
+        """
+        extended_claim = s.extended_claim
+        if extended_claim is None:
+            return None, [], None
+        if ((extended_claim.get("spec") or {}).get("devices") or {}).get("requests") is not None:
+            # Made in an earlier cycle: PostFilter deletes it, and the next attempt starts anew.
+            return None, [], _unresolvable("cannot schedule extended resource claim")
+        resolve = self.manager.device_class_for
+        wanted: dict[str, int] = {}
+        for name, quantity in s.pod_scalar.items():
+            if not is_dra_extended_resource_name(name) or quantity == 0:
+                continue
+            if resolve(name) is not None and allocatable.get(name, 0) == 0:
+                wanted[name] = quantity
+            elif name not in allocatable:
+                return None, [], _unresolvable("cannot fit resource")
+        if s.num_user == 0 and not wanted:
+            return None, [], None
+        if allocation_of(extended_claim) is not None:
+            return None, [], None
+        requests, mappings = requests_and_mappings(pod.obj, wanted, resolve)
+        node_claim = copy.deepcopy(extended_claim)
+        node_claim["spec"] = {"devices": {"requests": requests}}
+        return node_claim, mappings, None
 
     def _allocate(self, s: _StateData, node: Obj, node_name: str, claims: list[Obj]) -> list[dict[str, Any]] | None:
         """The allocator's answer for this node, or the same answer found earlier (AllocationMemo)."""
@@ -466,9 +558,14 @@ class DynamicResources(
             return None, _error(STATE_NOT_FOUND)
         if not s.claims:
             return None, Status(Code.UNSCHEDULABLE, NO_CLAIMS_TO_DEALLOCATE)
+        extended = s.extended_claim
         # Upstream picks one at random from a map; here the lowest index, so that runs repeat.
         for index in sorted(s.unavailable):
             claim = s.claims[index]
+            if claim is extended:
+                if _meta(claim).get("name") != SPECIAL_NAME:
+                    break  # deleted below
+                continue
             reserved = (claim.get("status") or {}).get("reservedFor") or ()
             if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
                 updated = copy.deepcopy(claim)
@@ -480,7 +577,35 @@ class DynamicResources(
                 except Exception as err:
                     return None, Status(Code.ERROR, err=err)
                 return None, Status(Code.UNSCHEDULABLE, DEALLOCATED)
+        if extended is not None and _meta(extended).get("name") != SPECIAL_NAME:
+            # Made (and maybe allocated) in an earlier cycle: deleted, so that the next attempt starts anew.
+            try:
+                self._delete_claim(extended)
+            except Exception as err:
+                return None, Status(Code.ERROR, err=err)
+            return None, Status(Code.UNSCHEDULABLE, DELETED)
         return None, Status(Code.UNSCHEDULABLE, STILL_NOT_SCHEDULABLE)
+
+    def _delete_claim(self, claim: Obj) -> None:
+        """deleteClaim: without the scheduler's finalizer first, then deleted."""
+        client = self.handle.api_client()
+        ns, name = str(_meta(claim).get("namespace") or "default"), str(_meta(claim).get("name") or "")
+        for attempt in range(RETRIES):
+            current = claim if attempt == 0 else client.get("ResourceClaim", ns, name)
+            if current is None:
+                raise ClaimError(f'get resourceclaim {ns}/{name}: resourceclaims.resource.k8s.io "{name}" not found')
+            updated = copy.deepcopy(current)
+            finalizers = list(_meta(updated).get("finalizers") or ())
+            if FINALIZER in finalizers:
+                finalizers.remove(FINALIZER)
+            updated["metadata"]["finalizers"] = finalizers
+            try:
+                client.update(updated)
+                break
+            except ConflictError as err:
+                if attempt == RETRIES - 1:
+                    raise ClaimError(f"update resourceclaim {ns}/{name}: {err}") from err
+        client.delete("ResourceClaim", ns, name)
 
     # Score.
 
@@ -495,7 +620,7 @@ class DynamicResources(
         if allocations is None:
             return 0, None
         try:
-            return compute_score(s.claims, allocations), None
+            return compute_score(s.claims, allocations.results), None
         except ValueError as err:
             return 0, Status(Code.ERROR, err=err)
 
@@ -512,7 +637,7 @@ class DynamicResources(
         for i, p in enumerate(positions.tolist()):
             allocations = s.node_allocations.get(names_[p])
             if allocations is not None:
-                out[i] = compute_score(s.claims, allocations)
+                out[i] = compute_score(s.claims, allocations.results)
         return out
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: NodeScoreList) -> Status | None:
@@ -529,20 +654,28 @@ class DynamicResources(
         pending = list(s.to_allocate())
         if not s.claims or not pending or s.allocator is None:
             return None
-        allocations = s.node_allocations.get(node_name)
-        if not allocations:
+        extended = s.extended_claim
+        need_user_claims = any(claim is not extended for _, claim in pending)
+        na = s.node_allocations.get(node_name)
+        if na is None or not na.results:
+            if not need_user_claims:
+                return None  # only extended resources, and device plugins serve them on this node
             return _error("claim allocation not found for node")
-        if len(allocations) != len(pending):
+        if len(na.results) != len(pending):
             return _error(
-                f"internal error, have {len(allocations)} allocations, {len(pending)} claims to allocate, "
+                f"internal error, have {len(na.results)} allocations, {len(pending)} claims to allocate, "
                 f"want {len(pending)} claims"
             )
         tracker = self.manager.claims
-        for (index, claim), shared in zip(pending, allocations, strict=True):
+        for (index, claim), shared in zip(pending, na.results, strict=True):
             allocation = copy.deepcopy(
                 shared
             )  # this node's answer may be reused for later pods: the claim gets its own
             s.infos[index].allocation = allocation
+            if claim is extended:
+                if na.extended_claim is None:
+                    return _error("extended resource claim not found for node " + node_name)
+                claim = na.extended_claim  # the node's version of the claim, with its requests
             allocated = copy.deepcopy(claim)
             finalizers = allocated.setdefault("metadata", {}).setdefault("finalizers", [])
             if FINALIZER not in finalizers:
@@ -556,9 +689,10 @@ class DynamicResources(
             s: _StateData = state.read(STATE_KEY)
         except StateNotFound:
             return
-        tracker = self.manager.claims
-        for claim in s.claims:
-            meta = claim.get("metadata") or {}
+        tracker = self.manager.claims if s.claims else None
+        for claim in s.claims[: s.num_user]:
+            assert tracker is not None
+            meta = _meta(claim)
             if tracker.maybe_remove_pending_allocation(claim_uid(claim), False):
                 tracker.restore(str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
             if allocation_of(claim) is not None and is_reserved_for_pod(pod, claim):
@@ -566,15 +700,27 @@ class DynamicResources(
                     self._remove_reservation(claim, pod)
                 except Exception as err:  # PreBind is retried with the pod: nothing else to do here
                     log.error("unreserve resourceclaim %s: %s", kobj(claim), err)
+        extended = s.extended_claim
+        if extended is None or tracker is None:
+            return
+        meta = _meta(extended)
+        if tracker.maybe_remove_pending_allocation(s.initial_extended_uid, False):
+            tracker.restore(str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
+        if meta.get("name") == SPECIAL_NAME:
+            return  # never written
+        try:
+            self._delete_claim(extended)  # written in PreBind: it must not outlive this attempt
+        except Exception as err:
+            log.error("delete resourceclaim %s: %s", kobj(extended), err)
 
     def _remove_reservation(self, claim: Obj, pod: PodInfo) -> None:
         """Take the pod out of status.reservedFor (upstream patches the entry away by uid)."""
         client = self.handle.api_client()
-        meta = claim.get("metadata") or {}
+        meta = _meta(claim)
         ns, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
         for _ in range(RETRIES):
             current = client.get("ResourceClaim", ns, name)
-            if current is None or (current.get("metadata") or {}).get("uid") != meta.get("uid"):
+            if current is None or _meta(current).get("uid") != meta.get("uid"):
                 return
             status = current.get("status") or {}
             kept = [r for r in status.get("reservedFor") or () if r.get("uid") != pod.uid]
@@ -606,26 +752,41 @@ class DynamicResources(
         for index, claim in enumerate(s.claims):
             if not is_reserved_for_pod(pod, claim):
                 try:
-                    s.claims[index] = self._bind_claim(s, index, pod)
+                    s.claims[index] = self._bind_claim(s, index, pod, node_name)
                 except (ClaimError, ConflictError) as err:
                     return Status(Code.ERROR, err=err)
         if not any(_has_binding_conditions(c) for c in s.claims):
             return None
         return self._check_binding_conditions(s)
 
-    def _bind_claim(self, s: _StateData, index: int, pod: PodInfo) -> Obj:
-        """bindClaim: write the allocation from Reserve (if any) and the pod's reservation into the claim."""
+    def _bind_claim(self, s: _StateData, index: int, pod: PodInfo, node_name: str) -> Obj:
+        """bindClaim: write the allocation from Reserve (if any) and the pod's reservation into the claim.
+
+        The claim for extended resources is created first, from the node's version of it.
+        """
         claim = s.claims[index]
         allocation = s.infos[index].allocation
+        is_extended = index == s.num_user
+        if (
+            is_extended
+            and allocation is None
+            and ((claim.get("spec") or {}).get("devices") or {}).get("requests") is None
+        ):
+            return claim  # device plugins serve the extended resources on this node
         uid = claim_uid(claim)
         tracker = self.manager.claims
         client = self.handle.api_client()
         written: Obj | None = None
+        created = False
         try:
+            if is_extended and _meta(claim).get("name") == SPECIAL_NAME:
+                claim = self._create_extended_claim(s, pod, node_name)
+                created = True
+                s.claims[index] = claim  # Unreserve deletes it if binding fails from here on
             current = copy.deepcopy(claim)
             for attempt in range(RETRIES):
                 if attempt:
-                    meta = claim.get("metadata") or {}
+                    meta = _meta(claim)
                     fresh = client.get("ResourceClaim", str(meta.get("namespace") or "default"), str(meta.get("name")))
                     if fresh is None:
                         raise ClaimError(
@@ -641,16 +802,50 @@ class DynamicResources(
                         raise
         finally:
             force = False
-            if written is not None:
+            modified = written if written is not None else (claim if created else None)
+            if modified is not None:
                 try:
-                    tracker.assume(written)
-                    force = True
+                    tracker.assume(modified)
+                    force = not is_extended
                 except Exception as err:  # concurrent changes: the informer will bring the current version
                     log.debug("claim %s not stored in assume cache: %s", kobj(claim), err)
             if allocation is not None:
                 tracker.maybe_remove_pending_allocation(uid, force)
         assert written is not None
+        if is_extended:
+            self._record_extended_claim(s, pod, node_name, written)
         return written
+
+    def _create_extended_claim(self, s: _StateData, pod: PodInfo, node_name: str) -> Obj:
+        """createExtendedResourceClaimInAPI: the node's version of the claim, named by the API server."""
+        na = s.node_allocations.get(node_name)
+        if na is None or na.extended_claim is None:
+            raise ClaimError(f"extended resource claim not found for node {node_name}")
+        claim = copy.deepcopy(na.extended_claim)
+        claim.get("status", {}).pop("allocation", None)
+        claim["metadata"].pop("name", None)
+        claim["metadata"].pop("uid", None)
+        try:
+            return self.handle.api_client().create(claim)
+        except Exception as err:
+            raise ClaimError(f"create claim for extended resources {kobj(claim)}: {err}") from err
+
+    def _record_extended_claim(self, s: _StateData, pod: PodInfo, node_name: str, claim: Obj) -> None:
+        """patchPodExtendedResourceClaimStatus: the pod's status names the claim and which container uses what."""
+        na = s.node_allocations.get(node_name)
+        mappings = na.mappings if na is not None else []
+        if not mappings:
+            raise ClaimError(
+                "nil or empty request mappings, no update of pod "
+                f"{pod.namespace}/{pod.name} ExtendedResourceClaimStatus"
+            )
+        fields = {
+            "extendedResourceClaimStatus": {"requestMappings": mappings, "resourceClaimName": _meta(claim)["name"]}
+        }
+        try:
+            self.handle.api_client().merge_status("Pod", pod.namespace, pod.name, fields)
+        except Exception as err:
+            raise ClaimError(f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {err}") from err
 
     def _write_claim(self, claim: Obj, allocation: dict[str, Any] | None, pod: PodInfo) -> Obj:
         client = self.handle.api_client()

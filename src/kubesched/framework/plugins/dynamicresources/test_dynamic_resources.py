@@ -247,6 +247,7 @@ def run(
     in_flight: list[Obj] = (),  # type: ignore[assignment]
     unreserve_before_prebind: bool = False,
     unreserve_after_prebind: bool = False,
+    client: Any = None,  # wraps the cluster as the plugin's API client
 ) -> Run:
     clock = VirtualClock()
     cluster = lister_with(clock=clock)
@@ -255,7 +256,7 @@ def run(
         cluster.create(copy.deepcopy(o))
     cluster.create(copy.deepcopy(pod))
     snapshot = build_snapshot(nodes)
-    handle = Handle(lister=cluster, client=cluster, snapshot=snapshot, clock=clock)
+    handle = Handle(lister=cluster, client=client(cluster) if client else cluster, snapshot=snapshot, clock=clock)
     args = default_args(dr.NAME, DynamicResourcesArgs())
     plugin = dr.new(args, handle)
     manager = shared_manager(handle)
@@ -870,3 +871,198 @@ def test_events_registered() -> None:
         (events.DEVICE_CLASS, events.ADD | events.UPDATE): False,
         (events.RESOURCE_SLICE, events.ADD | events.UPDATE): False,
     }
+
+
+# Extended resources backed by DRA (DRAExtendedResource, beta and on in v1.36).
+
+GPU = "example.com/gpu"
+GPU2 = "example.com/gpu2"
+IMPLICIT = f"deviceclass.resource.kubernetes.io/{CLASS}"
+EXT_CLASS = {**device_class(), "spec": {"extendedResourceName": GPU}}
+EXT_CLASS2 = {**device_class(CLASS + "2"), "spec": {"extendedResourceName": GPU2}}
+
+
+def ext_pod(*containers: dict[str, str]) -> Obj:
+    w = make_pod(POD, NS).uid(POD_UID)
+    for requests in containers:
+        w.req(requests)
+    return w.obj()
+
+
+def node_with(name: str, **allocatable: str) -> Obj:
+    return make_node(name).label("kubernetes.io/hostname", name).capacity(dict(allocatable)).obj()
+
+
+def extended_claim(r: Run) -> Obj:
+    [c] = [c for c in r.claims.values() if (c["metadata"].get("annotations") or {}).get(EXT_ANNOTATION) == "true"]
+    return c
+
+
+EXT_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+
+
+def ext_request(name: str, count: int = 1, cls: str = CLASS) -> Obj:
+    return {"name": name, "exactly": {"deviceClassName": cls, "allocationMode": "ExactCount", "count": count}}
+
+
+def test_extended_resource_name_with_node_resource() -> None:
+    """A device plugin serves it here: every point passes and nothing is created."""
+    r = run(ext_pod({GPU: "1"}), classes=[EXT_CLASS], nodes=[node_with(NODE, **{GPU: "1"})])
+    assert r.prefilter is None and r.filter == {NODE: None} and r.reserve is None and r.prebind is None
+    assert r.claims == {}
+    assert r.in_flight_after_reserve == []
+
+
+def test_non_dra_extended_resource_name_with_zero_allocatable() -> None:
+    r = run(ext_pod({GPU: "1"}), classes=[device_class()], nodes=[node_with(NODE, **{GPU: "0"})], objs=[WORKER_SLICE])
+    assert msg(r.prefilter) == (Code.SKIP, "")
+    assert r.claims == {}
+
+
+@pytest.mark.parametrize("allocatable", [{}, {GPU: "0"}], ids=["with-resources", "with-zero-allocatable"])
+def test_extended_resource_name_with_resources(allocatable: dict[str, str]) -> None:
+    r = run(ext_pod({GPU: "1"}), classes=[EXT_CLASS], nodes=[node_with(NODE, **allocatable)], objs=[WORKER_SLICE])
+    assert r.filter == {NODE: None} and r.reserve is None and r.prebind is None
+    [pending] = r.in_flight_after_reserve
+    assert pending["metadata"]["name"] == "<extended-resources>"
+    assert pending["spec"]["devices"]["requests"] == [ext_request("container-0-request-0")]
+    created = extended_claim(r)
+    assert created["metadata"]["name"].startswith("my-pod-extended-resources-")
+    assert created["metadata"]["ownerReferences"] == [
+        {"apiVersion": "v1", "kind": "Pod", "name": POD, "uid": POD_UID, "controller": True}
+    ]
+    assert created["metadata"]["finalizers"] == [FINALIZER]
+    assert created["spec"]["devices"]["requests"] == [ext_request("container-0-request-0")]
+    alloc = copy.deepcopy(created["status"]["allocation"])
+    assert alloc.pop("allocationTimestamp")
+    assert alloc == allocation(("container-0-request-0", "instance-1"))
+    assert created["status"]["reservedFor"] == [{"resource": "pods", "name": POD, "uid": POD_UID}]
+    status = r.cluster.get("Pod", NS, POD)["status"]["extendedResourceClaimStatus"]
+    assert status == {
+        "requestMappings": [{"containerName": "c0", "resourceName": GPU, "requestName": "container-0-request-0"}],
+        "resourceClaimName": created["metadata"]["name"],
+    }
+    assert r.plugin.manager.claims.in_flight_claims() == []
+
+
+def test_extended_resource_one_device_plugin_one_dra() -> None:
+    """The node's device plugin serves example.com/gpu; only example.com/gpu2 goes to DRA."""
+    r = run(
+        ext_pod({GPU: "1", GPU2: "1"}),
+        classes=[EXT_CLASS, EXT_CLASS2],
+        nodes=[node_with(NODE, **{GPU: "1"})],
+        objs=[WORKER_SLICE],
+    )
+    assert r.prebind is None
+    created = extended_claim(r)
+    assert created["spec"]["devices"]["requests"] == [ext_request("container-0-request-1", cls=CLASS + "2")]
+    assert created["status"]["allocation"]["devices"]["results"][0]["request"] == "container-0-request-1"
+
+
+@pytest.mark.parametrize(
+    ("containers", "want_requests", "want_results"),
+    [
+        (
+            [{IMPLICIT: "1", GPU: "2"}],
+            [ext_request("container-0-request-0"), ext_request("container-0-request-1", 2)],
+            [
+                ("container-0-request-0", "instance-1"),
+                ("container-0-request-1", "instance-2"),
+                ("container-0-request-1", "instance-3"),
+            ],
+        ),
+        (
+            [{IMPLICIT: "1"}, {GPU: "2"}],
+            [ext_request("container-0-request-0"), ext_request("container-1-request-0", 2)],
+            [
+                ("container-0-request-0", "instance-1"),
+                ("container-1-request-0", "instance-2"),
+                ("container-1-request-0", "instance-3"),
+            ],
+        ),
+    ],
+    ids=[
+        "implicit-extended-resource-name-with-resources",
+        "implicit-extended-resource-name-two-containers-with-resources",
+    ],
+)
+def test_implicit_extended_resource_name(
+    containers: list[dict[str, str]], want_requests: list[Obj], want_results: list[tuple[str, str]]
+) -> None:
+    r = run(ext_pod(*containers), classes=[EXT_CLASS], objs=[LARGE_WORKER_SLICE])
+    assert r.prebind is None
+    created = extended_claim(r)
+    assert created["spec"]["devices"]["requests"] == want_requests
+    alloc = copy.deepcopy(created["status"]["allocation"])
+    alloc.pop("allocationTimestamp")
+    assert alloc == allocation(*want_results)
+
+
+def test_extended_resource_name_no_resource() -> None:
+    r = run(ext_pod({GPU: "1"}), classes=[EXT_CLASS])
+    assert {n: msg(st) for n, st in r.filter.items()} == {NODE: (UU, "cannot allocate all claims")}
+    assert msg(r.postfilter) == (UNSCHED, "still not schedulable")
+    assert r.claims == {}
+
+
+def test_extended_resource_name_not_served_at_all() -> None:
+    """Neither a device plugin nor DRA on this node (the node does not list it): it does not fit."""
+    r = run(ext_pod({GPU: "1", "example.com/other": "1"}), classes=[EXT_CLASS], objs=[WORKER_SLICE])
+    assert {n: msg(st) for n, st in r.filter.items()} == {NODE: (UU, "cannot fit resource")}
+
+
+def stale_extended_claim(node_name: str) -> Obj:
+    c = claim("my-pod-extended-resources-0", ext_request("container-0-request-0"))
+    c["metadata"]["annotations"] = {EXT_ANNOTATION: "true"}
+    return allocated(c, allocation(("container-0-request-0", "instance-1"), pool=node_name))
+
+
+@pytest.mark.parametrize("node_name", [NODE, NODE2], ids=["has-claim", "delete-claim"])
+def test_extended_resource_claim_from_an_earlier_cycle_is_deleted(node_name: str) -> None:
+    r = run(ext_pod({GPU: "1"}), claims=[stale_extended_claim(node_name)], classes=[EXT_CLASS], objs=[WORKER_SLICE])
+    assert {n: msg(st) for n, st in r.filter.items()} == {NODE: (UU, "cannot schedule extended resource claim")}
+    assert msg(r.postfilter) == (UNSCHED, "deletion of ResourceClaim completed")
+    assert r.claims == {}
+
+
+def test_extended_resource_name_bind_failure() -> None:
+    """Bind failed after PreBind created the claim: Unreserve deletes it."""
+    r = run(ext_pod({GPU: "1"}), classes=[EXT_CLASS], objs=[WORKER_SLICE], unreserve_after_prebind=True)
+    assert r.prebind is None
+    assert r.claims == {}
+
+
+def test_extended_resource_name_skip_bind() -> None:
+    r = run(ext_pod({GPU: "1"}), classes=[EXT_CLASS], objs=[WORKER_SLICE], unreserve_before_prebind=True)
+    assert len(r.in_flight_after_reserve) == 1
+    assert r.plugin.manager.claims.in_flight_claims() == []
+    assert r.claims == {}
+
+
+class FailingCreate:
+    """The cluster as API client, refusing to create claims."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.cluster, name)
+
+    def create(self, obj: Obj) -> Obj:
+        raise RuntimeError("claim creation errors")
+
+
+def test_extended_resource_name_claim_creation_failure() -> None:
+    r = run(
+        ext_pod({GPU: "1"}),
+        classes=[EXT_CLASS],
+        objs=[WORKER_SLICE],
+        client=FailingCreate,
+        unreserve_after_prebind=True,
+    )
+    assert msg(r.prebind) == (
+        ERROR,
+        "create claim for extended resources default/: claim creation errors",  # its name is cleared first
+    )
+    assert r.claims == {}
+    assert r.plugin.manager.claims.in_flight_claims() == []
