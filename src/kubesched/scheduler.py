@@ -58,7 +58,7 @@ class Scheduler(ScheduleOne):
         registry: Registry | None = None,
         seed: int | None = None,
         clock: VirtualClock | None = None,
-        record: bool = True,
+        record: bool | Callable[[PodInfo], bool] = True,
         observer: SchedulerObserver | None = None,
         bind_latency: float = 0.0,
         pod_lookup: Callable[[str, str], PodInfo | None],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import random
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,13 @@ _FIRST = (
 )
 
 
+Watcher = Callable[["SimulationResult", Outcome], None]
+"""Called with the result so far and each attempt's outcome, as the attempt ends."""
+Record = bool | Collection[str] | Callable[[PodInfo], bool]
+"""Whose attempts keep the per-plugin record: every pod's, none, the pods with these "namespace/name" keys,
+or those a predicate picks."""
+
+
 @dataclass
 class SimulationResult:
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # by pod uid, in order of final attempt
@@ -59,10 +67,13 @@ class SimulationResult:
     warnings: list[str] = field(default_factory=list)
     end_time: float = 0.0
     owners: dict[str, str] = field(default_factory=dict)  # pod key -> "Kind/name" of the workload it came from
+    watchers: Sequence[Watcher] = ()  # told of every outcome as it comes (streamed output, progress)
 
     def on_outcome(self, outcome: Outcome) -> None:
         self.outcomes.pop(outcome.pod.uid, None)
         self.outcomes[outcome.pod.uid] = outcome
+        for watch in self.watchers:
+            watch(self, outcome)
 
     def on_event(self, event: SchedulerEvent) -> None:
         self.events.append(event)
@@ -90,17 +101,25 @@ def simulate(
     config: SchedulerConfig,
     *,
     seed: int | None = None,
-    record: bool = True,
+    record: Record = True,
     registry: Any = None,
     until: float | None = None,
     bind_latency: float = 0.0,
+    watchers: Sequence[Watcher] = (),
 ) -> SimulationResult:
     objects = prepare_objects(loaded)
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
-    result = SimulationResult(warnings=list(loaded.warnings))
+    result = SimulationResult(warnings=list(loaded.warnings), watchers=watchers)
     sched = embedded_scheduler(
-        config, cluster, clock, registry=registry, seed=seed, record=record, observer=result, bind_latency=bind_latency
+        config,
+        cluster,
+        clock,
+        registry=registry,
+        seed=seed,
+        record=_record_predicate(record),
+        observer=result,
+        bind_latency=bind_latency,
     )
     result.scheduler = sched
     source = f"{config.source}: " if config.source else ""
@@ -127,6 +146,13 @@ def simulate(
     sched.run(until=until)
     result.end_time = clock.now
     return result
+
+
+def _record_predicate(record: Record) -> bool | Callable[[PodInfo], bool]:
+    if isinstance(record, bool) or callable(record):
+        return record
+    keys = frozenset(record)
+    return (lambda pod: pod.key in keys) if keys else False
 
 
 def _workload_controllers(

@@ -26,6 +26,7 @@ from kubesched.backend.kube.resources import EVENT as EVENT_RESOURCE
 from kubesched.backend.pod_status import generation, status_patch
 from kubesched.backend.store import ObjectStore, object_key
 from kubesched.framework.types import PodInfo
+from kubesched.klog import V
 
 log = logging.getLogger(__name__)
 MERGE_PATCH = "application/merge-patch+json"
@@ -170,7 +171,7 @@ class KubeClient:
                 refused += 0 if err.unknown else 1
                 if self.fenced or self.stop.is_set() or (not uncertain and refused > BINDING_RETRIES):
                     raise
-                log.debug("binding %s to %s: %s; reading the pod back", pod.key, node_name, err)
+                log.log(V(4), "binding %s to %s: %s; reading the pod back", pod.key, node_name, err)
             with self.api.unlocked():
                 self.stop.wait(delay)
             delay = min(delay * 2, longest)
