@@ -17,8 +17,10 @@
   pod's reservation are written through the API; devices with binding conditions must
   report them true.
 
-Feature gates as v1.36's defaults. DRAWorkloadResourceClaims (PodGroup claims) and
-DRANodeAllocatableResources are alpha and off; so are they here.
+Extended resources a DeviceClass serves (extended.py) ride along as one more claim, made
+per node in Filter and created in PreBind. Feature gates as v1.36's defaults:
+DRAWorkloadResourceClaims (PodGroup claims) and DRANodeAllocatableResources are alpha and
+off; so are they here.
 """
 
 from __future__ import annotations
