@@ -214,9 +214,10 @@ class DynamicResources(
     @property
     def manager(self) -> DRAManager:
         """The scheduler's shared DRA manager, made on first use (tests may build the plugin without a lister)."""
-        if self._manager is None:
-            self._manager = shared_manager(self.handle)
-        return self._manager
+        manager = self._manager
+        if manager is None:
+            manager = self._manager = shared_manager(self.handle)
+        return manager
 
     # Events.
 
@@ -412,11 +413,14 @@ class DynamicResources(
             return None
         node = node_info.node
         assert node is not None
-        node_claim, mappings, status = self._filter_extended_resources(s, pod, node.allocatable)
-        if status is not None:
-            return status
-        if node_claim is None and s.num_user == 0:
-            return None  # device plugins serve every extended resource here
+        node_claim: Obj | None = None
+        mappings: list[dict[str, str]] = []
+        if s.num_user < len(s.claims):
+            node_claim, mappings, status = self._filter_extended_resources(s, pod, node.allocatable)
+            if status is not None:
+                return status
+            if node_claim is None and s.num_user == 0:
+                return None  # device plugins serve every extended resource here
         unavailable: list[int] = []
         for i in s.allocated:
             claim = s.claims[i]
@@ -490,10 +494,15 @@ class DynamicResources(
     def _allocate(self, s: _StateData, node: Obj, node_name: str, claims: list[Obj]) -> list[dict[str, Any]] | None:
         """The allocator's answer for this node, or the same answer found earlier (AllocationMemo)."""
         assert s.allocator is not None
-        memo = self.manager.memo
+        manager = self.manager
+        memo = manager.memo
         if s.memo_key is not None:
-            pools = self.manager.slices.node_pools(node_name)
-            token = (*s.memo_base, tuple(s.epochs.get(p, 0) for p in pools))
+            pools = manager.slices.node_pools(node_name)
+            epochs = s.epochs
+            if len(pools) == 1:  # the common case: the node's own pool only
+                token: tuple[Any, ...] = (s.memo_base, epochs.get(pools[0], 0))
+            else:
+                token = (s.memo_base, *[epochs.get(p, 0) for p in pools])
             hit, result = memo.get((s.memo_key, node_name), node, token)
             if hit:
                 return result
