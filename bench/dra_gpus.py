@@ -23,6 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from kubesched.framework.plugins.dynamicresources.dra_manager import AllocationMemo  # noqa: E402
 from kubesched.simulator.load import LoadedInput, add_document, finish_loading  # noqa: E402
 from kubesched.simulator.run import build_config, simulate  # noqa: E402
 
@@ -119,7 +120,9 @@ def main() -> int:
     ap.add_argument("--gpus", type=int, default=8, help="GPUs per node")
     ap.add_argument("--pods", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-memo", action="store_true", help="allocate on every node for every pod (no AllocationMemo)")
     args = ap.parse_args()
+    AllocationMemo.enabled_by_default = not args.no_memo
     loaded = LoadedInput()
     for i, doc in enumerate(documents(args.nodes, args.gpus, args.pods)):
         add_document(loaded, doc, "bench", i)
@@ -139,6 +142,7 @@ def main() -> int:
         json.dumps(
             {
                 "nodes": args.nodes,
+                "memo": not args.no_memo,
                 "gpus_per_node": args.gpus,
                 "pods": args.pods,
                 "bound": bound,
