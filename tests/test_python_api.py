@@ -129,3 +129,15 @@ def test_the_docs_examples_run(capsys: pytest.CaptureFixture[str], monkeypatch: 
     out = capsys.readouterr().out
     assert "default/web-1 Scheduled" in out
     assert "{1: 4, 2: 3, 3: 2, 4: 1, 5: 0, 6: 0}" in out
+
+
+def test_record_only_some_pods() -> None:
+    objs = [_node("a", "2"), _node("b", "2"), *(_pod(f"p{i}") for i in range(5))]
+    full = kubesched.simulate(objs, seed=4)
+    none = kubesched.simulate(objs, seed=4, record=False)
+    some = kubesched.simulate(objs, seed=4, record=["default/p1", "default/p4"])
+    assert some.placements() == full.placements() == none.placements()
+    assert some.pod("p1").plugins == full.pod("p1").plugins
+    assert some.pod("p4").plugins == full.pod("p4").plugins and not some.pod("p4").scheduled
+    others = [p for p in some.pods if p.key not in ("default/p1", "default/p4")]
+    assert others and all(p.plugins is not None and not p.plugins.filter for p in others)

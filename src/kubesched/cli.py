@@ -131,7 +131,23 @@ def _parser() -> argparse.ArgumentParser:
     snap.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
     _whatif_parser(sub)
     _sweep_parser(sub)
+    _ui_parser(sub)
     return p
+
+
+def _ui_parser(sub: argparse._SubParsersAction) -> None:
+    u = sub.add_parser(
+        "ui", help="a local web app: the cluster, pending pods and why, every plugin's verdicts; edit and re-run"
+    )
+    u.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON files or directories")
+    u.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
+    u.add_argument("--host", default="127.0.0.1", help="address to serve on (default: loopback only)")
+    u.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+    u.add_argument("--no-open", action="store_true", help="do not open a browser")
+    u.add_argument("--seed", type=int, default=1, help="the random tie-break's seed (default 1)")
+    u.add_argument("--until", type=_duration, default=None, help="stop at this virtual time (e.g. 10m)")
+    u.add_argument("--bind-latency", type=_duration, default=0.0, help="virtual time a binding takes")
+    u.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
 
 
 def _run_parser(sub: argparse._SubParsersAction) -> None:
@@ -593,6 +609,25 @@ def sweep_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def ui_command(args: argparse.Namespace) -> int:
+    """Starlette and uvicorn are imported here only: `kubesched run` starts without them."""
+    try:
+        from kubesched.ui.server import run
+    except ImportError as err:
+        print(f"kubesched: ui needs {err.name or 'its web packages'}: pip install 'kubesched[ui]'", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return run(
+        args.files,
+        config=args.config,
+        host=args.host,
+        port=args.port,
+        open_browser=not args.no_open,
+        seed=args.seed,
+        until=args.until,
+        bind_latency=args.bind_latency,
+    )
+
+
 class _TextFormatter(logging.Formatter):
     """Log lines without Python tracebacks (only the exception's message), unless -v=4 or more asks for them."""
 
@@ -660,6 +695,7 @@ def main(argv: list[str] | None = None) -> int:
         "snapshot": snapshot_command,
         "whatif": whatif_command,
         "sweep": sweep_command,
+        "ui": ui_command,
     }
     try:
         return commands[args.command](args)
