@@ -15,6 +15,7 @@ from rich.markup import escape
 
 from kubesched.api.quantity import QuantityError, format_quantity, parse_quantity
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kubesched.dra.claims import pod_resource_claims
 from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator import table
@@ -43,6 +44,19 @@ def to_json(result: SimulationResult, *, record: bool) -> dict[str, Any]:
     }
 
 
+def _resource_claims(result: SimulationResult, namespace: str, name: str) -> list[dict[str, Any]]:
+    """The contract's resourceClaims: the pod's claims, with their devices only once it is bound."""
+    sched = result.scheduler
+    pod = sched.informer_pod(namespace, name) if sched is not None else None
+    if pod is None or sched is None or not (pod.obj.get("spec") or {}).get("resourceClaims"):
+        return []
+    entries = pod_resource_claims(sched.lister, pod.obj)
+    if not pod.node_name:
+        for entry in entries:
+            entry["devices"] = []
+    return entries
+
+
 def pod_entry(result: SimulationResult, st: PodState, *, record: bool) -> dict[str, Any]:
     """One pod of `pods`; `plugins` (with `record`) is empty for a pod whose attempts were not recorded."""
     key = st.key
@@ -54,6 +68,7 @@ def pod_entry(result: SimulationResult, st: PodState, *, record: bool) -> dict[s
         "message": st.message,
         "nominatedNode": result.nominated.get(key),
         "victims": result.victims.get(key, []),
+        "resourceClaims": _resource_claims(result, st.pod.namespace, st.pod.name),
         "attempts": st.attempts,
         "boundAt": result.bound_at.get(key),
         "owner": result.owners.get(key),

@@ -14,7 +14,6 @@ from kubesched.backend.embedded import ConflictError, EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
 from kubesched.event_handlers import informed_scheduler
-from kubesched.framework.plugins.dynamicresources.dynamic_resources import has_claims
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
@@ -133,17 +132,15 @@ def simulate(
     pods = [so for so in objects if so.obj["kind"] == "Pod"]
     bound = [so for so in pods if (so.obj.get("spec") or {}).get("nodeName")]
     pending = [so for so in pods if not (so.obj.get("spec") or {}).get("nodeName")]
-    for so in (*first, *nodes, *bound, *pending):
+    for so in (*first, *nodes, *bound):
+        cluster.create(so.obj)
+    # The resourceclaim controller runs as the pending pods arrive, as in a cluster: each pod's claims
+    # are made as it is created, rather than every pod waiting for claims that come after all of them.
+    claims.start()
+    for so in pending:
         cluster.create(so.obj)
     result.pending = [_parsed(sched, so.obj) for so in pending]
-    claims.start()
     workloads.start([so.obj for so in objects if so.obj["kind"] in WORKLOAD_KINDS])
-    with_claims = sum(1 for p in result.pending if has_claims(p))
-    if with_claims:
-        result.warnings.append(
-            f"{with_claims} pending pod(s) reference ResourceClaims; DRA device allocation is not built yet, "
-            "so their claims are ignored"
-        )
     for step in sorted(loaded.steps, key=lambda st: st.at):
         clock.call_at(step.at, functools.partial(_play, step, cluster, result))
     sched.run(until=until)
