@@ -99,3 +99,12 @@ def test_pods_waiting_for_a_missing_claim_say_so(tmp_path, capsys):
     # DynamicResources' PreEnqueue keeps it out of the queue until the claim exists, as upstream's.
     assert (pod["result"], pod["message"]) == ("Gated", 'could not find ResourceClaim "default/gpu-claim"')
     assert json.loads(out)["nodes"][0]["name"] == "n1"
+
+
+@pytest.mark.parametrize("char", ["\x1e", "\x1c", "\x0b", "\x85", "\u2028", "\x07"])
+def test_control_characters_from_the_input_are_escaped_in_one_line(tmp_path, capsys, char):
+    escaped = char.encode("unicode_escape").decode()  # YAML's double-quoted escapes are Python's here
+    code, out, err = run(tmp_path, capsys, f'apiVersion: "v1{escaped}"\nkind: Node\nmetadata: {{name: a}}\n')
+    assert code == 2 and out == ""
+    assert len(err.splitlines()) == 1, repr(err)
+    assert "in.yaml, document 1 (Node a)" in err and "v1\\" in err

@@ -62,6 +62,19 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+# Control characters a user's input may carry (other than newline and tab), escaped as Go's %q does,
+# so one message stays one line where it should (str.splitlines splits at \x1c-\x1e, \x85, \u2028 too).
+_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(0x09), *range(0x0B, 0x20), 0x7F, 0x85)} | {
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+
+def _say(message: str) -> None:
+    """A message for the user on standard error, prefixed with the command's name."""
+    print("kubesched: " + message.translate(_ESCAPES), file=sys.stderr)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kubesched", description="Kubernetes kube-scheduler, in Python.")
     p.add_argument("--version", action=_VersionAction, help="print the version and exit")
@@ -287,7 +300,7 @@ def simulate_command(args: argparse.Namespace) -> int:
     try:
         report = _report_file(args.report) if args.report is not None else None  # before the run, as snapshot -o
     except LoadError as err:
-        print(f"kubesched: {err}", file=sys.stderr)
+        _say(f"{err}")
         return EXIT_BAD_INPUT
     thresholds = gc.get_threshold()
     gc.set_threshold(thresholds[0], thresholds[1], FULL_COLLECTION_THRESHOLD)
@@ -330,17 +343,17 @@ def _simulate(args: argparse.Namespace, report: _OutputFile | None = None) -> in
             watchers=watchers,
         )
     except (LoadError, ConfigError, ExplainError) as err:
-        print(f"kubesched: {err}", file=sys.stderr)
+        _say(f"{err}")
         return EXIT_BAD_INPUT
     except FrameworkError as err:
-        print(f"kubesched: {_framework_message(err, _config_source(args, loaded))}", file=sys.stderr)
+        _say(f"{_framework_message(err, _config_source(args, loaded))}")
         return EXIT_BAD_INPUT
     finally:
         if progress is not None:
             progress.close()
     assert result.scheduler is not None
     for warning in [*config_warnings, *result.warnings]:
-        print(f"kubesched: warning: {warning}", file=sys.stderr)
+        _say(f"warning: {warning}")
     code = _write(result, output, sys.stdout, record=full, explain=args.explain, stream=stream)
     if report is not None:
         code = _write_report(report, args, result, scores, _config_source(args, loaded)) or code
@@ -391,7 +404,7 @@ def _write_report(
         text = report_html.render(data)
         target.write(lambda f: print(text, end="", file=f))
     except OSError as err:
-        print(f"kubesched: --report: cannot write {args.report}: {err.strerror or err}", file=sys.stderr)
+        _say(f"--report: cannot write {args.report}: {err.strerror or err}")
         return EXIT_INTERNAL_ERROR
     return 0
 
@@ -438,7 +451,7 @@ def _write(
     try:
         explained = [ex.explain(result, st) for st in ex.resolve(result, explain)] if explain else []
     except ex.ExplainError as err:
-        print(f"kubesched: {err}", file=sys.stderr)
+        _say(f"{err}")
         if stream is not None:
             stream.finish(result)
         return EXIT_BAD_INPUT
@@ -497,13 +510,13 @@ def run_command(args: argparse.Namespace) -> int:
         )
         app = SchedulerApp(config, opts)
     except (LoadError, ConfigError) as err:
-        print(f"kubesched: {err}", file=sys.stderr)
+        _say(f"{err}")
         return EXIT_BAD_INPUT
     except FrameworkError as err:
-        print(f"kubesched: {_framework_message(err, args.config or '')}", file=sys.stderr)
+        _say(f"{_framework_message(err, args.config or '')}")
         return EXIT_BAD_INPUT
     except Exception as err:  # no credentials, unreadable kubeconfig
-        print(f"kubesched: cannot reach the cluster: {err}", file=sys.stderr)
+        _say(f"cannot reach the cluster: {err}")
         return EXIT_BAD_INPUT
     app.install_signal_handlers()
     return app.run()
@@ -516,20 +529,20 @@ def snapshot_command(args: argparse.Namespace) -> int:
     try:
         target = None if args.output == "-" else _OutputFile(args.output)
     except OSError as err:
-        print(f"kubesched: snapshot: cannot write {args.output}: {err.strerror or err}", file=sys.stderr)
+        _say(f"snapshot: cannot write {args.output}: {err.strerror or err}")
         return EXIT_BAD_INPUT
     try:
         try:
             api = KubeAPI(load_configuration(args.kubeconfig, args.master, kubectl_defaults=True), qps=0)
             objects = take_snapshot(api)
         except APIError as err:
-            print(f"kubesched: snapshot: {err}", file=sys.stderr)
+            _say(f"snapshot: {err}")
             return 1
         except CredentialsError as err:
-            print(f"kubesched: snapshot: {err}", file=sys.stderr)
+            _say(f"snapshot: {err}")
             return EXIT_BAD_INPUT
         except Exception as err:  # unreadable kubeconfig, unreachable server
-            print(f"kubesched: cannot reach the cluster: {err}", file=sys.stderr)
+            _say(f"cannot reach the cluster: {err}")
             return EXIT_BAD_INPUT
         try:
             if target is None:
@@ -541,7 +554,7 @@ def snapshot_command(args: argparse.Namespace) -> int:
             _silence_stdout()
             return 0
         except OSError as err:
-            print(f"kubesched: snapshot: cannot write {args.output}: {err.strerror or err}", file=sys.stderr)
+            _say(f"snapshot: cannot write {args.output}: {err.strerror or err}")
             return 1
     finally:
         if target is not None:
@@ -639,7 +652,7 @@ def whatif_command(args: argparse.Namespace) -> int:
         else:
             comparison = whatif.compare(args.files, args.configs, seed=args.seed)
     except WhatIfError as err:
-        print(f"kubesched: {err}", file=sys.stderr)
+        _say(f"{err}")
         return EXIT_BAD_INPUT
     if output == "json":
         doc = answer.to_json() if args.question == "capacity" else comparison.to_json()
@@ -660,7 +673,7 @@ def sweep_command(args: argparse.Namespace) -> int:
     try:
         result = sweep.sweep(args.spec, workers=args.workers, ray_address=args.ray)
     except WhatIfError as err:
-        print(f"kubesched: {err}", file=sys.stderr)
+        _say(f"{err}")
         return EXIT_BAD_INPUT
     if output == "json":
         whatif_output.write_json(result.to_json(), sys.stdout)
@@ -672,7 +685,7 @@ def sweep_command(args: argparse.Namespace) -> int:
     failed = sum(1 for row in result.rows if row.get("error"))
     where = f"{result.workers} process(es)" if result.engine == "processes" else f"Ray ({result.workers} CPUs)"
     summary = f"{len(result.rows)} point(s) in {result.wall_seconds:.1f} s on {where}"
-    print(f"kubesched: sweep: {summary}" + (f"; {failed} failed" if failed else ""), file=sys.stderr)
+    _say(f"sweep: {summary}" + (f"; {failed} failed" if failed else ""))
     return 0
 
 
@@ -681,7 +694,7 @@ def ui_command(args: argparse.Namespace) -> int:
     try:
         from kubesched.ui.server import run
     except ImportError as err:
-        print(f"kubesched: ui needs {err.name or 'its web packages'}: pip install 'kubesched[ui]'", file=sys.stderr)
+        _say(f"ui needs {err.name or 'its web packages'}: pip install 'kubesched[ui]'")
         return EXIT_BAD_INPUT
     return run(
         args.files,
@@ -775,7 +788,7 @@ def main(argv: list[str] | None = None) -> int:
         if tracebacks:
             logging.getLogger("kubesched").exception("internal error")
         hint = "" if tracebacks else f" (run with -v={TRACEBACK_VERBOSITY} for the traceback)"
-        print(f"kubesched: internal error: {type(err).__name__}: {err}{hint}", file=sys.stderr)
+        _say(f"internal error: {type(err).__name__}: {err}{hint}")
         return EXIT_INTERNAL_ERROR
 
 
