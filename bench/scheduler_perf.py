@@ -20,7 +20,8 @@ In-process: the scheduler on the embedded cluster in this process, one schedulin
 Churn and timed deletions fire on the virtual clock, which during the measurement follows the wall
 clock (a churn every 200 ms of real time, as upstream); when the scheduler has nothing to do, the
 clock jumps to the next timer instead of sleeping. pods/s = measured pods bound / wall seconds.
-A steady-state run lasts its seconds of wall time and at least one whole batch.
+A steady-state run lasts its seconds of wall time, stopping mid-batch as upstream does (and, as upstream
+requires, once at least one pod is bound).
 
 Command: `python -m kubesched simulate --output json --record none` in a child process, twice: on
 the setup manifests (nodes, namespaces, init pods already bound where the in-process setup put
@@ -66,7 +67,7 @@ from kubesched.backend.embedded import EmbeddedCluster  # noqa: E402
 from kubesched.clock import VirtualClock  # noqa: E402
 from kubesched.config.load import load_config  # noqa: E402
 from kubesched.dra.allocator import AllocatedState, Allocator  # noqa: E402
-from kubesched.dra.selector import CELSelectors  # noqa: E402
+from kubesched.framework.plugins.dynamicresources.dra_manager import CachedSelectors  # noqa: E402
 from kubesched.schedule_one import Outcome, SchedulerEvent  # noqa: E402
 from kubesched.scheduler import Scheduler  # noqa: E402
 from kubesched.simulator.controllers.controller_utils import NameGenerator  # noqa: E402
@@ -1073,7 +1074,7 @@ def allocate_claims(namespace: str, nodes: list[Obj], objs: list[Obj]) -> None:
     classes = {o["metadata"]["name"]: o for o in objs if o["kind"] == "DeviceClass"}
     slices = [o for o in objs if o["kind"] == "ResourceSlice"]
     state = AllocatedState()
-    base = Allocator(allocated=state, classes=classes, slices=slices, evaluator=CELSelectors())
+    base = Allocator(allocated=state, classes=classes, slices=slices, evaluator=CachedSelectors())
     order = [n for n in nodes if n["kind"] == "Node"]
     rng = random.Random(1)
     for claim in (o for o in objs if o["kind"] == "ResourceClaim" and o["metadata"]["namespace"] == namespace):
@@ -1169,9 +1170,9 @@ def placements(spec: Spec, cluster: EmbeddedCluster) -> dict[tuple[str, str], st
     return out
 
 
-def run_inprocess(spec: Spec, st: Setup, min_batches: int = 1) -> dict[str, Any]:
+def run_inprocess(spec: Spec, st: Setup, min_batches: int = 0) -> dict[str, Any]:
     """Create the measured pods and schedule them on the wall clock; the churn and deletions fire meanwhile.
-    A steady-state workload runs for its seconds and at least `min_batches` whole batches."""
+    A steady-state workload runs for its seconds, then on until a pod and `min_batches` whole batches are bound."""
     clock, cluster, sched, counter = st.clock, st.cluster, st.sched, st.counter
     base = clock.now
     churn = spec.churn
@@ -1198,8 +1199,9 @@ def run_inprocess(spec: Spec, st: Setup, min_batches: int = 1) -> dict[str, Any]
         cluster.create(obj)
     while True:
         if measure.steady:
-            # steady state: whole batches first, then until the time is up (upstream stops mid-batch too)
-            if counter.bound >= min_batches * want and time.perf_counter() - start >= measure.steady:
+            # steady state: until the time is up, mid-batch as upstream
+            done = max(1, min_batches * want)
+            if counter.bound >= done and time.perf_counter() - start >= measure.steady:
                 break
             if counter.bound >= (batch + 1) * want:
                 # the batch is scheduled: delete it and create the next (DeleteCollection, then createPods)
