@@ -177,6 +177,7 @@ class _RequestData:
     class_: Mapping[str, Any]
     num_devices: int = 0
     capacity_requests: dict[str, Quantity] | None = None
+    capacity_key: str = ""  # the requests' amounts, to look demands up by
     tolerations: tuple[tuple[str, str, str, str], ...] = ()
     all_devices: list[_Candidate] = field(default_factory=list)
 
@@ -261,6 +262,14 @@ class Allocator:
         self.available_counters: dict[str, CounterSets] = {}
         self.allocated_shared = {s.device_id() for s in allocated.allocated_shared_device_ids}
         self.num_allocate_one = 0
+        # The pools each node sees, by node name (kept while the node object stays the same); shared with
+        # the allocators with_allocated makes, as the slices are.
+        self.pools_by_node: dict[str, _NodePools] = {}
+        # What a request takes of a device's capacities, by the device's identity (the device object is kept
+        # with it) and the request's amounts; shared like pools_by_node.
+        self.demands: dict[tuple[int, str], tuple[Device, cap.Demand]] = {}
+        # Answers for nodes that see the same pools and nothing else of theirs (see _NodePools.signature).
+        self.answers: dict[tuple[Any, ...], tuple[tuple[Mapping[str, Any], ...], list[dict[str, Any]] | None]] = {}
 
     def with_allocated(self, allocated: AllocatedState) -> Allocator:
         """An allocator over the same slices, classes and evaluator with other devices in use.
@@ -273,7 +282,22 @@ class Allocator:
         other.available_counters = {}
         other.allocated_shared = {s.device_id() for s in allocated.allocated_shared_device_ids}
         other.num_allocate_one = 0
+        other.answers = {}
         return other
+
+    def node_pools(self, node: Mapping[str, Any]) -> _NodePools:
+        """GatherPools for the node, once per node object. Raises AllocationError when node selection fails."""
+        name = str((node.get("metadata") or {}).get("name", ""))
+        known = self.pools_by_node.get(name)
+        if known is not None and known.node is node:
+            return known
+        slices_for_node = self.slices_on_node.get(name, []) + self.slices_shared
+        try:
+            pools = gather_pools(slices_for_node, node, self.features.partitionable_devices, self.all_slices)
+        except GatherError as err:
+            raise AllocationError(f"gather pool information: {err}") from err
+        found = self.pools_by_node[name] = _NodePools(node, pools, _signature(pools))
+        return found
 
     def allocate(
         self, node: Mapping[str, Any], claims: Sequence[Mapping[str, Any]], *, deadline: float | None = None
@@ -285,22 +309,70 @@ class Allocator:
         (AllocatedState.add_allocation). `deadline` is a time.monotonic() value (upstream: the
         Filter call's start plus filterTimeout); past it the search raises AllocationAborted.
         """
-        run = _Run(self, node, claims, deadline)
-        return run.allocate()
+        pools = self.node_pools(node)
+        if pools.signature is not None:
+            # Another node that sees exactly these pools, none of them its own, got an answer for these
+            # claims from this allocator: the search would go the same way here.
+            known = self.answers.get(pools.signature)
+            if (
+                known is not None
+                and len(known[0]) == len(claims)
+                and all(a is b for a, b in zip(known[0], claims, strict=True))
+            ):
+                return known[1]
+        run = _Run(self, node, claims, deadline, pools.pools)
+        result = run.allocate()
+        if pools.signature is not None:
+            self.answers[pools.signature] = (tuple(claims), result)
+        return result
+
+
+@dataclass(eq=False, slots=True)
+class _NodePools:
+    """The pools a node sees, in allocation order, and when nothing in them depends on the node (no slice of
+    the node's own, no per-device node selection, no device bound to its node) their identity: an allocation
+    on any node with that signature is the same search over the same devices, with the same result."""
+
+    node: Mapping[str, Any]
+    pools: list[Pool]
+    signature: tuple[Any, ...] | None
+
+
+def _signature(pools: list[Pool]) -> tuple[Any, ...] | None:
+    for p in pools:
+        for s in p.slices:
+            if s.node_name or s.per_device_node_selection or any(d.binds_to_node for d in s.devices):
+                return None
+    return tuple(
+        (
+            p.driver,
+            p.pool,
+            p.incomplete,
+            p.invalid,
+            tuple(map(id, p.slices)),
+            tuple(map(id, p.slices_not_targeting_node)),
+        )
+        for p in pools
+    )
 
 
 class _Run:
     """One Allocate call (upstream's unexported allocator): the search state for one node."""
 
     def __init__(
-        self, a: Allocator, node: Mapping[str, Any], claims: Sequence[Mapping[str, Any]], deadline: float | None
+        self,
+        a: Allocator,
+        node: Mapping[str, Any],
+        claims: Sequence[Mapping[str, Any]],
+        deadline: float | None,
+        pools: list[Pool],
     ) -> None:
         self.a = a
         self.features = a.features
         self.node = node
         self.claims = claims
         self.deadline = deadline
-        self.pools: list[Pool] = []
+        self.pools = pools
         self.matches_cache: dict[tuple[DeviceID, tuple[int, int, int]], bool] = {}
         self.constraints: list[list[Constraint]] = [[] for _ in claims]
         self.consumed_counters: dict[str, CounterSets] = {}
@@ -313,14 +385,6 @@ class _Run:
     # Setup: pools, requests, constraints.
 
     def allocate(self) -> list[dict[str, Any]] | None:
-        a = self.a
-        node_name = str((self.node.get("metadata") or {}).get("name", ""))
-        slices_for_node = a.slices_on_node.get(node_name, []) + a.slices_shared
-        try:
-            self.pools = gather_pools(slices_for_node, self.node, self.features.partitionable_devices, a.all_slices)
-        except GatherError as err:
-            raise AllocationError(f"gather pool information: {err}") from err
-
         depth = 0
         for ci, claim in enumerate(self.claims):
             min_devices = 0
@@ -423,6 +487,7 @@ class _Run:
         if requests is not None:
             try:
                 data.capacity_requests = {str(n): parse_quantity(v) for n, v in requests.items()}
+                data.capacity_key = repr(sorted((n, q.value) for n, q in data.capacity_requests.items()))
             except ValueError as err:
                 raise AllocationError(f"claim {_kobj(claim)}, request {request.name}: capacity: {err}") from err
         data.tolerations = tuple(
@@ -548,7 +613,7 @@ class _Run:
                     if self.features.consumable_capacity and not self._fits(data, s, device):
                         continue
                     candidate = _Candidate(device_id, device, s, pool)
-                    undo = self._allocate_device(ci, ri, si, candidate, False)
+                    undo = self._allocate_device(ci, ri, si, candidate, False, fits_checked=True)
                     if undo is None:
                         continue
                     try:
@@ -599,36 +664,37 @@ class _Run:
     def _selectors_match(
         self, key: tuple[int, int, int], device: Device, selectors: list[Mapping[str, Any]], class_name: str | None
     ) -> bool:
-        owner = f"class {class_name}" if class_name is not None else f"claim {_kobj(self.claims[key[0]])}"
         for i, selector in enumerate(selectors):
             expression = str((selector.get("cel") or {}).get("expression", ""))
             try:
                 if not self.a.evaluator.matches(expression, device.view):
                     return False
-            except SelectorCompileError as err:
-                raise AllocationError(f"{owner}: selector #{i}: CEL compile error: {err}") from err
-            except SelectorRuntimeError as err:
-                raise AllocationError(f"{owner}: selector #{i}: CEL runtime error: {err}") from err
+            except (SelectorCompileError, SelectorRuntimeError) as err:
+                owner = f"class {class_name}" if class_name is not None else f"claim {_kobj(self.claims[key[0]])}"
+                kind = "compile" if isinstance(err, SelectorCompileError) else "runtime"
+                raise AllocationError(f"{owner}: selector #{i}: CEL {kind} error: {err}") from err
         return True
 
     def _fits(self, data: _RequestData, s: Slice, device: Device) -> bool:
         """The request's capacity fits what the device has left (False also when it names unknown capacity)."""
         device_id = DeviceID(s.driver, s.pool, device.name)
-        try:
-            return cap.request_fits(
-                self.a.allocated.aggregated_capacity.get(device_id),
-                data.capacity_requests,
-                device.capacity,
-                self.allocating_capacity.get(device_id),
-            )
-        except cap.UndefinedCapacityError:
-            return False
+        demands = self.a.demands
+        key = (id(device), data.capacity_key)
+        known = demands.get(key)
+        if known is None or known[0] is not device:
+            known = demands[key] = (device, cap.demand(data.capacity_requests, device.capacity))
+        return cap.request_fits(
+            self.a.allocated.aggregated_capacity.get(device_id), known[1], self.allocating_capacity.get(device_id)
+        )
 
-    def _allocate_device(self, ci: int, ri: int, si: int, c: _Candidate, must: bool) -> _Undo | None:
+    def _allocate_device(
+        self, ci: int, ri: int, si: int, c: _Candidate, must: bool, fits_checked: bool = False
+    ) -> _Undo | None:
         """allocateDevice: take the device for the request if nothing forbids it; None when something does.
 
         With `must` (an "All" request, which wants exactly this device) a violated constraint
-        is an error.
+        is an error. `fits_checked`: the caller has just found that the request's capacity fits
+        the device, and nothing has been taken since.
         """
         data = self.request_data[(ci, ri, si)]
         request = data.request
@@ -642,9 +708,15 @@ class _Run:
             return None
 
         undo = _Undo(previous_results=len(self.results[ci]))
+        # A device is taken only if every check passes, and a failed check takes back what the others did:
+        # unless a violated constraint is an error (`must`), the cheap constraints go first, so that a
+        # device of another pool (matchAttribute) costs no counter arithmetic. Upstream checks counters first.
+        if not must and not self._add_to_constraints(ci, data, c, undo, must):
+            return None
         skip_counters = multi and self._capacity_in_use(c.id)
         if not skip_counters and device.consumes_counters:
             if not self._take_counters(c):
+                self._rollback(ci, data, c, undo)
                 return None
             undo.counters_reserved = True
 
@@ -652,17 +724,8 @@ class _Run:
             self._rollback(ci, data, c, undo)
             return None
 
-        base, sub = (data.parent.name, request.name) if data.parent else (request.name, "")
-        for constraint in self.constraints[ci]:
-            if not constraint.add(base, sub, device.attributes, c.id):
-                self._rollback(ci, data, c, undo)
-                if must:
-                    raise AllocationError(
-                        f"claim {_kobj(self.claims[ci])}, request {request.name}: cannot add device {c.id} "
-                        "because a claim constraint would not be satisfied"
-                    )
-                return None
-            undo.constraints_added += 1
+        if must and not self._add_to_constraints(ci, data, c, undo, must):
+            return None
 
         if not multi:
             self.allocating_devices.setdefault(c.id, set()).add(ci)
@@ -671,7 +734,7 @@ class _Run:
         consumed: dict[str, Quantity] | None = None
         share_id: str | None = None
         if self.features.consumable_capacity:
-            if not self._fits(data, c.slice, device):
+            if not fits_checked and not self._fits(data, c.slice, device):
                 self._rollback(ci, data, c, undo)
                 return None
             if multi:
@@ -685,6 +748,23 @@ class _Run:
         self.results[ci].append(_Result(data, c, share_id, consumed or None))
         undo.result_added = True
         return undo
+
+    def _add_to_constraints(self, ci: int, data: _RequestData, c: _Candidate, undo: _Undo, must: bool) -> bool:
+        """Add the device to the claim's constraints; on a violation take back all `undo` holds and say False
+        (raise with `must`)."""
+        request = data.request
+        base, sub = (data.parent.name, request.name) if data.parent else (request.name, "")
+        for constraint in self.constraints[ci]:
+            if not constraint.add(base, sub, c.device.attributes, c.id):
+                self._rollback(ci, data, c, undo)
+                if must:
+                    raise AllocationError(
+                        f"claim {_kobj(self.claims[ci])}, request {request.name}: cannot add device {c.id} "
+                        "because a claim constraint would not be satisfied"
+                    )
+                return False
+            undo.constraints_added += 1
+        return True
 
     def _rollback(self, ci: int, data: _RequestData, c: _Candidate, undo: _Undo) -> None:
         """rollbackDevice: take back what _allocate_device did, last change first."""

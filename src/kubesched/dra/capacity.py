@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 
 from kubesched.dra import quantity
@@ -18,10 +19,6 @@ from kubesched.dra.quantity import Quantity
 
 ConsumedCapacity = dict[str, Fraction]
 """Consumed amounts by capacity name (schedulerapi.ConsumedCapacity)."""
-
-
-class UndefinedCapacityError(Exception):
-    """The request names a capacity the device does not have."""
 
 
 def _value(q: Quantity) -> int:
@@ -79,30 +76,45 @@ def _violates(requested: Quantity, policy: RequestPolicy | None) -> bool:
     return False
 
 
-def request_fits(
-    current: Mapping[str, Fraction] | None,
-    requests: Mapping[str, Quantity] | None,
-    capacity: Mapping[str, Capacity],
-    allocating: Mapping[str, Fraction] | None,
-) -> bool:
-    """CmpRequestOverCapacity: whether the request fits next to what is allocated and being allocated.
+@dataclass(frozen=True, slots=True)
+class Demand:
+    """What one request takes of each capacity of one device, worked out once: `fits` is False when the
+    request names a capacity the device lacks or an amount its policy forbids; else `amounts` holds
+    (name, taken, capacity) per capacity of the device, and `alone` whether it fits an unshared device."""
 
-    Raises UndefinedCapacityError when the request names a capacity the device lacks.
-    """
-    if requests:
-        for name in requests:
-            if name not in capacity:
-                raise UndefinedCapacityError("some requested capacity has not been defined")
+    fits: bool
+    amounts: tuple[tuple[str, Fraction, Fraction], ...] = ()
+    alone: bool = False
+
+
+def demand(requests: Mapping[str, Quantity] | None, capacity: Mapping[str, Capacity]) -> Demand:
+    if requests and any(name not in capacity for name in requests):
+        return Demand(False)  # upstream: "some requested capacity has not been defined"
+    amounts = []
     for name, cap in capacity.items():
         consumed = consumed_capacity(requests.get(name) if requests else None, cap)
         if _violates(consumed, cap.policy):
-            return False
-        total = consumed.value
+            return Demand(False)
+        amounts.append((name, consumed.value, cap.value.value))
+    return Demand(True, tuple(amounts), all(taken <= limit for _, taken, limit in amounts))
+
+
+def request_fits(
+    current: Mapping[str, Fraction] | None, need: Demand, allocating: Mapping[str, Fraction] | None
+) -> bool:
+    """CmpRequestOverCapacity: whether the request fits next to what is allocated and being allocated (False
+    also when it names a capacity the device lacks)."""
+    if not need.fits:
+        return False
+    if not current and not allocating:
+        return need.alone
+    for name, taken, limit in need.amounts:
+        total = taken
         if current:
             total += current.get(name, 0)
         if allocating:
             total += allocating.get(name, 0)
-        if total > cap.value.value:
+        if total > limit:
             return False
     return True
 

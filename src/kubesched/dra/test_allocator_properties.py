@@ -4,7 +4,8 @@ Whatever it picks: no device twice (unless shared or admin access), never a devi
 every selector and taint respected, counters and shared capacity never exceeded, exact
 counts, matchAttribute held. And it misses nothing: when a brute-force search over the
 same (small) inventory finds an allocation, so does the allocator; the input order of the
-slices does not matter.
+slices does not matter; an allocator asked for several nodes (as in one scheduling cycle)
+answers each as a fresh one would, though it reuses answers between nodes that see the same pools.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 
 from kubesched.dra.allocator import AllocatedState, Allocator, AllocatorError, Features
 from kubesched.dra.model import DeviceID
-from kubesched.testing.dra_fixtures import FakeEvaluator, attribute, node
+from kubesched.testing.dra_fixtures import REGION_KEY, FakeEvaluator, attribute, node, node_label_selector
 
 A = "driver-a"
 NODE1, NODE2 = "node-1", "node-2"
@@ -58,12 +59,18 @@ def inventories(draw: st.DrawFn) -> Inventory:
     sharing = draw(st.booleans())  # devices that allow multiple allocations, in some inventories only
     for p in range(draw(st.integers(1, 3))):
         pool = f"pool-{p}"
-        where = draw(st.sampled_from([NODE1, NODE1, NODE1, "all", NODE2]))
+        where = draw(st.sampled_from([NODE1, NODE1, NODE1, "all", NODE2, "region", "per-device"]))
         partitioned = draw(st.booleans())
         incomplete = draw(st.integers(0, 9)) == 0
         n_slices = draw(st.integers(1, 2))
         count = n_slices + (1 if partitioned else 0) + (1 if incomplete else 0)
-        placement = {"allNodes": True} if where == "all" else {"nodeName": where}
+        placement: dict[str, Any] = {"nodeName": where}
+        if where == "all":
+            placement = {"allNodes": True}
+        elif where == "region":  # the nodes of region r, node-1 among them
+            placement = {"nodeSelector": node_label_selector(REGION_KEY, "r")}
+        elif where == "per-device":  # each device says which nodes reach it
+            placement = {"perDeviceNodeSelection": True}
         n = 0
         for s in range(n_slices):
             devices = []
@@ -85,10 +92,22 @@ def inventories(draw: st.DrawFn) -> Inventory:
                     ]
                 if draw(st.integers(0, 6)) == 0:
                     dev["taints"] = [{"key": "t", "effect": draw(st.sampled_from(["NoSchedule", "NoExecute", "None"]))}]
+                if draw(st.integers(0, 5)) == 0:
+                    dev["bindsToNode"] = True
+                reaches = where
+                if where == "per-device":
+                    reaches = draw(st.sampled_from([NODE1, "node-3", "all", "region"]))
+                    dev.update(
+                        {"nodeName": reaches}
+                        if reaches in (NODE1, "node-3")
+                        else {"allNodes": True}
+                        if reaches == "all"
+                        else {"nodeSelector": node_label_selector(REGION_KEY, "r")}
+                    )
                 devices.append(dev)
                 device_id = DeviceID(A, pool, dev["name"])
                 inv.devices[device_id] = dev
-                if where != NODE2 and not incomplete:
+                if reaches not in (NODE2, "node-3") and not incomplete:
                     inv.visible.add(device_id)
             spec = {"driver": A, "pool": {"name": pool, "generation": 1, "resourceSliceCount": count}, **placement}
             if devices:
@@ -162,12 +181,23 @@ def scenarios(draw: st.DrawFn) -> Scenario:
 
 def allocate(s: Scenario, slice_order: list[int] | None = None) -> list[dict[str, Any]] | None | str:
     """The allocation, None, or the error's text (an "All" request meeting an incomplete pool is one)."""
+    return answer(allocator_for(s, slice_order), node(NODE1, "r"), s)
+
+
+def answer(allocator: Allocator, on: dict[str, Any], s: Scenario) -> list[dict[str, Any]] | None | str:
+    try:
+        return allocator.allocate(on, s.claims)
+    except AllocatorError as err:
+        return str(err)
+
+
+def allocator_for(s: Scenario, slice_order: list[int] | None = None) -> Allocator:
     state = AllocatedState(
         allocated_devices=set(s.allocated),
         aggregated_capacity={d: {"mem": Fraction(v)} for d, v in s.capacity_in_use.items()},
     )
     slices = [s.inventory.slices[i] for i in slice_order] if slice_order else s.inventory.slices
-    allocator = Allocator(
+    return Allocator(
         allocated=state,
         classes={
             CLASS: {
@@ -180,10 +210,6 @@ def allocate(s: Scenario, slice_order: list[int] | None = None) -> list[dict[str
         features=Features(),
         new_share_id=lambda: "share",
     )
-    try:
-        return allocator.allocate(node(NODE1, "r"), s.claims)
-    except AllocatorError as err:
-        return str(err)
 
 
 def _request_specs(claim: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -266,6 +292,7 @@ def test_what_it_allocates_is_allowed(s: Scenario) -> None:
         assert allocation.get("nodeSelector") in (
             None,
             {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [NODE1]}]}]},
+            node_label_selector(REGION_KEY, "r"),  # devices of region r's pools only
         )
     assert len(exclusive) == len(set(exclusive)), "no device is allocated twice"
     assert not set(exclusive) & s.allocated, "no device that is in use"
@@ -281,6 +308,14 @@ def test_what_it_allocates_is_allowed(s: Scenario) -> None:
         )
         used = sum(_consumption(inv.devices[d]) for d in holders)
         assert used <= counters["c"], "shared counters never exceeded"
+
+
+@settings(max_examples=200, deadline=None)
+@given(scenarios(), st.permutations([node(NODE1, "r"), node("node-3", "r"), node("node-4", "b"), node(NODE2, "r")]))
+def test_one_allocator_answers_each_node_as_a_fresh_one(s: Scenario, nodes: list[dict[str, Any]]) -> None:
+    shared = allocator_for(s)
+    for on in nodes:
+        assert answer(shared, on, s) == answer(allocator_for(s), on, s)
 
 
 @settings(max_examples=200, deadline=None)
