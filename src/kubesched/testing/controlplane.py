@@ -356,9 +356,10 @@ def namespaces(api: KubeAPI) -> list[str]:
 def reset_cluster(api: KubeAPI, timeout: float = 30.0) -> None:
     """Delete what tests create, pods at once (no kubelet); namespaces stay, as nothing would finalise them.
 
-    Finalizers that only kube-controller-manager removes (pv/pvc-protection) are dropped first.
+    Finalizers that only kube-controller-manager removes (pv/pvc-protection, the scheduler's
+    delete-protection of allocated ResourceClaims) are dropped first.
     """
-    for kind in ("PersistentVolumeClaim", "PersistentVolume", "Pod"):
+    for kind in ("PersistentVolumeClaim", "PersistentVolume", "Pod", "ResourceClaim"):
         r = BY_KIND[kind]
         for obj in api.request("GET", r.path()).get("items") or ():
             meta = obj["metadata"]
@@ -370,10 +371,10 @@ def reset_cluster(api: KubeAPI, timeout: float = 30.0) -> None:
                     content_type="application/merge-patch+json",
                 )
     for ns in namespaces(api):
-        for kind in ("Pod", "Service", "PersistentVolumeClaim", "PodDisruptionBudget", "ReplicaSet"):
+        for kind in ("Pod", "Service", "PersistentVolumeClaim", "PodDisruptionBudget", "ReplicaSet", "ResourceClaim"):
             r = BY_KIND[kind]
             api.request("DELETE", r.path(ns), query={"gracePeriodSeconds": "0"} if kind == "Pod" else None)
-    for kind in ("Node", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver"):
+    for kind in ("Node", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "ResourceSlice", "DeviceClass"):
         api.request("DELETE", BY_KIND[kind].path())
     pcs = BY_KIND["PriorityClass"]
     for pc in api.request("GET", pcs.path()).get("items") or ():

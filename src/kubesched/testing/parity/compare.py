@@ -14,7 +14,7 @@ from kubesched.testing.parity.ours import OurAttempt, replay
 from kubesched.testing.parity.upstream import Attempt, Decision
 
 # Kinds of difference, in the order a report lists them.
-KINDS = ("result", "message", "feasible", "scores", "node", "nominated", "victims", "replay")
+KINDS = ("result", "message", "feasible", "scores", "node", "allocation", "nominated", "victims", "replay")
 
 
 @dataclass
@@ -64,11 +64,30 @@ def compare(up: Attempt, ours: OurAttempt) -> tuple[list[str], list[str]]:
                     add("scores", f"{node} {plugin}: upstream {a.get(plugin)}, kubesched {b.get(plugin)}")
     if up_bound and our_bound and up.node not in ours.top and up.node != ours.node:
         add("node", f"upstream chose {up.node}, kubesched's top set is {ours.top}")
+    elif up_bound and our_bound and up.allocations != ours.allocations:
+        for claim in sorted(set(up.allocations) | set(ours.allocations)):
+            ua, oa = up.allocations.get(claim), ours.allocations.get(claim)
+            if ua != oa:
+                both = f"\n    upstream:  {_devices(ua)}\n    kubesched: {_devices(oa)}"
+                add("allocation", f"{claim} on {up.node}:{both}")
     if not up_bound and (up.nominated or None) != (ours.nominated or None):
         add("nominated", f"upstream {up.nominated}, kubesched {ours.nominated}")
     if not up_bound and sorted(up.victims) != sorted(ours.victims):
         add("victims", f"upstream {sorted(up.victims)}, kubesched {sorted(ours.victims)}")
     return kinds, details
+
+
+def _devices(allocation: dict[str, Any] | None) -> str:
+    """An allocation in one line: request=driver/pool/device per result, then what else it holds."""
+    if allocation is None:
+        return "none"
+    parts = [f"{r.get('request')}={r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in allocation["results"]]
+    rest = {k: v for k, v in allocation.items() if k != "results"}
+    named = ("request", "driver", "pool", "device")
+    extras = [{k: v for k, v in r.items() if k not in named} for r in allocation["results"]]
+    if any(extras):
+        rest["result fields"] = extras
+    return " ".join(parts) + (f" {json.dumps(rest, sort_keys=True)}" if rest else "")
 
 
 def _result(node: str | None, error: bool) -> str:
@@ -81,6 +100,9 @@ def check(decision: Decision, config: dict[str, Any], *, restrict: bool = False)
     only = set(up.scores) if restrict and up.node is not None and up.scores else None
     try:
         ours = replay(decision.state, decision.pod, config, only_nodes=only)
+        if up.node is not None and ours.node not in (None, up.node) and up.node in ours.top and up.allocations:
+            # A tie broken the other way: the devices to compare are those kubesched allocates on upstream's node.
+            ours.allocations = replay(decision.state, decision.pod, config, only_nodes={up.node}).allocations
     except Exception as err:  # the replay itself failing is a finding, not a crash of the harness
         return Mismatch(decision, None, ["replay"], [f"replay: {type(err).__name__}: {err}"])
     kinds, details = compare(decision.upstream, ours)
@@ -140,6 +162,7 @@ def write_mismatch(m: Mismatch, out_dir: Path, config: dict[str, Any]) -> Path:
             "scores": d.upstream.scores,
             "totals": d.upstream.totals,
             "evaluated": d.upstream.evaluated,
+            "allocations": d.upstream.allocations,
         },
         "kubesched": None
         if m.ours is None
@@ -151,6 +174,7 @@ def write_mismatch(m: Mismatch, out_dir: Path, config: dict[str, Any]) -> Path:
             "scores": m.ours.scores,
             "totals": m.ours.totals,
             "filters": m.ours.filters,
+            "allocations": m.ours.allocations,
         },
     }
     (out_dir / f"{stem}.json").write_text(json.dumps(detail, indent=1, sort_keys=True))

@@ -24,6 +24,7 @@ from kubesched.framework.types import PodInfo
 from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.simulator.load import LoadedInput, SourcedObject, prepare_objects
 from kubesched.simulator.run import _FIRST
+from kubesched.testing.parity.allocations import allocation_record, claim_names
 
 
 @dataclass
@@ -37,6 +38,7 @@ class OurAttempt:
     nominated: str | None = None
     victims: list[str] = field(default_factory=list)
     top: list[str] = field(default_factory=list)  # nodes with the highest total
+    allocations: dict[str, Obj | None] = field(default_factory=dict)  # claim -> its allocation, once bound
 
 
 RESTRICT = "ParityRestrict"
@@ -149,6 +151,12 @@ def replay(
             node: {name: verdict for name, verdict in p.items() if name != RESTRICT} for node, p in rec.filter.items()
         }
         out.totals = {node: sum(p.values()) for node, p in rec.final_score.items()}
+    if out.node is not None:
+        ns, name = pod_key.split("/", 1)
+        pod = cluster.get("Pod", ns, name) or {}
+        out.allocations = {
+            f"{ns}/{claim}": allocation_record(cluster.get("ResourceClaim", ns, claim)) for claim in claim_names(pod)
+        }
     if out.totals:
         best = max(out.totals.values())
         out.top = sorted(node for node, t in out.totals.items() if t == best)

@@ -27,14 +27,16 @@ from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
 from kubesched.backend.kube.resources import BY_KIND, WATCHED, Resource
 from kubesched.backend.kube.snapshot import clean, take_snapshot
 from kubesched.testing.controlplane import ControlPlane, Process, namespaces, reset_cluster
+from kubesched.testing.parity.allocations import allocation_record, claim_names
 from kubesched.testing.parity.families import Case
 from kubesched.testing.parity.klog import Line, LogFollower
 
 log = logging.getLogger(__name__)
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
-# Verbosity: attempts, bindings and preemption at 3; scores (schedule_one.go) at 10; cache events at 4.
-VMODULE = "schedule_one=10,eventhandlers=4"
+# Verbosity: attempts, bindings and preemption at 3; scores (schedule_one.go) at 10; cache events at 4;
+# ResourceClaims entering the scheduler's assume cache at 10.
+VMODULE = "schedule_one=10,eventhandlers=4,assume_cache=10"
 # A victim deleted now, or one already terminating (no API call, but a victim all the same).
 _VICTIM_LINES = (
     "Preemptor Pod preempted victim Pod",
@@ -57,6 +59,7 @@ class Attempt:
     nominated: str | None = None
     victims: list[str] = field(default_factory=list)
     batch_hint: bool = False  # OpportunisticBatching handed this attempt a node
+    allocations: dict[str, Obj | None] = field(default_factory=dict)  # claim -> its allocation, once bound
     done: bool = False
     start_seq: int = 0  # the log line that started it, to order it against other events
     preemption_started: bool = False  # the asynchronous victim deletion began
@@ -86,6 +89,7 @@ class AttemptLog:
         self.deleted_at: dict[str, int] = {}  # pod -> the log line where the scheduler saw it deleted
         self.nodes_added: set[str] = set()
         self.assigned_added: set[str] = set()
+        self.claims_added: set[str] = set()
         self.seq = 0
 
     def _current(self, pod: str) -> Attempt:
@@ -134,6 +138,8 @@ class AttemptLog:
             self.nodes_added.add(v["node"])
         elif msg == "Add event for scheduled pod":
             self.assigned_added.add(v["pod"])
+        elif msg == "Adding object to assume cache" and v.get("description") == "ResourceClaim":
+            self.claims_added.add(v["cacheKey"])
         elif msg == "Update event for scheduled pod":
             self.cache_updates[v["pod"]] = self.cache_updates.get(v["pod"], 0) + 1
         elif msg in ("Delete event for unscheduled pod", "Delete event for scheduled pod"):
@@ -308,8 +314,9 @@ class UpstreamRunner:
             for o in case.objects
             if o["kind"] == "Pod" and o["spec"].get("nodeName")
         }
+        claims = {_key(o) for o in case.objects if o["kind"] == "ResourceClaim"}
         wait(
-            lambda: nodes <= alog.nodes_added and bound <= alog.assigned_added,
+            lambda: nodes <= alog.nodes_added and bound <= alog.assigned_added and claims <= alog.claims_added,
             120,
             "the scheduler to see the cluster",
             alog.poll,
@@ -498,6 +505,7 @@ class UpstreamRunner:
                 decisions.extend(self._finish_preemption(case, other, its_first, alog))
             waiting.clear()
             if first.node is not None:
+                first.allocations = self.allocations(created)
                 self._kubelet(key, alog)
             elif self._nominated(key, first, alog):
                 if any(self._pod(v) is not None for v in first.victims):
@@ -534,6 +542,20 @@ class UpstreamRunner:
         pod = wait(lambda: (p := self._pod(key)) and p["spec"].get("nodeName") and p, 30, f"{key} bound")
         self.kubelet_start(pod)
         wait(lambda: alog.cache_updates.get(key, 0) > before, 30, f"the scheduler to see {key} running", alog.poll)
+
+    def allocations(self, pod: Obj) -> dict[str, Obj | None]:
+        """The allocation of each ResourceClaim the pod names, as the scheduler's PreBind wrote it before binding."""
+        out: dict[str, Obj | None] = {}
+        ns = pod["metadata"]["namespace"]
+        for name in claim_names(pod):
+            try:
+                claim = self.api.request("GET", BY_KIND["ResourceClaim"].path(ns, name))
+            except APIError as err:
+                if err.status != 404:
+                    raise
+                claim = None
+            out[f"{ns}/{name}"] = allocation_record(claim)
+        return out
 
     def _settle(self, alog: AttemptLog) -> None:
         """Give informers a moment for writes the log does not show (PodDisruptionBudget status)."""
@@ -609,6 +631,7 @@ class UpstreamRunner:
         elif _saw_unlisted_terminating_pod(last, first.nominated, state):
             decision.ambiguous = "upstream saw a terminating pod on the nominated node that the listing no longer has"
         if last.node is not None:
+            last.allocations = self.allocations(current)
             self._kubelet(key, alog)
         else:
             self._delete_pod(key, alog)
