@@ -7,6 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from kubesched.backend.kube.resources import WATCHED
+from kubesched.backend.kube.snapshot import clean
 from kubesched.simulator.load import LoadedInput, SourcedObject, prepare_objects
 from kubesched.testing.parity.allocations import allocation_record, claim_names
 from kubesched.testing.parity.compare import compare
@@ -71,11 +73,19 @@ def test_dra_cases_are_what_the_api_server_admits(seed: int) -> None:
     everything = [*_namespaces(case.namespace_labels), *case.objects, *case.pending]
     loaded = LoadedInput(objects=[SourcedObject(copy.deepcopy(o), "case", i + 1) for i, o in enumerate(everything)])
     prepare_objects(loaded)  # raises a LoadError naming the object and field otherwise
-    claims = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in case.objects if o["kind"] == "ResourceClaim"}
+    named = {
+        (o["kind"], o["metadata"]["namespace"], o["metadata"]["name"])
+        for o in case.objects
+        if o["kind"] in ("ResourceClaim", "ResourceClaimTemplate")
+    }
     for pod in case.pending:
         ns = pod["metadata"]["namespace"]
         for entry in pod["spec"].get("resourceClaims") or ():
-            assert (ns, entry["resourceClaimName"]) in claims  # a missing claim would keep the pod out of the queue
+            # A claim (or template) missing would keep the pod out of the queue.
+            if "resourceClaimName" in entry:
+                assert ("ResourceClaim", ns, entry["resourceClaimName"]) in named
+            else:
+                assert ("ResourceClaimTemplate", ns, entry["resourceClaimTemplateName"]) in named
 
 
 def test_dra_cases_cover_what_the_family_promises() -> None:
@@ -101,11 +111,10 @@ def test_dra_cases_cover_what_the_family_promises() -> None:
                     seen.update(k for k in ("adminAccess", "tolerations", "capacity", "selectors") if k in exact)
                     if exact.get("allocationMode") == "All":
                         seen.add("All")
-        names = [
-            (p["metadata"]["namespace"], e["resourceClaimName"])
-            for p in case.pending
-            for e in p["spec"].get("resourceClaims") or ()
-        ]
+        entries = [(p["metadata"]["namespace"], e) for p in case.pending for e in p["spec"].get("resourceClaims") or ()]
+        names = [(ns, e["resourceClaimName"]) for ns, e in entries if "resourceClaimName" in e]
+        if len(names) < len(entries):
+            seen.add("templates")
         if len(names) != len(set(names)):
             seen.add("shared claims")
         if any(not p["spec"].get("resourceClaims") for p in case.pending):
@@ -126,6 +135,7 @@ def test_dra_cases_cover_what_the_family_promises() -> None:
         "selectors",
         "All",
         "shared claims",
+        "templates",
         "plain pods",
     }
 
@@ -173,3 +183,10 @@ def test_different_devices_on_the_chosen_node_are_a_mismatch() -> None:
     assert compare(up, same) == ([], [])
     assert compare(up, other)[0] == ["allocation"]
     assert "kubesched: none" in compare(up, none)[1][0]
+
+
+def test_a_snapshot_keeps_the_claims_the_controller_recorded_for_a_pod() -> None:
+    """Without status.resourceClaimStatuses a replayed pod would wait forever for its template's claim."""
+    statuses = [{"name": "gpu", "resourceClaimName": "p-gpu-x7k2q"}]
+    pod = {"metadata": {"name": "p"}, "spec": {}, "status": {"phase": "Pending", "resourceClaimStatuses": statuses}}
+    assert clean(pod, WATCHED["Pod"])["status"] == {"phase": "Pending", "resourceClaimStatuses": statuses}

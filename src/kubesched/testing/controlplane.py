@@ -26,11 +26,13 @@ from typing import Any
 import yaml
 
 from kubesched.backend.kube.api import KubeAPI
-from kubesched.backend.kube.resources import BY_KIND
+from kubesched.backend.kube.resources import BY_KIND, Resource
 
 ASSETS_ENV = "KUBESCHED_K8S_ASSETS"
 TOKEN = "kubesched-admin-token"
 BINARIES = ("etcd", "kube-apiserver", "kube-scheduler")
+# Read by kube-controller-manager's resourceclaim controller, never by the scheduler: not among BY_KIND.
+RESOURCE_CLAIM_TEMPLATE = Resource("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates", True)
 
 
 class ControlPlaneError(RuntimeError):
@@ -374,6 +376,7 @@ def reset_cluster(api: KubeAPI, timeout: float = 30.0) -> None:
         for kind in ("Pod", "Service", "PersistentVolumeClaim", "PodDisruptionBudget", "ReplicaSet", "ResourceClaim"):
             r = BY_KIND[kind]
             api.request("DELETE", r.path(ns), query={"gracePeriodSeconds": "0"} if kind == "Pod" else None)
+        api.request("DELETE", RESOURCE_CLAIM_TEMPLATE.path(ns))
     for kind in ("Node", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "ResourceSlice", "DeviceClass"):
         api.request("DELETE", BY_KIND[kind].path())
     pcs = BY_KIND["PriorityClass"]

@@ -842,6 +842,13 @@ class _DRAGen:
             req["adminAccess"] = True
         return req
 
+    def template(self, name: str, namespace: str, classes: list[str]) -> Obj:
+        claim = self.claim(name, namespace, classes)
+        spec: Obj = {"spec": claim["spec"]}
+        if self.g.chance(0.5):
+            spec["metadata"] = {"labels": {"made-from": name}}
+        return {**claim, "kind": "ResourceClaimTemplate", "spec": spec}
+
     def claim(self, name: str, namespace: str, classes: list[str]) -> Obj:
         g, rng = self.g, self.rng
         admin = namespace == ADMIN_NAMESPACE
@@ -908,15 +915,20 @@ def dra(seed: int) -> Case:
         ns = rng.choice(("default", "default", "default", "team-a", ADMIN_NAMESPACE))
         plans.append((f"pod-{i:03d}", ns, rng.choice((1, 1, 1, 2)) if g.chance(0.7) else 0))
     claims: dict[str, list[Obj]] = {}
+    templates: dict[str, list[Obj]] = {}
     for ns in ("default", "team-a", ADMIN_NAMESPACE):
         wanted = sum(n for _, pod_ns, n in plans if pod_ns == ns)
         count = max(1, round(wanted * rng.uniform(0.6, 1.0))) if wanted else 0
         claims[ns] = [d.claim(f"claim-{i:03d}", ns, class_names) for i in range(count)]
+        templates[ns] = [
+            d.template(f"tmpl-{i:03d}", ns, class_names) for i in range(rng.randint(0, 2) if wanted else 0)
+        ]
     existing = []
     for i in range(rng.randint(0, 8)):
         existing.append(_pod(f"run-{i:03d}", "default", g.labels(), g.pod_spec()))
     g.place(existing, nodes)
-    case.objects = [*classes, *slices, *(c for cs in claims.values() for c in cs), *nodes, *existing]
+    made = [*(c for cs in claims.values() for c in cs), *(t for ts in templates.values() for t in ts)]
+    case.objects = [*classes, *slices, *made, *nodes, *existing]
     used: set[tuple[str, str]] = set()
     for name, ns, n_claims in plans:
         pod_labels = g.labels()
@@ -925,9 +937,14 @@ def dra(seed: int) -> Case:
             g.decorate(spec, pod_labels, affinity_p=0.3)
         entries: list[Obj] = []
         for _ in range(n_claims):
+            if templates[ns] and g.chance(0.3):
+                # The harness plays the resourceclaim controller: one claim per pod, made from the template.
+                template = rng.choice(templates[ns])["metadata"]["name"]
+                entries.append({"name": f"rc-{len(entries)}", "resourceClaimTemplateName": template})
+                continue
             fresh = [c for c in claims[ns] if (ns, c["metadata"]["name"]) not in used]
             pick = rng.choice(fresh if fresh and g.chance(0.8) else claims[ns])["metadata"]["name"]
-            if any(e["resourceClaimName"] == pick for e in entries):
+            if any(e.get("resourceClaimName") == pick for e in entries):
                 continue
             used.add((ns, pick))
             entries.append({"name": f"rc-{len(entries)}", "resourceClaimName": pick})

@@ -2,7 +2,8 @@
 
 The harness stands in for the components a bare control plane lacks: the kubelet
 (bound pods become Running with distinct start times), the disruption controller
-(PodDisruptionBudget status) and the PV controller (static binding of claims).
+(PodDisruptionBudget status), the PV controller (static binding of claims) and the
+resourceclaim controller (a ResourceClaim from each template a pod names).
 Pods are created one at a time; before each one the cluster is listed, so that
 the state upstream decided on can be replayed exactly by kubesched. Per-plugin
 scores come from kube-scheduler's `--v=10` lines of schedule_one.go.
@@ -26,7 +27,8 @@ from kubesched.api.selectors import parse_label_selector
 from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
 from kubesched.backend.kube.resources import BY_KIND, WATCHED, Resource
 from kubesched.backend.kube.snapshot import clean, take_snapshot
-from kubesched.testing.controlplane import ControlPlane, Process, namespaces, reset_cluster
+from kubesched.simulator.controllers.resource_claim import POD_CLAIM_ANNOTATION, generate_name
+from kubesched.testing.controlplane import RESOURCE_CLAIM_TEMPLATE, ControlPlane, Process, namespaces, reset_cluster
 from kubesched.testing.parity.allocations import allocation_record, claim_names
 from kubesched.testing.parity.families import Case
 from kubesched.testing.parity.klog import Line, LogFollower
@@ -211,7 +213,7 @@ class UpstreamRunner:
                 )
 
     def create(self, obj: Obj) -> Obj:
-        r = BY_KIND[obj["kind"]]
+        r = RESOURCE_CLAIM_TEMPLATE if obj["kind"] == RESOURCE_CLAIM_TEMPLATE.kind else BY_KIND[obj["kind"]]
         ns = obj["metadata"].get("namespace", "default") if r.namespaced else ""
         out = self.api.request("POST", r.path(ns), body=obj)
         if obj["kind"] == "Pod" and obj["spec"].get("nodeName"):
@@ -252,6 +254,47 @@ class UpstreamRunner:
                         self.create(copy.deepcopy(node))
                     continue
                 list(pool.map(lambda o: self.create(copy.deepcopy(o)), group))
+
+    def claim_controller(self, pod: Obj) -> tuple[Obj, list[Obj]]:
+        """The resourceclaim controller's part: a claim from each template the pod names, recorded in its status.
+
+        Named, labelled and owned as kube-controller-manager makes them; until the pod's status
+        names them, the scheduler's DynamicResources PreEnqueue keeps the pod out of the queue.
+        """
+        entries = [e for e in pod["spec"].get("resourceClaims") or () if e.get("resourceClaimTemplateName")]
+        if not entries:
+            return pod, []
+        meta = pod["metadata"]
+        ns = meta["namespace"]
+        owner = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": meta["name"],
+            "uid": meta["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+        made, statuses = [], []
+        for entry in entries:
+            template = self.api.request("GET", RESOURCE_CLAIM_TEMPLATE.path(ns, entry["resourceClaimTemplateName"]))
+            tmeta = template["spec"].get("metadata") or {}
+            claim: Obj = {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {
+                    "generateName": generate_name(meta["name"], entry["name"]),
+                    "namespace": ns,
+                    "annotations": {**(tmeta.get("annotations") or {}), POD_CLAIM_ANNOTATION: entry["name"]},
+                    "ownerReferences": [owner],
+                },
+                "spec": template["spec"]["spec"],
+            }
+            if tmeta.get("labels"):
+                claim["metadata"]["labels"] = tmeta["labels"]
+            out = self.api.request("POST", BY_KIND["ResourceClaim"].path(ns), body=claim)
+            made.append(out)
+            statuses.append({"name": entry["name"], "resourceClaimName": out["metadata"]["name"]})
+        return self._set_status("Pod", pod, {"resourceClaimStatuses": statuses}), made
 
     def kubelet_start(self, pod: Obj) -> Obj:
         """What the kubelet would write once the pod runs: phase Running and a start time."""
@@ -491,8 +534,9 @@ class UpstreamRunner:
             self.update_pdbs()
             self._settle(alog)
             state = self.snapshot()
-            created = self.create(pod)
+            created, generated = self.claim_controller(self.create(pod))
             began = alog.seq
+            state.extend(clean(c, WATCHED["ResourceClaim"]) for c in generated)
             state.append(clean(created, WATCHED["Pod"]))
             first = wait(functools.partial(self._ended, alog, key, 0), 60, f"{key}'s first attempt", alog.poll)
             decision = Decision(case.family, case.seed, key, "first attempt", state, first)
