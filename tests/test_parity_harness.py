@@ -97,14 +97,19 @@ def test_dra_cases_cover_what_the_family_promises() -> None:
         for o in case.objects:
             spec = o.get("spec") or {}
             if o["kind"] == "ResourceSlice":
-                seen.update(k for k in ("sharedCounters", "nodeSelector", "allNodes") if k in spec)
+                seen.update(
+                    k for k in ("sharedCounters", "nodeSelector", "allNodes", "perDeviceNodeSelection") if k in spec
+                )
                 for d in spec.get("devices") or ():
-                    seen.update(k for k in ("consumesCounters", "taints", "allowMultipleAllocations") if k in d)
+                    seen.update(
+                        k for k in ("consumesCounters", "taints", "allowMultipleAllocations", "bindsToNode") if k in d
+                    )
                 if spec["pool"]["generation"] > 1:
                     seen.add("generations")
             elif o["kind"] == "ResourceClaim":
                 devices = spec["devices"]
-                seen.update(k for k in ("constraints",) if k in devices)
+                seen.update(k for k in ("constraints", "config") if k in devices)
+                seen.update(k for c in devices.get("constraints") or () for k in c if k.endswith("Attribute"))
                 for r in devices["requests"]:
                     seen.update(k for k in ("firstAvailable",) if k in r)
                     exact = r.get("exactly") or {}
@@ -127,7 +132,12 @@ def test_dra_cases_cover_what_the_family_promises() -> None:
         "taints",
         "allowMultipleAllocations",
         "generations",
+        "perDeviceNodeSelection",
+        "bindsToNode",
         "constraints",
+        "matchAttribute",
+        "distinctAttribute",
+        "config",
         "firstAvailable",
         "adminAccess",
         "tolerations",
@@ -190,3 +200,14 @@ def test_a_snapshot_keeps_the_claims_the_controller_recorded_for_a_pod() -> None
     statuses = [{"name": "gpu", "resourceClaimName": "p-gpu-x7k2q"}]
     pod = {"metadata": {"name": "p"}, "spec": {}, "status": {"phase": "Pending", "resourceClaimStatuses": statuses}}
     assert clean(pod, WATCHED["Pod"])["status"] == {"phase": "Pending", "resourceClaimStatuses": statuses}
+
+
+def test_a_filter_error_matches_the_error_of_any_node_that_gives_one() -> None:
+    """Upstream filters nodes on 16 goroutines and reports the first error met: any erring node's."""
+    up = Attempt(pod="default/p", message="running plugin: node-b is broken", error=True)
+    ours = OurAttempt(message="running plugin: node-a is broken", error=True)
+    assert compare(up, ours)[0] == ["message"]
+    ours.raced_errors = ["running plugin: node-a is broken", "running plugin: node-b is broken"]
+    assert compare(up, ours) == ([], [])
+    unschedulable = Attempt(pod="default/p", message="running plugin: node-b is broken")
+    assert compare(unschedulable, ours)[0] == ["result", "message"]  # only errors race

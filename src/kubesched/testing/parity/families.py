@@ -605,6 +605,10 @@ def _cel(expression: str) -> Obj:
     return {"cel": {"expression": expression}}
 
 
+def _zone_term(zone: str) -> Obj:
+    return {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}
+
+
 def _slice(name: str, driver: str, pool: str, count: int, where: Obj, generation: int = 1) -> Obj:
     return {
         "apiVersion": "resource.k8s.io/v1",
@@ -730,30 +734,41 @@ class _DRAGen:
         s["spec"]["devices"] = devices
         return [s]
 
-    def fpga_slices(self, zones: tuple[str, ...]) -> list[Obj]:
-        """Network-attached FPGAs: a pool per zone (a node selector) or one reachable from every node."""
+    def fpga_slices(self, zones: tuple[str, ...], nodes: list[str]) -> list[Obj]:
+        """Network-attached FPGAs: a pool per zone (a node selector), one reachable from every node, or a pool
+        whose devices say each where they are (perDeviceNodeSelection); some bind to the node allocated on."""
         g, rng = self.g, self.rng
         out = []
         pools: list[tuple[str, Obj]] = []
         if g.chance(0.5):
             pools.append(("fpga-all", {"allNodes": True}))
         for zone in rng.sample(zones, rng.randint(1, len(zones))):
-            term: Obj = {
-                "matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]
-            }
-            pools.append((f"fpga-{zone}", {"nodeSelector": {"nodeSelectorTerms": [term]}}))
+            pools.append((f"fpga-{zone}", {"nodeSelector": {"nodeSelectorTerms": [_zone_term(zone)]}}))
+        if g.chance(0.4):
+            pools.append(("fpga-mixed", {"perDeviceNodeSelection": True}))
         for pool, where in pools:
             s = _slice(pool, FPGA_DRIVER, pool, 1, where)
-            s["spec"]["devices"] = [
-                {
+            devices = []
+            for i in range(rng.randint(1, 3)):
+                dev: Obj = {
                     "name": f"fpga-{i}",
                     "attributes": {
                         "family": _attr(rng.choice(("agilex", "versal")), "string"),
                         "firmware": _attr(rng.choice(("0.9.1", "1.2.0")), "version"),
                     },
                 }
-                for i in range(rng.randint(1, 3))
-            ]
+                if "perDeviceNodeSelection" in where:
+                    place = rng.random()
+                    if place < 0.4:
+                        dev["nodeName"] = rng.choice(nodes)
+                    elif place < 0.8:
+                        dev["nodeSelector"] = {"nodeSelectorTerms": [_zone_term(rng.choice(zones))]}
+                    else:
+                        dev["allNodes"] = True
+                if "nodeName" not in dev and g.chance(0.3):
+                    dev["bindsToNode"] = True
+                devices.append(dev)
+            s["spec"]["devices"] = devices
             out.append(s)
         return out
 
@@ -790,6 +805,10 @@ class _DRAGen:
         g, rng = self.g, self.rng
         if not g.chance(0.4):
             return []
+        if g.chance(0.05):
+            # An attribute of another driver: a CEL runtime error (no such key) on every device of the class.
+            other = NIC_DRIVER if cls.startswith("gpu") else GPU_DRIVER
+            return [_cel(f'device.attributes["{other}"].model == "cx7"')]
         choices: tuple[str, ...]
         if cls.startswith("gpu"):
             a = f'device.attributes["{GPU_DRIVER}"]'
@@ -806,7 +825,11 @@ class _DRAGen:
             choices = (f'{a}.model == "cx7"', f"{a}.rdma", f"{a}.numa == 0")
         elif cls == "fpga":
             a = f'device.attributes["{FPGA_DRIVER}"]'
-            choices = (f'{a}.family == "agilex"', f'{a}.firmware.isLessThan(semver("1.0.0"))')
+            choices = (
+                f'{a}.family == "agilex"',
+                f'{a}.firmware.isLessThan(semver("1.0.0"))',
+                f'"firmware" in {a} && {a}.firmware.major() == 1',
+            )
         else:
             return []
         return [_cel(rng.choice(choices))]
@@ -871,11 +894,16 @@ class _DRAGen:
             driver = NIC_DRIVER if first_class == "nic" else GPU_DRIVER
             if g.chance(0.1):
                 driver = FPGA_DRIVER
-            attribute = f"{driver}/{rng.choice(('model', 'numa', 'family'))}"
-            constraint: Obj = {"matchAttribute": attribute}
+            attribute = f"{driver}/{rng.choice(('model', 'numa', 'family', 'index'))}"
+            constraint: Obj = {"distinctAttribute" if g.chance(0.3) else "matchAttribute": attribute}
             if len(requests) > 1 and g.chance(0.5):
                 constraint["requests"] = [r["name"] for r in requests]
             devices["constraints"] = [constraint]
+        if g.chance(0.15):
+            config: Obj = {"opaque": {"driver": GPU_DRIVER, "parameters": {"mode": rng.choice(("mps", "exclusive"))}}}
+            if g.chance(0.5):
+                config["requests"] = [requests[0]["name"]]
+            devices["config"] = [config]
         return {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
@@ -904,7 +932,7 @@ def dra(seed: int) -> Case:
             slices.extend(d.nic_slices(name))
             drivers.add(NIC_DRIVER)
     if g.chance(0.3):
-        slices.extend(d.fpga_slices(g.zones))
+        slices.extend(d.fpga_slices(g.zones, [n["metadata"]["name"] for n in nodes]))
         drivers.add(FPGA_DRIVER)
     classes = d.classes(drivers)
     class_names = [c["metadata"]["name"] for c in classes]
