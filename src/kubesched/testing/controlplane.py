@@ -358,20 +358,19 @@ def namespaces(api: KubeAPI) -> list[str]:
 def reset_cluster(api: KubeAPI, timeout: float = 30.0) -> None:
     """Delete what tests create, pods at once (no kubelet); namespaces stay, as nothing would finalise them.
 
-    Finalizers that only kube-controller-manager removes (pv/pvc-protection, the scheduler's
-    delete-protection of allocated ResourceClaims) are dropped first.
+    Finalizers that only kube-controller-manager removes (pv/pvc-protection, the delete-protection
+    the scheduler puts on the ResourceClaims it allocates) are dropped first.
     """
     for kind in ("PersistentVolumeClaim", "PersistentVolume", "Pod", "ResourceClaim"):
         r = BY_KIND[kind]
         for obj in api.request("GET", r.path()).get("items") or ():
             meta = obj["metadata"]
             if meta.get("finalizers"):
-                api.request(
-                    "PATCH",
-                    r.path(meta.get("namespace", ""), meta["name"]),
-                    body={"metadata": {"finalizers": None}},
-                    content_type="application/merge-patch+json",
-                )
+                # An update, not a patch: v1.36's API server refuses any patch of a ResourceClaim whose spec
+                # holds opaque config ("spec: field is immutable"), as the patched parameters re-encode differently.
+                meta["finalizers"] = None
+                body = {**obj, "apiVersion": r.group_version, "kind": r.kind}
+                api.request("PUT", r.path(meta.get("namespace", ""), meta["name"]), body=body)
     for ns in namespaces(api):
         for kind in ("Pod", "Service", "PersistentVolumeClaim", "PodDisruptionBudget", "ReplicaSet", "ResourceClaim"):
             r = BY_KIND[kind]
