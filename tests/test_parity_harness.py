@@ -70,6 +70,11 @@ def _namespaces(labels: dict[str, dict[str, str]]) -> list[dict]:
 def test_dra_cases_are_what_the_api_server_admits(seed: int) -> None:
     """Every object passes validation and admission (admin access only where the namespace allows it)."""
     case = generate("dra", seed)
+    for o in case.objects:  # the uids the API server gives, which the harness writes into reservations
+        if o["kind"] == "Pod":
+            o["metadata"]["uid"] = f"uid-{o['metadata']['name']}"
+        for ref in (o.get("status") or {}).get("reservedFor") or ():
+            ref["uid"] = f"uid-{ref['name']}"
     everything = [*_namespaces(case.namespace_labels), *case.objects, *case.pending]
     loaded = LoadedInput(objects=[SourcedObject(copy.deepcopy(o), "case", i + 1) for i, o in enumerate(everything)])
     prepare_objects(loaded)  # raises a LoadError naming the object and field otherwise
@@ -107,6 +112,9 @@ def test_dra_cases_cover_what_the_family_promises() -> None:
                 if spec["pool"]["generation"] > 1:
                     seen.add("generations")
             elif o["kind"] == "ResourceClaim":
+                status = o.get("status") or {}
+                if status.get("allocation"):
+                    seen.add("reserved allocations" if status.get("reservedFor") else "unreserved allocations")
                 devices = spec["devices"]
                 seen.update(k for k in ("constraints", "config") if k in devices)
                 seen.update(k for c in devices.get("constraints") or () for k in c if k.endswith("Attribute"))
@@ -146,6 +154,8 @@ def test_dra_cases_cover_what_the_family_promises() -> None:
         "All",
         "shared claims",
         "templates",
+        "reserved allocations",
+        "unreserved allocations",
         "plain pods",
     }
 

@@ -865,6 +865,64 @@ class _DRAGen:
             req["adminAccess"] = True
         return req
 
+    def allocated(self, slices: list[Obj]) -> tuple[list[Obj], list[Obj], list[Obj]]:
+        """Whole GPUs already in use: claims allocated and reserved for running pods, and a few claims
+        allocated but reserved for no pod (their pod went away before it started), which pending pods
+        may name: where such a pod cannot run on the claim's node, PostFilter deallocates the claim.
+
+        Returns the running pods' claims, the pods (bound), and the unreserved claims.
+        """
+        g, rng = self.g, self.rng
+        whole = [
+            (s["spec"]["pool"]["name"], d["name"])
+            for s in slices
+            if s["spec"]["driver"] == GPU_DRIVER and not s["metadata"]["name"].endswith("-gpu-old")
+            for d in s["spec"].get("devices") or ()
+            if d["attributes"]["partition"]["string"] == "whole"
+        ]
+        picked = rng.sample(whole, min(len(whole), rng.randint(0, 5)))
+        claims, pods, idle = [], [], []
+        for i, (node, device) in enumerate(picked):
+            reserved = i == 0 or not g.chance(0.3)
+            name = f"run-claim-{i:03d}" if reserved else f"idle-claim-{i:03d}"
+            status: Obj = {
+                "allocation": {
+                    "devices": {"results": [{"request": "gpu", "driver": GPU_DRIVER, "pool": node, "device": device}]},
+                    "nodeSelector": {
+                        "nodeSelectorTerms": [
+                            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                        ]
+                    },
+                }
+            }
+            claim: Obj = {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {
+                                "name": "gpu",
+                                "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1},
+                            }
+                        ]
+                    }
+                },
+                "status": status,
+            }
+            if not reserved:
+                idle.append(claim)
+                continue
+            pod_name = f"run-gpu-{i:03d}"
+            status["reservedFor"] = [{"resource": "pods", "name": pod_name}]  # the harness fills in the uid
+            spec = self.g.pod_spec()
+            spec["nodeName"] = node
+            spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": name}]
+            claims.append(claim)
+            pods.append(_pod(pod_name, "default", self.g.labels(), spec))
+        return claims, pods, idle
+
     def template(self, name: str, namespace: str, classes: list[str]) -> Obj:
         claim = self.claim(name, namespace, classes)
         spec: Obj = {"spec": claim["spec"]}
@@ -951,12 +1009,15 @@ def dra(seed: int) -> Case:
         templates[ns] = [
             d.template(f"tmpl-{i:03d}", ns, class_names) for i in range(rng.randint(0, 2) if wanted else 0)
         ]
+    in_use, running, idle = d.allocated(slices)
+    if claims["default"]:
+        claims["default"].extend(idle)
     existing = []
     for i in range(rng.randint(0, 8)):
         existing.append(_pod(f"run-{i:03d}", "default", g.labels(), g.pod_spec()))
     g.place(existing, nodes)
     made = [*(c for cs in claims.values() for c in cs), *(t for ts in templates.values() for t in ts)]
-    case.objects = [*classes, *slices, *made, *nodes, *existing]
+    case.objects = [*classes, *slices, *in_use, *made, *nodes, *running, *existing]
     used: set[tuple[str, str]] = set()
     for name, ns, n_claims in plans:
         pod_labels = g.labels()

@@ -91,7 +91,7 @@ class AttemptLog:
         self.deleted_at: dict[str, int] = {}  # pod -> the log line where the scheduler saw it deleted
         self.nodes_added: set[str] = set()
         self.assigned_added: set[str] = set()
-        self.claims_added: set[str] = set()
+        self.claim_events: dict[str, int] = {}  # claim -> adds and updates its assume cache took in
         self.seq = 0
 
     def _current(self, pod: str) -> Attempt:
@@ -141,7 +141,7 @@ class AttemptLog:
         elif msg == "Add event for scheduled pod":
             self.assigned_added.add(v["pod"])
         elif msg == "Adding object to assume cache" and v.get("description") == "ResourceClaim":
-            self.claims_added.add(v["cacheKey"])
+            self.claim_events[v["cacheKey"]] = self.claim_events.get(v["cacheKey"], 0) + 1
         elif msg == "Update event for scheduled pod":
             self.cache_updates[v["pod"]] = self.cache_updates.get(v["pod"], 0) + 1
         elif msg in ("Delete event for unscheduled pod", "Delete event for scheduled pod"):
@@ -349,6 +349,7 @@ class UpstreamRunner:
         order; nodes it finds at start-up arrive in an order of Go's map iteration instead.
         """
         self._create_all(case.objects)
+        allocated = self._claim_statuses(case)
         self.update_pdbs()
         self.pv_controller()
         nodes = {o["metadata"]["name"] for o in case.objects if o["kind"] == "Node"}
@@ -357,14 +358,37 @@ class UpstreamRunner:
             for o in case.objects
             if o["kind"] == "Pod" and o["spec"].get("nodeName")
         }
-        claims = {_key(o) for o in case.objects if o["kind"] == "ResourceClaim"}
+        # Each claim created, and updated again where the case starts with it allocated.
+        claims = {_key(o): 2 if _key(o) in allocated else 1 for o in case.objects if o["kind"] == "ResourceClaim"}
         wait(
-            lambda: nodes <= alog.nodes_added and bound <= alog.assigned_added and claims <= alog.claims_added,
+            lambda: (
+                nodes <= alog.nodes_added
+                and bound <= alog.assigned_added
+                and all(alog.claim_events.get(k, 0) >= n for k, n in claims.items())
+            ),
             120,
             "the scheduler to see the cluster",
             alog.poll,
         )
         self._settle(alog)
+
+    def _claim_statuses(self, case: Case) -> set[str]:
+        """Allocations the case starts with, as an earlier scheduler wrote them, reserved for pods now created."""
+        r = BY_KIND["ResourceClaim"]
+        written = set()
+        for o in case.objects:
+            if o["kind"] != "ResourceClaim" or not o.get("status"):
+                continue
+            ns, name = o["metadata"]["namespace"], o["metadata"]["name"]
+            status = copy.deepcopy(o["status"])
+            for ref in status.get("reservedFor") or ():
+                pod = self._pod(f"{ns}/{ref['name']}")
+                ref["uid"] = pod["metadata"]["uid"] if pod else ""
+            claim = self.api.request("GET", r.path(ns, name))
+            claim["status"] = status
+            self.api.request("PUT", r.path(ns, name, "status"), body=claim)
+            written.add(f"{ns}/{name}")
+        return written
 
     # The PV controller's part (and an external provisioner's), run between and during decisions
 
@@ -551,6 +575,8 @@ class UpstreamRunner:
             if first.node is not None:
                 first.allocations = self.allocations(created)
                 self._kubelet(key, alog)
+            elif DEALLOCATED in (first.message or ""):
+                decisions.extend(self._after_deallocation(case, created, state, alog))
             elif self._nominated(key, first, alog):
                 if any(self._pod(v) is not None for v in first.victims):
                     waiting.append((key, first))
@@ -561,6 +587,48 @@ class UpstreamRunner:
         for other, its_first in waiting:
             decisions.extend(self._finish_preemption(case, other, its_first, alog))
         return decisions
+
+    def _after_deallocation(self, case: Case, pod: Obj, state: list[Obj], alog: AttemptLog) -> list[Decision]:
+        """PostFilter deallocated a claim of the pod's (allocated, reserved for no pod, on a node unfit for it).
+
+        That write requeues the pod at once. Each next attempt saw the listed state with the claim
+        deallocated (PostFilter clears allocation, reservations and device status); when several of
+        the pod's claims could have been the one (upstream picks at random), the decision is not compared.
+        """
+        key = _key(pod)
+        ns = pod["metadata"]["namespace"]
+        names = set(claim_names(pod))
+        out: list[Decision] = []
+        index = 1
+        while True:
+            candidates = [
+                o
+                for o in state
+                if o["kind"] == "ResourceClaim"
+                and o["metadata"]["namespace"] == ns
+                and o["metadata"]["name"] in names
+                and (o.get("status") or {}).get("allocation")
+                and all(ref.get("uid") == pod["metadata"]["uid"] for ref in o["status"].get("reservedFor") or ())
+            ]
+            if candidates:
+                freed = copy.deepcopy(candidates[0])
+                freed.pop("status", None)
+                state = [freed if o is candidates[0] else o for o in state]
+            attempt = wait(
+                functools.partial(self._ended, alog, key, index), 30, f"{key}'s attempt after deallocation", alog.poll
+            )
+            decision = Decision(case.family, case.seed, key, "after deallocation", list(state), attempt)
+            if len(candidates) != 1:
+                decision.ambiguous = f"{len(candidates)} claims PostFilter could have deallocated"
+            out.append(decision)
+            if attempt.node is not None:
+                attempt.allocations = self.allocations(pod)
+                self._kubelet(key, alog)
+                return out
+            if DEALLOCATED not in (attempt.message or ""):
+                self._delete_pod(key, alog)
+                return out
+            index += 1
 
     def _finish_preemption(self, case: Case, key: str, first: Attempt, alog: AttemptLog) -> list[Decision]:
         after = self._after_preemption(case, key, first, alog)
@@ -692,6 +760,9 @@ class UpstreamRunner:
     def _delete_pod(self, key: str, alog: AttemptLog) -> None:
         self._force_delete(key)
         wait(lambda: key in alog.deleted_at, 30, f"the scheduler to see {key} deleted", alog.poll)
+
+
+DEALLOCATED = "deallocation of ResourceClaim completed"  # DynamicResources PostFilter's status
 
 
 def _key(obj: Obj) -> str:
