@@ -893,6 +893,10 @@ class _DRAGen:
                             {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
                         ]
                     },
+                    # As v1.36 writes every allocation. Without it, reserving the claim for another pod
+                    # fails upstream: PreBind stamps the time into the allocation, which the API server
+                    # refuses ("status.allocation: ... field is immutable").
+                    "allocationTimestamp": "2026-01-01T00:00:00Z",
                 }
             }
             claim: Obj = {
