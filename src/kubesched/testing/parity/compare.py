@@ -146,6 +146,7 @@ def tally(
             ("batch hints", d.upstream.batch_hint),
             ("preemptions (a node nominated)", d.upstream.nominated is not None and d.upstream.node is None),
             ("attempts after a preemption", d.label == "after preemption"),
+            ("attempts after a deallocation", d.label == "after deallocation"),
             ("decided beside a standing nomination", d.nominations > 0),
             ("unschedulable", d.upstream.node is None),
             ("bound with devices allocated", any(d.upstream.allocations.values())),

@@ -1016,6 +1016,7 @@ def dra(seed: int) -> Case:
     in_use, running, idle = d.allocated(slices)
     if claims["default"]:
         claims["default"].extend(idle)
+    idle_nodes = {c["metadata"]["name"]: c["status"]["allocation"]["devices"]["results"][0]["pool"] for c in idle}
     existing = []
     for i in range(rng.randint(0, 8)):
         existing.append(_pod(f"run-{i:03d}", "default", g.labels(), g.pod_spec()))
@@ -1041,6 +1042,15 @@ def dra(seed: int) -> Case:
                 continue
             used.add((ns, pick))
             entries.append({"name": f"rc-{len(entries)}", "resourceClaimName": pick})
+            node_of = idle_nodes.get(pick)
+            if node_of and "affinity" not in spec and g.chance(0.5):
+                # Kept off the node of its claim's allocation: PostFilter deallocates the claim.
+                term = {
+                    "matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "NotIn", "values": [node_of]}]
+                }
+                spec["affinity"] = {
+                    "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+                }
         if entries:
             spec["resourceClaims"] = entries
             if g.chance(0.5):
