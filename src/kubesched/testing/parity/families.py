@@ -883,7 +883,7 @@ class _DRAGen:
         picked = rng.sample(whole, min(len(whole), rng.randint(0, 5)))
         claims, pods, idle = [], [], []
         for i, (node, device) in enumerate(picked):
-            reserved = i == 0 or not g.chance(0.3)
+            reserved = i == 0 or g.chance(0.5)
             name = f"run-claim-{i:03d}" if reserved else f"idle-claim-{i:03d}"
             status: Obj = {
                 "allocation": {
@@ -1037,13 +1037,16 @@ def dra(seed: int) -> Case:
                 entries.append({"name": f"rc-{len(entries)}", "resourceClaimTemplateName": template})
                 continue
             fresh = [c for c in claims[ns] if (ns, c["metadata"]["name"]) not in used]
+            fresh_idle = [c for c in fresh if c["metadata"]["name"] in idle_nodes]
+            if fresh_idle and g.chance(0.3):
+                fresh = fresh_idle
             pick = rng.choice(fresh if fresh and g.chance(0.8) else claims[ns])["metadata"]["name"]
             if any(e.get("resourceClaimName") == pick for e in entries):
                 continue
             used.add((ns, pick))
             entries.append({"name": f"rc-{len(entries)}", "resourceClaimName": pick})
             node_of = idle_nodes.get(pick)
-            if node_of and "affinity" not in spec and g.chance(0.5):
+            if node_of and "affinity" not in spec and g.chance(0.6):
                 # Kept off the node of its claim's allocation: PostFilter deallocates the claim.
                 term = {
                     "matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "NotIn", "values": [node_of]}]
