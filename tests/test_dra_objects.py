@@ -56,7 +56,8 @@ def test_example_loads_and_gets_its_claims() -> None:
     training = pod_resource_claims(cluster, pods["training-0"])
     assert [e["name"] for e in training] == ["gpus"]
     assert re.fullmatch(r"default/training-0-gpus-[a-z0-9]{5}", training[0]["claim"])
-    assert training[0]["devices"] == []  # nothing allocates yet
+    devices = training[0]["devices"]  # two whole GPUs of one model, on the node the pod is bound to
+    assert len(devices) == 2 and {d["pool"] for d in devices} == {pods["training-0"]["spec"]["nodeName"]}
     claim = cluster.get("ResourceClaim", "default", training[0]["claim"].split("/")[1])
     assert claim is not None
     assert claim["metadata"]["annotations"] == {"resource.kubernetes.io/pod-claim-name": "gpus"}

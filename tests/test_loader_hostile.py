@@ -658,7 +658,9 @@ def test_empty_input_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str], t
     code, out, err = simulate(capsys, str(f), str(other))
     assert code == 0
     warning = f"no nodes or pods found in {f}, {other}: nothing to schedule"
-    assert json.loads(out) == {"pods": [], "nodes": [], "events": [], "endTime": 0.0, "warnings": [warning]}
+    doc = json.loads(out)
+    assert doc.pop("summary")["pods"]["total"] == 0
+    assert doc == {"pods": [], "nodes": [], "events": [], "endTime": 0.0, "warnings": [warning]}
     assert err == f"kubesched: warning: {warning}\n"
 
 

@@ -10,6 +10,7 @@ import pytest
 
 import kubesched
 from kubesched.cli import main
+from kubesched.testing.configs import most_allocated
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,23 +66,23 @@ def test_config_mapping_changes_the_answer() -> None:
     objs = [_node("a"), _node("b"), _pod("p1"), _pod("p2")]
     spread = kubesched.simulate(objs, seed=1)
     assert len({p.node for p in spread.pods}) == 2  # LeastAllocated by default
-    packing = {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "profiles": [
-            {
-                "schedulerName": "default-scheduler",
-                "pluginConfig": [
-                    {
-                        "name": "NodeResourcesFit",
-                        "args": {"scoringStrategy": {"type": "MostAllocated"}},
-                    }
-                ],
-            }
-        ],
-    }
+    packing = most_allocated()
     packed = kubesched.simulate([_node("a"), _node("b"), _pod("p1"), _pod("p2")], config=packing, seed=1)
     assert len({p.node for p in packed.pods}) == 1
+
+
+def test_summary_and_overlays() -> None:
+    base = [_node("a"), _pod("p1", "3"), _pod("p2", "3")]
+    sim = kubesched.simulate(base, seed=1)
+    assert (sim.summary.scheduled, sim.summary.pending) == (1, 1)
+    assert sim.summary.pending_by_reason == {"Insufficient cpu": 1}
+    assert sim.summary.resources["cpu"].requested == 3000
+    assert sim.summary.fragmentation["cpu"].stranded == 1000  # 1 cpu left where no 3-cpu pod fits
+    bigger = kubesched.simulate(base, overlays=[_node("a", "8")], seed=1)
+    assert bigger.summary.pending == 0
+    assert any("a" in w and "<overlay object 0>" in w for w in bigger.warnings)
+    with pytest.raises(kubesched.InputError, match="already exists"):
+        kubesched.simulate(base, [_node("a", "8")])
 
 
 def test_record_false_leaves_plugins_out_and_until_takes_durations() -> None:
@@ -122,9 +123,21 @@ def test_the_docs_examples_run(capsys: pytest.CaptureFixture[str], monkeypatch: 
     """Every python block of docs/python-api.md runs as written, from the repository root."""
     monkeypatch.chdir(ROOT)
     blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs/python-api.md").read_text(), re.S)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     for block in blocks:
         exec(compile(block, "docs/python-api.md", "exec"), {})
     out = capsys.readouterr().out
     assert "default/web-1 Scheduled" in out
     assert "{1: 4, 2: 3, 3: 2, 4: 1, 5: 0, 6: 0}" in out
+
+
+def test_record_only_some_pods() -> None:
+    objs = [_node("a", "2"), _node("b", "2"), *(_pod(f"p{i}") for i in range(5))]
+    full = kubesched.simulate(objs, seed=4)
+    none = kubesched.simulate(objs, seed=4, record=False)
+    some = kubesched.simulate(objs, seed=4, record=["default/p1", "default/p4"])
+    assert some.placements() == full.placements() == none.placements()
+    assert some.pod("p1").plugins == full.pod("p1").plugins
+    assert some.pod("p4").plugins == full.pod("p4").plugins and not some.pod("p4").scheduled
+    others = [p for p in some.pods if p.key not in ("default/p1", "default/p4")]
+    assert others and all(p.plugins is not None and not p.plugins.filter for p in others)

@@ -55,7 +55,7 @@ def test_records_and_fit_error(tmp_path, capsys):
     assert doc["nodes"][0] == {
         "name": "node-a",
         "pods": 1,
-        "requested": {"cpu": "1", "memory": "0"},
+        "requested": {"cpu": "1", "memory": "0", "pods": "1"},
         "allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"},
     }
 

@@ -15,16 +15,24 @@ import sys
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from kubesched import klog
 from kubesched.api.duration import parse_duration
 from kubesched.config.load import ConfigError, SchedulerConfig, load_config
 from kubesched.framework.runtime.framework import FrameworkError
-from kubesched.simulator.documents import DocumentError, parse_documents
-from kubesched.simulator.load import LoadedInput, LoadError, load_manifests, read_text
+from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_text
 
 # The simulation, its report (rich) and legacy policies are imported where simulate uses them:
 # `kubesched run` restarts faster without them.
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from kubesched.simulator.load import LoadedInput
+    from kubesched.simulator.progress import RunProgress
+    from kubesched.simulator.report import JsonLinesWriter
+    from kubesched.simulator.report_html import ScoreCollector
+    from kubesched.simulator.run import SimulationResult
 
 KUBERNETES_VERSION = "v1.36"  # the kube-scheduler release kubesched follows
 EXIT_BAD_INPUT = 2
@@ -85,9 +93,29 @@ def _parser() -> argparse.ArgumentParser:
         metavar="GATES",
         help="for --policy-config-file/--algorithm-provider: DefaultPodTopologySpread=true|false",
     )
-    s.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
+    s.add_argument(
+        "--output",
+        choices=("json", "jsonl", "table"),
+        default=None,
+        help="default: table on a terminal, else json; jsonl streams one JSON object a line (docs/output.md)",
+    )
     s.add_argument("--seed", type=int, default=None, help="fix the random tie-break in host selection")
-    s.add_argument("--record", choices=("full", "none"), default="full", help="none leaves out per-plugin records")
+    s.add_argument(
+        "--record", choices=("full", "none"), default="full", help="none leaves out per-plugin records (json, jsonl)"
+    )
+    s.add_argument(
+        "--explain",
+        action="append",
+        default=[],
+        metavar="NAMESPACE/POD",
+        help="show how the pod's last attempt judged every node (repeatable; POD alone: namespace default)",
+    )
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress bar on standard error")
+    s.add_argument(
+        "--report",
+        metavar="PATH",
+        help="also write an HTML report with plots to PATH (self-contained, readable offline; docs/report.md)",
+    )
     s.add_argument("--until", type=_duration, default=None, help="stop at this virtual time (e.g. 10m)")
     s.add_argument(
         "--bind-latency", type=_duration, default=0.0, help="virtual time a binding takes (e.g. 200ms; default 0)"
@@ -107,7 +135,25 @@ def _parser() -> argparse.ArgumentParser:
         help="file to write (default: stdout); checked before the cluster is read, written whole or not at all",
     )
     snap.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+    _whatif_parser(sub)
+    _sweep_parser(sub)
+    _ui_parser(sub)
     return p
+
+
+def _ui_parser(sub: argparse._SubParsersAction) -> None:
+    u = sub.add_parser(
+        "ui", help="a local web app: the cluster, pending pods and why, every plugin's verdicts; edit and re-run"
+    )
+    u.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON files or directories")
+    u.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
+    u.add_argument("--host", default="127.0.0.1", help="address to serve on (default: loopback only)")
+    u.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+    u.add_argument("--no-open", action="store_true", help="do not open a browser")
+    u.add_argument("--seed", type=int, default=1, help="the random tie-break's seed (default 1)")
+    u.add_argument("--until", type=_duration, default=None, help="stop at this virtual time (e.g. 10m)")
+    u.add_argument("--bind-latency", type=_duration, default=0.0, help="virtual time a binding takes")
+    u.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
 
 
 def _run_parser(sub: argparse._SubParsersAction) -> None:
@@ -238,39 +284,116 @@ ones (Python's default is ten) leaves that out."""
 
 
 def simulate_command(args: argparse.Namespace) -> int:
+    try:
+        report = _report_file(args.report) if args.report is not None else None  # before the run, as snapshot -o
+    except LoadError as err:
+        print(f"kubesched: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     thresholds = gc.get_threshold()
     gc.set_threshold(thresholds[0], thresholds[1], FULL_COLLECTION_THRESHOLD)
     try:
-        return _simulate(args)
+        return _simulate(args, report)
     finally:
         gc.set_threshold(*thresholds)
+        if report is not None:
+            report.discard()
 
 
-def _simulate(args: argparse.Namespace) -> int:
-    from kubesched.simulator.report import to_json
-    from kubesched.simulator.run import simulate
+def _simulate(args: argparse.Namespace, report: _OutputFile | None = None) -> int:
+    from kubesched.simulator.explain import ExplainError, pod_key
+    from kubesched.simulator.load import load_manifests
+    from kubesched.simulator.report import JsonLinesWriter
+    from kubesched.simulator.run import Watcher, simulate
 
+    output = args.output or ("table" if sys.stdout.isatty() else "json")
     loaded: LoadedInput | None = None
+    progress = None
     try:
+        explain = [pod_key(name) for name in args.explain]
         loaded = load_manifests(args.files, args.overlay)
         config, config_warnings = _scheduler_config(args, loaded)
         _check_extenders(config)
-        record = args.record == "full"
+        # The per-plugin record costs time and memory: only what the output shows is kept.
+        full = args.record == "full" and output != "table"
+        stream = JsonLinesWriter(sys.stdout, record=full, keep=explain) if output == "jsonl" else None
+        progress = None if args.quiet else _progress()
+        # --report counts every cycle's scores as the run goes (before the stream drops its records).
+        scores = _score_collector(output, explain) if report is not None and args.record == "full" else None
+        watchers: list[Watcher] = [w for w in (scores, stream, progress) if w is not None]
         result = simulate(
-            loaded, config, seed=args.seed, record=record, until=args.until, bind_latency=args.bind_latency
+            loaded,
+            config,
+            seed=args.seed,
+            record=True if full or scores is not None else explain,
+            until=args.until,
+            bind_latency=args.bind_latency,
+            watchers=watchers,
         )
-    except (LoadError, ConfigError) as err:
+    except (LoadError, ConfigError, ExplainError) as err:
         print(f"kubesched: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except FrameworkError as err:
         print(f"kubesched: {_framework_message(err, _config_source(args, loaded))}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    finally:
+        if progress is not None:
+            progress.close()
     assert result.scheduler is not None
     for warning in [*config_warnings, *result.warnings]:
         print(f"kubesched: warning: {warning}", file=sys.stderr)
-    doc = to_json(result, record=record)
-    output = args.output or ("table" if sys.stdout.isatty() else "json")
-    return _write(doc, output, sys.stdout)
+    code = _write(result, output, sys.stdout, record=full, explain=args.explain, stream=stream)
+    if report is not None:
+        code = _write_report(report, args, result, scores, _config_source(args, loaded)) or code
+    return code
+
+
+def _report_file(path: str) -> _OutputFile:
+    """--report's file, made now (a temporary beside it) so that neither a missing plotting library nor a
+    path that cannot be written costs a whole run first."""
+    from kubesched.simulator.report_html import ReportError, require_plotting
+
+    try:
+        require_plotting()
+        return _OutputFile(path)
+    except ReportError as err:
+        raise LoadError(str(err)) from err
+    except OSError as err:
+        raise LoadError(f"--report: cannot write {path}: {err.strerror or err}") from err
+
+
+def _score_collector(output: str, explain: list[str]) -> ScoreCollector:
+    from kubesched.simulator.report_html import ScoreCollector
+
+    return ScoreCollector(drop=output == "table", keep=explain)
+
+
+def _write_report(
+    target: _OutputFile,
+    args: argparse.Namespace,
+    result: SimulationResult,
+    scores: ScoreCollector | None,
+    config_source: str,
+) -> int:
+    """--report PATH, after the output: written whole or not at all; 1 when it cannot be written."""
+    from kubesched.simulator import report_html
+
+    details = [("Input", " ".join(args.files + [f"--overlay {o}" for o in args.overlay]))]
+    if args.seed is not None:
+        details.append(("Seed", str(args.seed)))
+    data = report_html.from_result(
+        result,
+        scores.stats if scores is not None else None,
+        title="kubesched simulate report",
+        config_source=config_source,
+        details=details,
+    )
+    try:
+        text = report_html.render(data)
+        target.write(lambda f: print(text, end="", file=f))
+    except OSError as err:
+        print(f"kubesched: --report: cannot write {args.report}: {err.strerror or err}", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+    return 0
 
 
 def _framework_message(err: FrameworkError, source: str) -> str:
@@ -281,19 +404,61 @@ def _framework_message(err: FrameworkError, source: str) -> str:
     return f"{prefix}{field}{text}"
 
 
-def _write(doc: dict[str, Any], output: str, out: TextIO) -> int:
-    """Print the result; a reader that goes away early (`| head`) ends the command quietly."""
-    from kubesched.simulator.report import print_table, write_json
+def _progress() -> RunProgress | None:
+    """A progress bar on standard error when it is a terminal, else None."""
+    from kubesched.simulator.progress import RunProgress
+
+    console = _stderr_console()
+    return RunProgress(console) if console.is_terminal else None
+
+
+def _stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _write(
+    result: SimulationResult,
+    output: str,
+    out: TextIO,
+    *,
+    record: bool,
+    explain: list[str] | None = None,
+    stream: JsonLinesWriter | None = None,
+) -> int:
+    """Print the result; a reader that goes away early (`| head`) ends the command quietly.
+
+    --explain goes to standard output instead of the pods and nodes tables with table output,
+    to standard error with json and jsonl (standard output keeps the one JSON document or stream).
+    """
+    from kubesched.simulator import explain as ex
+    from kubesched.simulator.report import console_for, print_table, to_json, write_json
 
     try:
-        if output == "json":
-            write_json(doc, out)
+        explained = [ex.explain(result, st) for st in ex.resolve(result, explain)] if explain else []
+    except ex.ExplainError as err:
+        print(f"kubesched: {err}", file=sys.stderr)
+        if stream is not None:
+            stream.finish(result)
+        return EXIT_BAD_INPUT
+    try:
+        if stream is not None:
+            stream.finish(result)
+        elif output == "json":
+            write_json(to_json(result, record=record), out)
             out.write("\n")
+        elif explained:
+            ex.render(explained, console_for(out))
+            print_table(to_json(result, record=False), out, pods=False)
         else:
-            print_table(doc, out)
+            print_table(to_json(result, record=False), out)
         out.flush()
     except BrokenPipeError:
         _silence_stdout()
+        return 0
+    if explained and output != "table":
+        ex.render(explained, _stderr_console())
     return 0
 
 
@@ -423,6 +588,113 @@ class _OutputFile:
             pass
 
 
+def _whatif_parser(sub: argparse._SubParsersAction) -> None:
+    """`kubesched whatif capacity|compare` (docs/whatif.md)."""
+    w = sub.add_parser("whatif", help="capacity and configuration questions, answered by repeated simulation")
+    questions = w.add_subparsers(dest="question", required=True)
+    c = questions.add_parser("capacity", help="the fewest nodes of a template's shape that schedule every pending pod")
+    c.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories")
+    c.add_argument("--node-template", required=True, metavar="NODE.yaml", help="a file holding one Node")
+    c.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
+    c.add_argument("--max-nodes", type=int, default=1000, help="the most nodes to add (default 1000)")
+    c.add_argument("--seed", type=int, default=0, help="the tie-break seed of every simulation (default 0)")
+    c.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
+    c.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+    m = questions.add_parser("compare", help="the same manifests under two scheduler configurations")
+    m.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories")
+    m.add_argument(
+        "--config",
+        action="append",
+        required=True,
+        dest="configs",
+        help="a KubeSchedulerConfiguration, or default for upstream's; give it twice (A, then B)",
+    )
+    m.add_argument("--seed", type=int, default=0, help="the tie-break seed of both simulations (default 0)")
+    m.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
+    m.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+
+
+def _sweep_parser(sub: argparse._SubParsersAction) -> None:
+    """`kubesched sweep SPEC.yaml` (docs/whatif.md)."""
+    s = sub.add_parser("sweep", help="simulations over a grid or a random sample of variations, in parallel")
+    s.add_argument("spec", metavar="SPEC.yaml", help="what to vary (docs/whatif.md)")
+    s.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU); Ray: CPUs of local")
+    s.add_argument("--ray", default=None, metavar="ADDRESS", help="run on Ray: auto, ray://HOST:PORT, or local")
+    s.add_argument(
+        "--output", choices=("json", "table", "csv"), default=None, help="default: table on a terminal, else json"
+    )
+    s.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+
+
+def whatif_command(args: argparse.Namespace) -> int:
+    from kubesched.simulator import whatif, whatif_output
+    from kubesched.simulator.inputs import WhatIfError
+
+    output = args.output or ("table" if sys.stdout.isatty() else "json")
+    try:
+        if args.question == "capacity":
+            answer = whatif.capacity(
+                args.files, args.node_template, config=args.config, max_nodes=args.max_nodes, seed=args.seed
+            )
+        else:
+            comparison = whatif.compare(args.files, args.configs, seed=args.seed)
+    except WhatIfError as err:
+        print(f"kubesched: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if output == "json":
+        doc = answer.to_json() if args.question == "capacity" else comparison.to_json()
+        whatif_output.write_json(doc, sys.stdout)
+    elif args.question == "capacity":
+        whatif_output.print_capacity(answer, sys.stdout)
+    else:
+        whatif_output.print_comparison(comparison, sys.stdout)
+    sys.stdout.flush()
+    return 0
+
+
+def sweep_command(args: argparse.Namespace) -> int:
+    from kubesched.simulator import sweep, whatif_output
+    from kubesched.simulator.inputs import WhatIfError
+
+    output = args.output or ("table" if sys.stdout.isatty() else "json")
+    try:
+        result = sweep.sweep(args.spec, workers=args.workers, ray_address=args.ray)
+    except WhatIfError as err:
+        print(f"kubesched: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if output == "json":
+        whatif_output.write_json(result.to_json(), sys.stdout)
+    elif output == "csv":
+        whatif_output.write_csv(result, sys.stdout)
+    else:
+        whatif_output.print_sweep(result, sys.stdout)
+    sys.stdout.flush()
+    failed = sum(1 for row in result.rows if row.get("error"))
+    where = f"{result.workers} process(es)" if result.engine == "processes" else f"Ray ({result.workers} CPUs)"
+    summary = f"{len(result.rows)} point(s) in {result.wall_seconds:.1f} s on {where}"
+    print(f"kubesched: sweep: {summary}" + (f"; {failed} failed" if failed else ""), file=sys.stderr)
+    return 0
+
+
+def ui_command(args: argparse.Namespace) -> int:
+    """Starlette and uvicorn are imported here only: `kubesched run` starts without them."""
+    try:
+        from kubesched.ui.server import run
+    except ImportError as err:
+        print(f"kubesched: ui needs {err.name or 'its web packages'}: pip install 'kubesched[ui]'", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return run(
+        args.files,
+        config=args.config,
+        host=args.host,
+        port=args.port,
+        open_browser=not args.no_open,
+        seed=args.seed,
+        until=args.until,
+        bind_latency=args.bind_latency,
+    )
+
+
 class _TextFormatter(logging.Formatter):
     """Log lines without Python tracebacks (only the exception's message), unless -v=4 or more asks for them."""
 
@@ -435,6 +707,11 @@ class _TextFormatter(logging.Formatter):
             return super().formatException(ei)
         return f"  error: {ei[1]}" if ei and ei[1] is not None else ""
 
+    def format(self, record: logging.LogRecord) -> str:
+        if klog.verbosity_of(record.levelno) is not None:
+            record.levelname = "INFO"  # V(n) lines are klog's Info lines
+        return super().format(record)
+
 
 class _JSONFormatter(logging.Formatter):
     """--logging-format=json: one object a line, with klog's field names."""
@@ -444,8 +721,16 @@ class _JSONFormatter(logging.Formatter):
         self.tracebacks = tracebacks
 
     def format(self, record: logging.LogRecord) -> str:
-        doc: dict[str, object] = {"ts": record.created, "level": record.levelname, "logger": record.name}
-        doc["msg"] = record.getMessage()
+        v = klog.verbosity_of(record.levelno)
+        level = "INFO" if v is not None else record.levelname
+        doc: dict[str, object] = {"ts": record.created, "level": level, "logger": record.name}
+        if v is not None:
+            doc["v"] = v
+        if isinstance(record.msg, klog.Message) and not record.args:
+            doc["msg"] = record.msg.text
+            doc.update({k: x if isinstance(x, int | float | bool) else str(x) for k, x in record.msg.values.items()})
+        else:
+            doc["msg"] = record.getMessage()
         if record.exc_info:
             error = record.exc_info[1]
             doc["err"] = self.formatException(record.exc_info) if self.tracebacks else str(error)
@@ -453,9 +738,10 @@ class _JSONFormatter(logging.Formatter):
 
 
 def _log_level(verbosity: int, command: str) -> int:
-    if verbosity >= 4:
-        return logging.DEBUG
-    return logging.INFO if command == "run" or verbosity >= 2 else logging.WARNING
+    """-v=N shows klog's V(N) lines and below; simulate keeps quiet (warnings only) without -v."""
+    if command == "simulate" and verbosity <= 0:
+        return logging.WARNING
+    return klog.level_for(verbosity)
 
 
 TRACEBACK_VERBOSITY = 4
@@ -470,7 +756,14 @@ def main(argv: list[str] | None = None) -> int:
     else:
         handler.setFormatter(_TextFormatter("%(levelname)s %(name)s: %(message)s", tracebacks))
     logging.basicConfig(level=_log_level(args.verbosity, args.command), handlers=[handler])
-    commands = {"simulate": simulate_command, "run": run_command, "snapshot": snapshot_command}
+    commands = {
+        "simulate": simulate_command,
+        "run": run_command,
+        "snapshot": snapshot_command,
+        "whatif": whatif_command,
+        "sweep": sweep_command,
+        "ui": ui_command,
+    }
     try:
         return commands[args.command](args)
     except KeyboardInterrupt:

@@ -47,6 +47,7 @@ from kubesched.framework.types import (
     NoNodesAvailable,
     PodInfo,
 )
+from kubesched.klog import Message, V, info
 from kubesched.queue.scheduling_queue import PriorityQueue, QueuedPodInfo
 
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ class Outcome:
     message: str
     attempts: int
     record: AttemptRecord | None
+    reasons: dict[str, int] | None = None  # Unschedulable: nodes per plugin reason (the FitError's histogram)
 
 
 @dataclass(slots=True)
@@ -91,6 +93,8 @@ class _Binding:
     assumed: PodInfo
     host: str
     record: AttemptRecord | None
+    evaluated_nodes: int
+    feasible_nodes: int
 
 
 class SchedulerObserver(Protocol):
@@ -115,7 +119,7 @@ class ScheduleOne:
     clock: VirtualClock
     rng: random.Random
     extenders: list[Extender]
-    record: bool
+    record: bool | Callable[[PodInfo], bool]  # every pod's attempts, none, or those it picks
     observer: SchedulerObserver | None
     metrics: SchedulerMetrics | None
     bind_latency: float
@@ -160,12 +164,15 @@ class ScheduleOne:
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
         """ScheduleOne: the scheduling cycle, then (once Permit allows) the binding cycle on the clock."""
         pod = qpi.pod_info
+        info(log, V(4), "About to try and schedule pod", pod=pod.key)
         fwk = self.profiles.get(pod.scheduler_name)
         if fwk is None or self._skip_pod_schedule(pod):
             self.queue.done(pod.uid)
             return
+        info(log, V(3), "Attempting to schedule pod", pod=pod.key)
         state = CycleState()
-        record = AttemptRecord() if self.record else None
+        wanted = self.record
+        record = AttemptRecord() if (wanted(pod) if callable(wanted) else wanted) else None
         qpi.cycle_start = time.perf_counter()
         if self.metrics is not None:
             self.metrics.new_cycle()
@@ -191,6 +198,7 @@ class ScheduleOne:
             return True
         if pod.deleting:
             self._record_k8s_event(pod, "Warning", "FailedScheduling", f"skip schedule deleting pod: {pod.key}")
+            info(log, V(3), "Skip schedule deleting pod", pod=pod.key)
             return True
         return False
 
@@ -207,9 +215,13 @@ class ScheduleOne:
             nominating = self._run_post_filter(fwk, state, pod, fit_err)
             qpi.unschedulable_plugins = set(fit_err.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(fit_err.diagnosis.pending_plugins)
-            self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, str(fit_err)), record, nominating)
+            message = str(fit_err)
+            info(log, V(2), "Unable to schedule pod; no fit; waiting", pod=pod.key, err=message)
+            status = Status(Code.UNSCHEDULABLE, message)
+            self._handle_failure(fwk, qpi, status, record, nominating, reasons=fit_err.reason_counts())
             return None
         except NoNodesAvailable as err:
+            info(log, V(2), "Unable to schedule pod; no nodes are registered to the cluster; waiting", pod=pod.key)
             qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
             self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err)), record)
             return None
@@ -233,13 +245,15 @@ class ScheduleOne:
             return None
         self._activate_pods(state)
         self._report("Scheduled", pod.key, host)
-        return _Binding(fwk, state, qpi, assumed, host, record), permit, waits
+        b = _Binding(fwk, state, qpi, assumed, host, record, result.evaluated_nodes, result.feasible_nodes)
+        return b, permit, waits
 
     def _run_post_filter(
         self, fwk: Framework, state: CycleState, pod: PodInfo, fit_err: FitError
     ) -> NominatingInfo | None:
         """PostFilter (preemption) after a FitError; its message ends the FitError's, and it may nominate a node."""
         if not fwk.post_filter_plugins:
+            info(log, V(3), "No PostFilter plugins are registered, so no preemption will be performed")
             return None
         if self.metrics is not None:
             self.metrics.preemption_attempts.inc()
@@ -249,6 +263,8 @@ class ScheduleOne:
             fit_err.diagnosis.post_filter_msg = pf.message()
             if pf.code == Code.ERROR:
                 log.info("Status after running PostFilter plugins for pod %s: %s", pod.key, pf.message())
+            else:
+                info(log, V(5), "Status after running PostFilter plugins for pod", pod=pod.key, status=pf.message())
         if pf_result is not None and pf_result.nominating_info is not None:
             return pf_result.nominating_info
         return None
@@ -314,6 +330,15 @@ class ScheduleOne:
             self._binding_failed(b, s)
             return
         self._record_k8s_event(assumed, "Normal", "Scheduled", f"Successfully assigned {assumed.key} to {host}")
+        info(
+            log,
+            V(2),
+            "Successfully bound pod to node",
+            pod=assumed.key,
+            node=host,
+            evaluatedNodes=b.evaluated_nodes,
+            feasibleNodes=b.feasible_nodes,
+        )
         self._observe_attempt("scheduled", fwk.profile_name, b.qpi)
         self._report("Bound", assumed.key, host)
         fwk.run_post_bind_plugins(state, assumed, host)
@@ -341,6 +366,7 @@ class ScheduleOne:
     def _binding_failed(self, b: _Binding, status: Status) -> None:
         """handleBindingCycleError: undo the reservation; the freed room is an AssignedPod delete for others."""
         assumed = b.assumed
+        info(log, V(1), "Failed to bind pod", pod=assumed.key)
         b.fwk.run_reserve_plugins_unreserve(b.state, assumed, b.host)
         forgot = False
         if self.cache.is_assumed_pod(assumed):
@@ -378,8 +404,12 @@ class ScheduleOne:
         *,
         single_node_fit: bool = False,
         clear_nomination: bool = False,
+        reasons: dict[str, int] | None = None,
     ) -> None:
-        """handleSchedulingFailure: requeue, nominate, and tell the pod (condition) and the user (event)."""
+        """handleSchedulingFailure: requeue, nominate, and tell the pod (condition) and the user (event).
+
+        `reasons` are a FitError's; a single node's rejection counts its status's reasons once.
+        """
         pod = qpi.pod_info
         rejected = status.is_rejected()
         message = status.message()
@@ -387,8 +417,11 @@ class ScheduleOne:
             message = f"0/1 nodes are available: {message}."
             qpi.unschedulable_plugins = {status.plugin} if status.plugin else set()
             qpi.pending_plugins = set()
+            reasons = dict.fromkeys(status.reasons, 1)
         elif not rejected:
             qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+        if not rejected:
+            log.error(Message("Error scheduling pod; retrying", pod=pod.key, err=message))
         if clear_nomination:
             nominating = NominatingInfo("", "Override")
         current = self._current_pod(pod)
@@ -414,10 +447,20 @@ class ScheduleOne:
         self._report(result, pod.key, None, message)
         if nominated:
             self._report("Nominated", pod.key, nominated)
-        self._notify(Outcome(current, result, None, message, qpi.attempts, record))
+        self._notify(Outcome(current, result, None, message, qpi.attempts, record, reasons))
 
     def _patch_pod_status(self, pod: PodInfo, reason: str, message: str, nominated: str | None) -> None:
         condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
+        info(
+            log,
+            V(3),
+            "Updating pod condition and nominated node name",
+            pod=pod.key,
+            conditionType="PodScheduled",
+            conditionStatus="False",
+            conditionReason=reason,
+            **({"nominatedNodeName": nominated} if nominated is not None else {}),
+        )
         try:
             self.client.patch_pod_status(pod, condition, nominated)
         except Exception as err:  # the pod may be gone; the queue already holds what matters
@@ -665,14 +708,29 @@ def _plugin_scores(
     rows, totals, s = fwk.run_score_plugins(state, pod, nodes, table, positions)
     if s is not None and not s.is_success():
         raise RuntimeError(s.message())
-    if record is not None:
-        for name, raw, norm in rows:
-            w = fwk.score_weights[name]
-            for i, ni in enumerate(nodes):
-                record.score.setdefault(ni.name, {})[name] = int(raw[i])
-                record.normalized_score.setdefault(ni.name, {})[name] = int(norm[i])
-                record.final_score.setdefault(ni.name, {})[name] = int(norm[i]) * w
+    if record is not None and rows:
+        _record_scores(fwk, nodes, rows, record)
     return totals
+
+
+def _record_scores(
+    fwk: Framework, nodes: Sequence[NodeInfo], rows: list[tuple[str, np.ndarray, np.ndarray]], record: AttemptRecord
+) -> None:
+    """Each node's raw, normalized and weighted score per plugin: one dict a node, filled a plugin's column at a
+    time from plain ints (indexing a numpy array per node and plugin took most of a recorded run's time)."""
+    names = [ni.name for ni in nodes]
+    raw_rows = [record.score.setdefault(n, {}) for n in names]
+    norm_rows = [record.normalized_score.setdefault(n, {}) for n in names]
+    final_rows = [record.final_score.setdefault(n, {}) for n in names]
+    for name, raw, norm in rows:
+        w = fwk.score_weights[name]
+        norms: list[int] = np.asarray(norm).astype(np.int64).tolist()
+        for row, v in zip(raw_rows, np.asarray(raw).astype(np.int64).tolist(), strict=True):
+            row[name] = v
+        for row, v in zip(norm_rows, norms, strict=True):
+            row[name] = v
+        for row, v in zip(final_rows, norms, strict=True):
+            row[name] = v * w
 
 
 def select_host(sched: ScheduleOne, nodes: Sequence[NodeInfo], totals: np.ndarray) -> str:

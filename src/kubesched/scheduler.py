@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kubesched.cache.cache import Cache
 from kubesched.cache.snapshot import Snapshot
@@ -58,7 +58,7 @@ class Scheduler(ScheduleOne):
         registry: Registry | None = None,
         seed: int | None = None,
         clock: VirtualClock | None = None,
-        record: bool = True,
+        record: bool | Callable[[PodInfo], bool] = True,
         observer: SchedulerObserver | None = None,
         bind_latency: float = 0.0,
         pod_lookup: Callable[[str, str], PodInfo | None],
@@ -91,6 +91,7 @@ class Scheduler(ScheduleOne):
             for j, pc in enumerate(prof.pluginConfig)
             if pc.name not in reg and not is_import_path(pc.name)
         ]
+        shared: dict[str, Any] = {}
         for i, (prof, args) in enumerate(zip(raw.profiles, config.profile_args, strict=True)):
             handle = Handle(
                 lister=lister,
@@ -101,6 +102,7 @@ class Scheduler(ScheduleOne):
                 activate=self._activate,
                 report=self._report,
                 extenders=self.extenders,
+                shared=shared,
             )
             handles.append(handle)
             try:

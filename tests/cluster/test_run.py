@@ -245,6 +245,42 @@ def test_preemption_deletes_the_victim_with_a_disruption_target(apiserver: FakeA
     assert patches  # DisruptionTarget written before the delete
 
 
+def test_a_preemptor_waits_for_its_victims_deletion_whatever_else_is_deleted(
+    apiserver: FakeAPIServer, start_app
+) -> None:
+    """Upstream v1.36's async preemption: while the victim's deletion is under way, another pod's deletion
+    (which NodeResourcesFit says may make room) finds the preemptor held at PreEnqueue, on its way to
+    backoffQ as to activeQ; it is retried once its victim is gone, with one FailedScheduling in all."""
+    apiserver.create(node("a", cpu="1", side="a"))
+    apiserver.create(node("b", cpu="1", side="b"))
+    for name, where in (("victim", "a"), ("bystander", "b")):
+        apiserver.create(pod(name, cpu="800m", priority=0, nodeName=where))
+    apiserver.create(pod("preemptor", cpu="800m", priority=1000, nodeSelector={"side": "a"}))
+    deletion = apiserver.hold("DELETE", "/pods/victim$")
+    try:
+        running = start_app()
+        wait_for(lambda: condition(apiserver, "victim", "DisruptionTarget"), what="victim marked")
+        apiserver.delete("Pod", "default", "bystander")
+        store = running.app.store
+        wait_for(lambda: store.get("Pod", "default", "bystander") is None, what="bystander's deletion seen")
+        with running.app.lock:
+            where = {
+                q.key: (queue, q.attempts)
+                for queue, qs in running.app.scheduler.queue.pending_pods().items()
+                for q in qs
+            }
+        assert where["default/preemptor"] == ("gated", 1)
+    finally:
+        deletion.set()
+    wait_for(lambda: bound(apiserver, "preemptor") == "a", what="preemptor bound")
+
+    def reasons() -> list[str]:
+        return sorted(e["reason"] for e in apiserver.list("Event") if e["regarding"]["name"] == "preemptor")
+
+    wait_for(lambda: "Scheduled" in reasons(), what="Scheduled event")
+    assert reasons() == ["FailedScheduling", "Scheduled"]
+
+
 def test_shutdown_finishes_bindings_and_releases_the_lease(apiserver: FakeAPIServer, start_app) -> None:
     apiserver.create(node("n1"))
     for i in range(5):

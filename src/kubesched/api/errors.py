@@ -10,3 +10,7 @@ class FieldError(ValueError):
         super().__init__(f"{path}: {message}")
         self.path = path
         self.detail = message
+
+
+class ConflictError(RuntimeError):
+    """The object changed or vanished (HTTP 409/404 in a real cluster); backends raise it, plugins catch it."""

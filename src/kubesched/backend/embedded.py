@@ -9,6 +9,7 @@ also answers the listers plugins use (namespaces, services, controllers).
 from __future__ import annotations
 
 import copy
+import random
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -18,6 +19,7 @@ from kubesched.backend.pv_controller import PVController
 from kubesched.backend.store import KINDS, NAMESPACED, Listener, Obj, ObjectStore, object_key
 from kubesched.framework.types import PodInfo
 
+NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # utilrand.String's: no vowels, no look-alikes
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # virtual time 0, for timestamps written on objects
 # PodTopologyLabels admission (beta, on in v1.36) copies these from the node onto a pod
 # bound to it, at binding and at creation with spec.nodeName.
@@ -40,6 +42,7 @@ class EmbeddedCluster(ObjectStore):
         self.events: list[Obj] = []
         self._stamp_time = -1.0
         self._stamp = ""  # core/v1 Events the scheduler recorded, oldest first
+        self._names = random.Random(0)  # suffixes of generated names: the same run after run
         if pv_controller:
             PVController(self)
 
@@ -64,6 +67,9 @@ class EmbeddedCluster(ObjectStore):
 
     def create(self, obj: Obj) -> Obj:
         kind = obj["kind"]
+        meta = obj.setdefault("metadata", {})
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = self._generated_name(kind, str(meta.get("namespace") or "default"), meta["generateName"])
         key = object_key(obj)
         if key in self.objects[kind]:
             raise ConflictError(f'{kind} "{"/".join(p for p in key if p)}" already exists')
@@ -86,6 +92,24 @@ class EmbeddedCluster(ObjectStore):
         self.objects[kind][key] = obj
         self._emit(kind, "MODIFIED", old, obj)
         return obj
+
+    def _generated_name(self, kind: str, namespace: str, base: str) -> str:
+        """generateName as the API server completes it: five characters of its alphabet, unused so far."""
+        while True:
+            name = base + "".join(self._names.choice(NAME_ALPHABET) for _ in range(5))
+            if self.get(kind, namespace, name) is None:
+                return name
+
+    def merge_status(self, kind: str, namespace: str, name: str, fields: Obj) -> Obj:
+        """A merge patch of status fields (a pod's extendedResourceClaimStatus, written by DRA's PreBind)."""
+        current = self.get(kind, namespace, name)
+        if current is None:
+            raise ConflictError(f'{kind} "{name}" not found')
+        return self.update({**current, "status": {**(current.get("status") or {}), **fields}})
+
+    def update_status(self, obj: Obj) -> Obj:
+        """The status subresource: the store keeps whole objects, so this is `update`."""
+        return self.update(obj)
 
     def delete(self, kind: str, namespace: str, name: str) -> Obj:
         old = self.objects[kind].pop((namespace if kind in NAMESPACED else "", name), None)

@@ -1,5 +1,5 @@
 """Errors a backend raises where the API server would answer 404 or 409."""
 
+from kubesched.api.errors import ConflictError
 
-class ConflictError(RuntimeError):
-    """The object changed or vanished (HTTP 409/404 in a real cluster)."""
+__all__ = ["ConflictError"]

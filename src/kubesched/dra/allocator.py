@@ -262,6 +262,19 @@ class Allocator:
         self.allocated_shared = {s.device_id() for s in allocated.allocated_shared_device_ids}
         self.num_allocate_one = 0
 
+    def with_allocated(self, allocated: AllocatedState) -> Allocator:
+        """An allocator over the same slices, classes and evaluator with other devices in use.
+
+        The slices are grouped by node once; a caller that keeps them per slice version
+        builds one allocator per version and this per scheduling cycle.
+        """
+        other = copy.copy(self)
+        other.allocated = allocated
+        other.available_counters = {}
+        other.allocated_shared = {s.device_id() for s in allocated.allocated_shared_device_ids}
+        other.num_allocate_one = 0
+        return other
+
     def allocate(
         self, node: Mapping[str, Any], claims: Sequence[Mapping[str, Any]], *, deadline: float | None = None
     ) -> list[dict[str, Any]] | None:

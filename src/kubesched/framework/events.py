@@ -72,6 +72,7 @@ _POD_UPDATE_BITS: Final = (
     UPDATE_POD_SCALE_DOWN,
     UPDATE_POD_TOLERATION,
     UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM,
 )
 
 
@@ -86,6 +87,12 @@ def pod_update_action(old: PodInfo, new: PodInfo) -> int:
         action |= UPDATE_POD_TOLERATION
     if old.scheduling_gates and not new.scheduling_gates:
         action |= UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+    old_status, new_status = old.obj.get("status") or {}, new.obj.get("status") or {}
+    if any(
+        (old_status.get(f) or None) != (new_status.get(f) or None)
+        for f in ("resourceClaimStatuses", "extendedResourceClaimStatus")
+    ):
+        action |= UPDATE_POD_GENERATED_RESOURCE_CLAIM  # the resourceclaim controller (or PreBind) named its claims
     return action
 
 

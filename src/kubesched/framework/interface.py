@@ -282,6 +282,18 @@ class APIClient(Protocol):
 
     def update(self, obj: Obj) -> Obj: ...
 
+    def update_status(self, obj: Obj) -> Obj: ...  # PUT the status subresource (DRA's PreBind writes claims)
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None: ...  # read from the API, after a conflict
+
+    def timestamp(self) -> str: ...  # now, as RFC 3339 text on the cluster's clock
+
+    def create(self, obj: Obj) -> Obj: ...  # POST (metadata.generateName honoured): DRA's claims for extended resources
+
+    def delete(self, kind: str, namespace: str, name: str) -> Obj: ...
+
+    def merge_status(self, kind: str, namespace: str, name: str, fields: Obj) -> Obj: ...  # merge-patch status fields
+
     def delete_pod(
         self, pod: PodInfo, condition: Obj | None = None, done: Callable[[bool], None] | None = None
     ) -> None: ...
@@ -385,6 +397,8 @@ class Handle:
     report: ReportFn | None = None
     extenders: list[Extender] = field(default_factory=list)  # HTTP extenders, for preemption to consult
     metrics: MetricsRecorder | None = None  # when running against a cluster; None in simulations
+    # State the profiles of one scheduler share (upstream's SharedDRAManager lives here), by owner's key.
+    shared: dict[str, Any] = field(default_factory=dict)
 
     # The getters plugins use: each field is set by the scheduler before any plugin runs,
     # so a missing one is a wiring bug, reported as such rather than as an AttributeError.

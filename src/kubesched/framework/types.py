@@ -352,20 +352,27 @@ class FitError(Exception):
         if d.pre_filter_msg:
             msg += f" {d.pre_filter_msg}."
         else:
-            reasons: dict[str, int] = {}
-            for s in d.node_to_status.values():
-                for r in s.reasons:
-                    reasons[r] = reasons.get(r, 0) + 1
-            absent = self.num_all_nodes - len(d.node_to_status)
-            if absent > 0 and d.absent_nodes_status is not None:
-                for r in d.absent_nodes_status.reasons:
-                    reasons[r] = reasons.get(r, 0) + absent
-            histogram = sorted(f"{n} {r}" for r, n in reasons.items())
+            histogram = sorted(f"{n} {r}" for r, n in self.reason_counts().items())
             if histogram:
                 msg += f" {', '.join(histogram)}."
         if d.post_filter_msg:
             msg += f" {d.post_filter_msg}"
         return msg
+
+    def reason_counts(self) -> dict[str, int]:
+        """How many nodes gave each reason (the message's histogram; PreFilter's message for every node)."""
+        d = self.diagnosis
+        if d.pre_filter_msg:
+            return {d.pre_filter_msg: self.num_all_nodes}
+        reasons: dict[str, int] = {}
+        for s in d.node_to_status.values():
+            for r in s.reasons:
+                reasons[r] = reasons.get(r, 0) + 1
+        absent = self.num_all_nodes - len(d.node_to_status)
+        if absent > 0 and d.absent_nodes_status is not None:
+            for r in d.absent_nodes_status.reasons:
+                reasons[r] = reasons.get(r, 0) + absent
+        return reasons
 
 
 class NoNodesAvailable(Exception):

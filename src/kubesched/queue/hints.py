@@ -54,15 +54,26 @@ class QueueingHints:
         return event.resource == events.WILDCARD or bool(self.plugins_interested_in(event))
 
     def worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> QueueingStrategy:
-        """isPodWorthRequeuing: ask the hints of the plugins that rejected (or gate) the pod."""
-        if qpi.gated:
-            rejectors = {qpi.gating_plugin} if qpi.gating_plugin else set()
-        else:
-            rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        """isPodWorthRequeuing: ask the hints of the plugins that rejected (or gate) the pod.
+
+        A gated pod moves only on an event its gating plugin registered; then, as upstream adds the
+        gating plugin to the pod's rejectors, the plugins that rejected it in its last attempt have
+        their say too: DefaultPreemption holds a preemptor back on pod deletions but leaves
+        NodeResourcesFit to tell whether a deletion may make room.
+        """
+        entries = self.hint_map.get(qpi.pod_info.scheduler_name, ())
+        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        gating = qpi.gating_plugin if qpi.gated else ""
+        if gating:
+            if event.resource != events.WILDCARD and not any(
+                e.plugin == gating and events.matches(e.event, event.resource, event.action_type) for e in entries
+            ):
+                return QueueingStrategy.SKIP
+            rejectors = rejectors | {gating}
         if not rejectors or event.resource == events.WILDCARD or EXTENDER_NAME in rejectors:
             return QueueingStrategy.AFTER_BACKOFF  # nothing says what an extender waits for: any event may help
         strategy = QueueingStrategy.SKIP
-        for entry in self.hint_map.get(qpi.pod_info.scheduler_name, ()):
+        for entry in entries:
             if entry.plugin not in rejectors or not events.matches(entry.event, event.resource, event.action_type):
                 continue
             if entry.fn is None:

@@ -113,11 +113,17 @@ class PriorityQueue:
 
     # Adding and popping
 
-    def _move_to_active(self, qpi: QueuedPodInfo) -> bool:
-        """runPreEnqueuePlugins, then activeQ; a rejected pod is parked with the gated pods."""
+    def _passes_pre_enqueue(self, qpi: QueuedPodInfo) -> bool:
+        """runPreEnqueuePlugins: a rejected pod is parked with the gated pods."""
         s = self._pre_enqueue(qpi.pod_info)
         if s is not None and not s.is_success():
             self._unschedulable.gate(qpi, s.plugin)
+            return False
+        return True
+
+    def _move_to_active(self, qpi: QueuedPodInfo, *, from_backoff: bool = False) -> bool:
+        """activeQ, past PreEnqueue; a pod out of backoffQ passed it on the way in (PopFromBackoffQ)."""
+        if not (from_backoff and self._backoff_q.pop_from_backoff_q) and not self._passes_pre_enqueue(qpi):
             return False
         self._unschedulable.release(qpi)
         if qpi.initial_attempt_timestamp is None:
@@ -157,13 +163,20 @@ class PriorityQueue:
     def is_pod_backing_off(self, qpi: QueuedPodInfo) -> bool:
         return self._backoff_q.is_pod_backing_off(qpi)
 
-    def _add_to_backoff(self, qpi: QueuedPodInfo) -> None:
+    def _add_to_backoff(self, qpi: QueuedPodInfo) -> bool:
+        """moveToBackoffQ. Pop may take a pod straight out of backoffQ (PopFromBackoffQ), so PreEnqueue runs here,
+        as upstream's does: a preemptor whose victims are still being evicted must not slip out that way.
+        """
+        if self._backoff_q.pop_from_backoff_q and not self._passes_pre_enqueue(qpi):
+            return False
+        self._unschedulable.release(qpi)
         self._backoff_q.add(qpi)
+        return True
 
     @counted("BackoffComplete")
     def flush_backoff_q_completed(self) -> None:
         for qpi in self._backoff_q.pop_all_backoff_completed():
-            self._move_to_active(qpi)
+            self._move_to_active(qpi, from_backoff=True)
 
     @counted("UnschedulableTimeout")
     def flush_unschedulable_pods_leftover(self) -> None:
@@ -218,8 +231,7 @@ class PriorityQueue:
             self._unschedulable.add(qpi)
             return "gated" if qpi.gated else "unschedulable"
         if strategy == QueueingStrategy.AFTER_BACKOFF and self.is_pod_backing_off(qpi):
-            self._add_to_backoff(qpi)
-            return "backoff"
+            return "backoff" if self._add_to_backoff(qpi) else "gated"
         return "active" if self._move_to_active(qpi) else "gated"
 
     # Cluster events
@@ -297,14 +309,19 @@ class PriorityQueue:
 
     @counted("ForceActivate")
     def activate(self, pods: Iterable[PodInfo]) -> None:
-        """PodsToActivate: straight to activeQ from wherever the pod waits (gates still apply)."""
+        """PodsToActivate: straight to activeQ from wherever the pod waits (gates still apply, out of backoffQ
+        as they did on its way in)."""
         for pod in pods:
             uid = pod.uid
-            qpi = self._unschedulable.take(uid) or self._backoff_q.delete(uid)
+            qpi = self._unschedulable.take(uid)
+            from_backoff = False
+            if qpi is None:
+                qpi = self._backoff_q.delete(uid)
+                from_backoff = qpi is not None
             if qpi is None:
                 qpi = self.gated_pods.pop(uid, None)
             if qpi is not None:
-                self._move_to_active(qpi)
+                self._move_to_active(qpi, from_backoff=from_backoff)
 
     # Introspection
 

@@ -90,9 +90,9 @@ def moved_to_active(q: PriorityQueue) -> list[str]:
     moved: list[str] = []
     original = q._move_to_active
 
-    def record(item: QueuedPodInfo) -> bool:
+    def record(item: QueuedPodInfo, *, from_backoff: bool = False) -> bool:
         moved.append(item.pod_info.name)
-        return original(item)
+        return original(item, from_backoff=from_backoff)
 
     q._move_to_active = record  # type: ignore[method-assign]
     q.flush_backoff_q_completed()

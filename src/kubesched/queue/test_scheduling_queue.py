@@ -12,14 +12,18 @@ from kubesched.queue.scheduling_queue import HintEntry, PriorityQueue, QueuedPod
 from kubesched.testing.wrappers import make_pod
 
 NODE_ADD = ClusterEvent(events.NODE, events.ADD)
+ASSIGNED_POD_DELETE = ClusterEvent(events.ASSIGNED_POD, events.DELETE)
 
 
-def _queue(clock, hints=None, **kw):
+def _queue(clock, hints=None, held=(), **kw):
+    """`held`: names of pods a "Preempting" PreEnqueue plugin holds back (the set may change later)."""
     ps = PrioritySort()
 
     def pre_enqueue(pod):
         if pod.scheduling_gates:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "gated").with_plugin("SchedulingGates")
+        if pod.name in held:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting").with_plugin("Preempting")
         return None
 
     hint_map = {"default-scheduler": hints or []}
@@ -171,3 +175,31 @@ def test_delete_removes_the_pod_everywhere():
     q.add(p)
     q.delete(p)
     assert q.pop() is None
+
+
+def test_a_pod_on_its_way_to_backoffq_passes_pre_enqueue_first():
+    """Pop takes pods out of backoffQ when activeQ is empty, so PreEnqueue runs on the way in (moveToBackoffQ).
+
+    A gated pod moves on its gating plugin's events only, and then the plugins that rejected it
+    in its last attempt decide, as upstream adds the gating plugin to the pod's rejectors.
+    """
+    held: set[str] = set()
+    hints = [
+        HintEntry("Fit", ClusterEvent(events.POD, events.DELETE), lambda pod, old, new: QueueingHint.QUEUE),
+        HintEntry("Fit", NODE_ADD, lambda pod, old, new: QueueingHint.QUEUE),
+        HintEntry("Preempting", ClusterEvent(events.POD, events.DELETE), lambda pod, old, new: QueueingHint.QUEUE_SKIP),
+    ]
+    q = _queue(VirtualClock(), hints, held)
+    q.add(_pod("p"))
+    qpi = q.pop()
+    held.add("p")  # its PostFilter started evicting victims
+    _fail(q, qpi, "Fit")
+    q.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE, _pod("elsewhere"), None)
+    assert q.pop() is None
+    assert q.pending_pods()["gated"] == [qpi]
+    q.move_all_to_active_or_backoff_queue(NODE_ADD, None, None)  # not an event the gating plugin waits for
+    held.discard("p")
+    assert q.pending_pods()["gated"] == [qpi]
+    q.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE, _pod("victim"), None)
+    assert q.pending_pods()["backoff"] == [qpi]
+    assert q.pop() is qpi

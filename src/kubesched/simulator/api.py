@@ -9,7 +9,7 @@ the command prints. Unusable input raises `InputError` with the command's messag
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast
@@ -28,6 +28,7 @@ from kubesched.simulator.load import (
     load_manifests,
     read_text,
 )
+from kubesched.simulator.summary import Summary
 
 __all__ = [
     "Event",
@@ -128,7 +129,9 @@ class Simulation:
     events: tuple[Event, ...]
     end_time: float
     warnings: tuple[str, ...]
+    summary: Summary  # pods by result and reason, utilisation per resource, zone and node, fragmentation
     _doc: dict[str, Any] = field(repr=False, compare=False)
+    config_source: str = ""  # the KubeSchedulerConfiguration's file ("<config>" for a mapping); "": upstream's default
     _by_key: dict[str, PodResult] = field(repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -179,15 +182,22 @@ class Simulation:
         """The object `kubesched simulate --output json` prints (docs/simulate-contract.md)."""
         return self._doc
 
+    def write_report(self, path: str | os.PathLike[str], *, title: str = "kubesched simulation") -> None:
+        """The HTML report `kubesched simulate --report` writes (docs/report.md); needs matplotlib."""
+        from kubesched.simulator.report_html import write_report
+
+        write_report(self, os.fspath(path), title=title)
+
 
 def simulate(
     *inputs: Input,
     text: str | None = None,
     config: str | os.PathLike[str] | Manifest | None = None,
     seed: int | None = None,
-    record: bool = True,
+    record: bool | Collection[str] = True,
     until: float | str | None = None,
     bind_latency: float | str = 0.0,
+    overlays: Iterable[Input] = (),
 ) -> Simulation:
     """Simulate scheduling: manifests in, a `Simulation` out.
 
@@ -195,13 +205,17 @@ def simulate(
     reads them), Kubernetes objects as mappings, or iterables of them; `text` is YAML or
     JSON text with one or more documents. `config` is a KubeSchedulerConfiguration (a
     path or a mapping); `until` and `bind_latency` are seconds or durations such as "10m".
+    `record` is True (every pod's per-plugin record), False, or the `namespace/name` keys of
+    the pods to record. `overlays` are inputs like `inputs` whose objects replace those of
+    the same kind, namespace and name (`--overlay`).
     """
     from kubesched.simulator.report import to_json
     from kubesched.simulator.run import build_config
     from kubesched.simulator.run import simulate as run_simulation
+    from kubesched.simulator.summary import summarize
 
     try:
-        loaded = _load(inputs, text)
+        loaded = _load(inputs, text, tuple(overlays))
         config_doc, config_source = _config_document(config)
         scheduler_config = build_config(loaded, config_doc, config_source)
         result = run_simulation(
@@ -214,31 +228,39 @@ def simulate(
         )
     except (LoadError, ConfigError, FrameworkError) as err:
         raise InputError(str(err)) from err
-    return _typed(to_json(result, record=record))
+    return _typed(to_json(result, record=bool(record)), summarize(result), config_source or loaded.config_source)
 
 
-def _load(inputs: tuple[Input, ...], text: str | None) -> LoadedInput:
-    """Paths first through the command's loader, then objects and text in the order given."""
+def _load(inputs: tuple[Input, ...], text: str | None, overlays: tuple[Input, ...]) -> LoadedInput:
+    """Paths first through the command's loader (overlay paths after the others), then objects and text."""
+    paths, objects = _split(inputs, "input")
+    overlay_paths, overlay_objects = _split(overlays, "overlay")
+    loaded = load_manifests(paths, overlay_paths, finish=False)
+    for (source, index, obj), overlay in [*((o, False) for o in objects), *((o, True) for o in overlay_objects)]:
+        if not isinstance(obj, Mapping):
+            raise InputError(f"{source}, document {index}: expected a Kubernetes object (a mapping)")
+        add_document(loaded, _plain(obj), source, index, overlay)
+    if text is not None:
+        add_text(loaded, "<text>", text)
+    finish_loading(loaded, paths + overlay_paths)
+    return loaded
+
+
+def _split(inputs: tuple[Input, ...], what: str) -> tuple[list[str], list[tuple[str, int, Any]]]:
+    """Paths apart from objects, each object named as errors will name it."""
     paths: list[str] = []
     objects: list[tuple[str, int, Any]] = []
     for i, item in enumerate(inputs):
         if isinstance(item, str | os.PathLike):
             paths.append(os.fspath(item))
         elif isinstance(item, Mapping):
-            objects.append((f"<object {i}>", 1, dict(item)))
+            objects.append((f"<{what} object {i}>" if what != "input" else f"<object {i}>", 1, item))
         elif isinstance(item, Iterable) and not isinstance(item, bytes):
-            objects.extend((f"<objects {i}>", j, obj) for j, obj in enumerate(item, start=1))
+            name = f"<{what} objects {i}>" if what != "input" else f"<objects {i}>"
+            objects.extend((name, j, obj) for j, obj in enumerate(item, start=1))
         else:
-            raise InputError(f"input {i}: expected a path, a Kubernetes object or objects, got {type(item).__name__}")
-    loaded = load_manifests(paths, finish=False)
-    for source, index, obj in objects:
-        if not isinstance(obj, Mapping):
-            raise InputError(f"{source}, document {index}: expected a Kubernetes object (a mapping)")
-        add_document(loaded, _plain(obj), source, index)
-    if text is not None:
-        add_text(loaded, "<text>", text)
-    finish_loading(loaded)
-    return loaded
+            raise InputError(f"{what} {i}: expected a path, a Kubernetes object or objects, got {type(item).__name__}")
+    return paths, objects
 
 
 def _plain(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -278,7 +300,7 @@ def _seconds(name: str, value: float | str | None) -> float | None:
         raise InputError(f"{name}: {err}") from err
 
 
-def _typed(doc: dict[str, Any]) -> Simulation:
+def _typed(doc: dict[str, Any], summary: Summary, config_source: str) -> Simulation:
     return Simulation(
         pods=tuple(_pod(p) for p in doc["pods"]),
         nodes=tuple(
@@ -288,7 +310,9 @@ def _typed(doc: dict[str, Any]) -> Simulation:
         events=tuple(Event(**e) for e in doc["events"]),
         end_time=doc["endTime"],
         warnings=tuple(doc["warnings"]),
+        summary=summary,
         _doc=doc,
+        config_source=config_source,
     )
 
 

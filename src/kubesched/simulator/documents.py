@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -321,3 +322,23 @@ def _yaml_documents(text: str) -> list[Any]:
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise DocumentError(f"invalid YAML: {_where(mark)}{problem}") from err
     return builder.docs
+
+
+class LoadError(ValueError):
+    """Unusable input; the message names file, document, object and field."""
+
+
+def read_text(path: Path) -> str:
+    """A file's text, which must be UTF-8 (a BOM is dropped), or a LoadError naming it."""
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise LoadError(f"{path}: cannot read: {err.strerror or err}") from err
+    return decode_text(str(path), data)
+
+
+def decode_text(source: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise LoadError(f"{source}: not UTF-8 text (byte {err.start}: {data[err.start]:#04x})") from err

@@ -23,7 +23,7 @@ from kubesched.framework.node_info import parse_node
 from kubesched.framework.types import new_pod_info
 from kubesched.simulator import admission, controllers
 from kubesched.simulator.defaulting import set_defaults
-from kubesched.simulator.documents import DocumentError, parse_documents
+from kubesched.simulator.documents import DocumentError, LoadError, decode_text, parse_documents, read_text
 from kubesched.simulator.scenario import KIND as SCENARIO_KIND
 from kubesched.simulator.scenario import ScenarioError, Step, parse_steps
 from kubesched.simulator.schema import KINDS as SCHEMA_KINDS
@@ -45,10 +45,6 @@ __all__ = [
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SCHEDULED_KINDS = frozenset({"Node", "Pod", *controllers.WORKLOAD_KINDS})  # without any, the result is empty
 NAMED_FILES = 5  # an empty input's warning names this many files, then counts the rest
-
-
-class LoadError(ValueError):
-    """Unusable input; the message names file, document, object and field."""
 
 
 @dataclass(slots=True)
@@ -112,27 +108,11 @@ def _read_once(paths: list[str], overlays: list[str]) -> None:
         raise LoadError("-: standard input can be given only once")
 
 
-def read_text(path: Path) -> str:
-    """A file's text, which must be UTF-8 (a BOM is dropped), or a LoadError naming it."""
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise LoadError(f"{path}: cannot read: {err.strerror or err}") from err
-    return _decode(str(path), data)
-
-
 def _read_stdin() -> str:
     raw = getattr(sys.stdin, "buffer", None)
     if raw is None:  # replaced by a text stream (tests)
         return sys.stdin.read()
-    return _decode("<stdin>", raw.read())
-
-
-def _decode(source: str, data: bytes) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise LoadError(f"{source}: not UTF-8 text (byte {err.start}: {data[err.start]:#04x})") from err
+    return decode_text("<stdin>", raw.read())
 
 
 def load_manifests(paths: list[str], overlays: list[str] | None = None, *, finish: bool = True) -> LoadedInput:

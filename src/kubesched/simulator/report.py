@@ -3,62 +3,88 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import json.encoder
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Collection
+from fractions import Fraction
 from typing import Any, TextIO
 
 from rich.console import Console
 from rich.markup import escape
 
-from kubesched.api.quantity import format_quantity
-from kubesched.api.resources import CPU, MEMORY
-from kubesched.framework.types import PodInfo
-from kubesched.schedule_one import SchedulerEvent
+from kubesched.api.quantity import QuantityError, format_quantity, parse_quantity
+from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kubesched.dra.claims import pod_resource_claims
+from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator import table
+from kubesched.simulator.explain import natural_key
 from kubesched.simulator.run import SimulationResult
+from kubesched.simulator.states import SCHEDULED, PodState, outcome_state, pod_states
+from kubesched.simulator.summary import node_resources, summarize
 
 _TIMELINE_ONLY = ("Deleted", "Preempted", "Nominated")
 _EVENT_FIELDS = tuple(f.name for f in dataclasses.fields(SchedulerEvent))
+_BASIC = (CPU, MEMORY, PODS)
 
 
 def to_json(result: SimulationResult, *, record: bool) -> dict[str, Any]:
+    """The contract's JSON document; with `record`, each pod's per-plugin record of its last attempt."""
     sched = result.scheduler
     assert sched is not None
-    pods: list[dict[str, Any]] = []
-    attempted = set(result.outcomes)
-    empty_plugins: dict[str, dict[str, Any]] = {"filter": {}, "score": {}, "normalizedScore": {}, "finalScore": {}}
-    for outcome in result.outcomes.values():
-        entry = _pod_entry(result, outcome.pod.namespace, outcome.pod.name, outcome.attempts)
-        entry.update(node=outcome.node, result=outcome.result, message=outcome.message)
-        gated = sched.queue.gated_pods.get(outcome.pod.uid)
-        if gated is not None and outcome.result != "Scheduled":
-            entry.update(result="Gated", message=_gate_message(sched, gated.pod_info))
-        if record:
-            r = outcome.record
-            entry["plugins"] = (
-                {
-                    "filter": r.filter,
-                    "score": r.score,
-                    "normalizedScore": r.normalized_score,
-                    "finalScore": r.final_score,
-                }
-                if r is not None
-                else empty_plugins
-            )
-        pods.append(entry)
-    for pod in result.pending:
-        if pod.uid in attempted:
-            continue
-        entry = _pod_entry(result, pod.namespace, pod.name, 0)
-        if sched.responsible_for(pod):
-            message = _gate_message(sched, pod)
-            entry.update(result="Gated" if message else "Unschedulable", message=message)
-        else:
-            entry.update(result="Unschedulable", message=f'no profile for schedulerName "{pod.scheduler_name}"')
-        if record:
-            entry["plugins"] = empty_plugins
-        pods.append(entry)
+    pods = [pod_entry(result, st, record=record) for st in pod_states(result)]
+    return {
+        "pods": pods,
+        "nodes": node_entries(sched),
+        "events": event_entries(result),
+        "endTime": result.end_time,
+        "warnings": result.warnings,
+        "summary": summarize(result).to_json(),
+    }
+
+
+def _resource_claims(result: SimulationResult, namespace: str, name: str) -> list[dict[str, Any]]:
+    """The contract's resourceClaims: the pod's claims, with their devices only once it is bound."""
+    sched = result.scheduler
+    pod = sched.informer_pod(namespace, name) if sched is not None else None
+    if pod is None or sched is None or not (pod.obj.get("spec") or {}).get("resourceClaims"):
+        return []
+    entries = pod_resource_claims(sched.lister, pod.obj)
+    if not pod.node_name:
+        for entry in entries:
+            entry["devices"] = []
+    return entries
+
+
+def pod_entry(result: SimulationResult, st: PodState, *, record: bool) -> dict[str, Any]:
+    """One pod of `pods`; `plugins` (with `record`) is empty for a pod whose attempts were not recorded."""
+    key = st.key
+    entry: dict[str, Any] = {
+        "namespace": st.pod.namespace,
+        "name": st.pod.name,
+        "node": st.node,
+        "result": st.result,
+        "message": st.message,
+        "nominatedNode": result.nominated.get(key),
+        "victims": result.victims.get(key, []),
+        "resourceClaims": _resource_claims(result, st.pod.namespace, st.pod.name),
+        "attempts": st.attempts,
+        "boundAt": result.bound_at.get(key),
+        "owner": result.owners.get(key),
+    }
+    if record:
+        r = st.outcome.record if st.outcome is not None else None
+        entry["plugins"] = (
+            {"filter": r.filter, "score": r.score, "normalizedScore": r.normalized_score, "finalScore": r.final_score}
+            if r is not None
+            else {"filter": {}, "score": {}, "normalizedScore": {}, "finalScore": {}}
+        )
+    return entry
+
+
+def node_entries(sched: Scheduler) -> list[dict[str, Any]]:
+    """`nodes`, by name: requested holds every resource the node offers or its pods request (pods counted)."""
     nodes: list[dict[str, Any]] = []
     for name, ni in sched.cache.nodes.items():
         if ni.node is None:
@@ -67,13 +93,74 @@ def to_json(result: SimulationResult, *, record: bool) -> dict[str, Any]:
             {
                 "name": name,
                 "pods": len(ni.pods),
-                "requested": {r: format_quantity(r, ni.requested.get(r, 0)) for r in (CPU, MEMORY)},
+                "requested": {r: format_quantity(r, u.requested) for r, u in node_resources(ni).items()},
                 "allocatable": {r: format_quantity(r, v) for r, v in ni.allocatable.items()},
             }
         )
     nodes.sort(key=lambda n: n["name"])
-    events = [{k: v for k in _EVENT_FIELDS if (v := getattr(e, k)) is not None} for e in result.events]
-    return {"pods": pods, "nodes": nodes, "events": events, "endTime": result.end_time, "warnings": result.warnings}
+    return nodes
+
+
+def event_entries(result: SimulationResult) -> list[dict[str, Any]]:
+    return [{k: v for k in _EVENT_FIELDS if (v := getattr(e, k)) is not None} for e in result.events]
+
+
+TAG = "kind"
+"""Each JSON line's tag: pod, node, event, warning or summary ("type" is already an event's field)."""
+
+
+class JsonLinesWriter:
+    """`--output jsonl`: one JSON object a line, each pod's as soon as it is final (docs/output.md).
+
+    A watcher of the simulation (`simulate(..., watchers=[writer])`): a pod's line goes out when it
+    is bound (a bound pod is never tried again), and its per-plugin record is dropped then, so memory
+    does not grow with the records of pods already written; `finish` writes the pods still pending,
+    the nodes, events, warnings and the summary. Pods in `keep` keep their record (for --explain).
+    """
+
+    FLUSH_EVERY = 0.5  # seconds: a reader following the stream sees lines at least this often
+
+    def __init__(self, out: TextIO, *, record: bool, keep: Collection[str] = ()) -> None:
+        self.out = out
+        self.record = record
+        self.keep = frozenset(keep)
+        self.written: dict[str, Outcome] = {}  # pod uid -> the outcome its line showed
+        self._flushed = time.monotonic()
+
+    def __call__(self, result: SimulationResult, outcome: Outcome) -> None:
+        if outcome.result != SCHEDULED:
+            return
+        assert result.scheduler is not None
+        st = outcome_state(result.scheduler, outcome)
+        self._line({TAG: "pod", **pod_entry(result, st, record=self.record)})
+        self.written[outcome.pod.uid] = outcome
+        if outcome.pod.key not in self.keep:
+            outcome.record = None
+        now = time.monotonic()
+        if now - self._flushed >= self.FLUSH_EVERY:
+            self.out.flush()
+            self._flushed = now
+
+    def finish(self, result: SimulationResult) -> None:
+        sched = result.scheduler
+        assert sched is not None
+        for st in pod_states(result):
+            if st.outcome is None or self.written.get(st.pod.uid) is not st.outcome:
+                self._line({TAG: "pod", **pod_entry(result, st, record=self.record)})
+        for node in node_entries(sched):
+            self._line({TAG: "node", **node})
+        for event in event_entries(result):
+            self._line({TAG: "event", **event})
+        for warning in result.warnings:
+            self._line({TAG: "warning", "message": warning})
+        self._line({TAG: "summary", "endTime": result.end_time, **summarize(result).to_json()})
+        self.out.flush()
+
+    def _line(self, obj: dict[str, Any]) -> None:
+        self.out.write(_compact(obj) + "\n")
+
+
+_compact = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def write_json(doc: dict[str, Any], out: TextIO) -> None:
@@ -153,76 +240,164 @@ def _dumps(o: Any, indent: str) -> str:
     raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
 
 
-def _pod_entry(result: SimulationResult, namespace: str, name: str, attempts: int) -> dict[str, Any]:
-    key = f"{namespace}/{name}"
-    return {
-        "namespace": namespace,
-        "name": name,
-        "node": None,
-        "result": "Unschedulable",
-        "message": "",
-        "nominatedNode": result.nominated.get(key),
-        "victims": result.victims.get(key, []),
-        "attempts": attempts,
-        "boundAt": result.bound_at.get(key),
-        "owner": result.owners.get(key),
-    }
+def console_for(out: TextIO) -> Console:
+    """A console on `out`: the terminal's width there, else 80 columns (rich's default)."""
+    return Console(file=out)
 
 
-def _gate_message(sched: Scheduler, pod: PodInfo) -> str:
-    gate = sched.profiles[pod.scheduler_name].run_pre_enqueue_plugins(pod)
-    return gate.message() if gate is not None else ""
+def print_table(doc: dict[str, Any], out: TextIO, *, pods: bool = True) -> None:
+    """The human summary: pods (unless `pods` is False), nodes, timeline, warnings and the run's summary."""
+    console = console_for(out)
+    if pods:
+        _print_pods(console, doc["pods"])
+        use = {n["name"]: n["utilisation"] for n in doc["summary"]["nodes"]}
+        _print_nodes(console, doc["nodes"], use)
+        if any(e["time"] > 0 or e["type"] in _TIMELINE_ONLY for e in doc["events"]):
+            _print_timeline(console, doc["events"])
+        for w in doc["warnings"]:
+            console.print(f"[yellow]warning:[/] {escape(w)}")
+        print_summary(console, doc["summary"])
+    total = len(doc["pods"])
+    done = sum(1 for p in doc["pods"] if p["result"] == "Scheduled")
+    console.print(f"{done}/{total} pending pods scheduled.")
 
 
-def print_table(doc: dict[str, Any], out: TextIO) -> None:
-    console = Console(file=out, width=max(100, Console(file=out).width))
-    pods: list[list[table.Cell]] = []
-    for p in doc["pods"]:
+def _print_pods(console: Console, entries: list[dict[str, Any]]) -> None:
+    timed = any(p["boundAt"] for p in entries)  # bound later than time 0: scenarios, bind latency
+    rows: list[list[table.Cell]] = []
+    for p in entries:
         style = {"Scheduled": "green", "Gated": "yellow"}.get(p["result"], "red")
         why = p["message"] or ""
         if p["nominatedNode"] and p["result"] != "Scheduled":
             why = f"nominated to {p['nominatedNode']}; {why}"
         if p["victims"]:
             why = f"preempted {', '.join(p['victims'])}" + (f"; {why}" if why else "")
-        pods.append(
+        row = [
+            table.text(f"{p['namespace']}/{p['name']}"),
+            table.text(p["node"] or "-"),
+            table.styled(p["result"], style),
+            table.text(str(p["attempts"])),
+        ]
+        if timed:
+            row.append(table.text("-" if p["boundAt"] is None else f"{p['boundAt']:g}s"))
+        rows.append([*row, table.escaped(why)])
+    headers = ("Pod", "Node", "Result", "Tries", *(("Bound at",) if timed else ()), "Why")
+    table.print_table(console, "Pods", [(col, "fold") for col in headers], rows)
+
+
+def _share(resource: str, requested: str, allocatable: str, ratio: float | None) -> str:
+    used = f"{human(resource, requested)}/{human(resource, allocatable)}"
+    return used + (f" {ratio * 100:.0f}%" if ratio is not None else "")
+
+
+_BYTES = (MEMORY, EPHEMERAL_STORAGE)
+_UNITS = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+
+
+def human(resource: str, quantity: str) -> str:
+    """A quantity for people (tables only): cpu in cores, bytes in the largest binary unit, at most one decimal."""
+    if resource != CPU and resource not in _BYTES and not resource.startswith("hugepages-"):
+        return quantity
+    try:
+        value = parse_quantity(quantity)
+    except QuantityError:
+        return quantity
+    if resource == CPU:
+        return _decimal(value, 2 if value < 100 else 0)
+    unit = ""
+    for suffix in _UNITS:
+        if value < 1024:
+            break
+        value, unit = value / 1024, suffix
+    return _decimal(value, 1 if value < 100 else 0) + unit
+
+
+def _decimal(value: Fraction, places: int) -> str:
+    text = f"{float(value):.{places}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _print_nodes(console: Console, entries: list[dict[str, Any]], use: dict[str, dict[str, float | None]]) -> None:
+    """One row a node, in natural name order; `use` is the summary's utilisation by node and resource."""
+    rows: list[list[table.Cell]] = []
+    for n in sorted(entries, key=lambda n: natural_key(n["name"])):
+        req, alloc, ratios = n["requested"], n["allocatable"], use.get(n["name"], {})
+
+        def cell(r: str, req: dict[str, str] = req, alloc: dict[str, str] = alloc, ratios: Any = ratios) -> str:
+            return _share(r, req.get(r, "0"), alloc.get(r, "0"), ratios.get(r))
+
+        other = [f"{r} {cell(r)}" for r in req if r not in _BASIC and ("/" in r or req[r] != "0")]
+        rows.append(
             [
-                table.text(f"{p['namespace']}/{p['name']}"),
-                table.text(p["node"] or "-"),
-                table.styled(p["result"], style),
-                table.text(str(p["attempts"])),
-                table.text("-" if p["boundAt"] is None else f"{p['boundAt']:g}s"),
-                table.escaped(why),
+                table.text(n["name"]),
+                table.text(cell(PODS)),
+                table.text(cell(CPU)),
+                table.text(cell(MEMORY)),
+                table.text(", ".join(other) or "-"),
             ]
         )
-    columns: list[table.Column] = [(col, "fold") for col in ("Pod", "Node", "Result", "Attempts", "Bound at", "Why")]
-    table.print_table(console, "Pods", columns, pods)
-    nodes = [
+    columns: list[table.Column] = [(col, "fold") for col in ("Node", "Pods", "CPU", "Memory", "Other")]
+    table.print_table(console, "Nodes", columns, rows)
+
+
+def _print_timeline(console: Console, events: list[dict[str, Any]]) -> None:
+    timeline = [
         [
-            table.text(n["name"]),
-            table.text(str(n["pods"])),
-            table.text(n["requested"]["cpu"]),
-            table.text(n["requested"]["memory"]),
-            table.text(", ".join(f"{k}={v}" for k, v in n["allocatable"].items())),
+            table.text(f"{e['time']:g}s"),
+            table.text(e["pod"]),
+            table.text(e["type"]),
+            table.text(e.get("node") or ""),
+            table.escaped(e.get("message") or ""),
         ]
-        for n in doc["nodes"]
+        for e in events
     ]
-    columns = [(col, None) for col in ("Node", "Pods", "CPU requested", "Memory requested", "Allocatable")]
-    table.print_table(console, "Nodes", columns, nodes)
-    if any(e["time"] > 0 or e["type"] in _TIMELINE_ONLY for e in doc["events"]):
-        timeline = [
-            [
-                table.text(f"{e['time']:g}s"),
-                table.text(e["pod"]),
-                table.text(e["type"]),
-                table.text(e.get("node") or ""),
-                table.escaped(e.get("message") or ""),
-            ]
-            for e in doc["events"]
+    columns = [(col, "fold") for col in ("Time", "Pod", "Event", "Node", "Detail")]
+    table.print_table(console, "Timeline", columns, timeline)
+
+
+def _percent(ratio: float | None) -> str:
+    return "-" if ratio is None else f"{ratio * 100:.0f}%"
+
+
+def print_summary(console: Console, summary: dict[str, Any]) -> None:
+    """The JSON `summary` as tables: pending pods by reason, utilisation and fragmentation, zones."""
+    pods = summary["pods"]
+    deleted = f", {pods['deleted']} deleted before the end" if pods["deleted"] else ""
+    console.print(
+        f"Summary: {pods['scheduled']} of {pods['total']} pods scheduled, {pods['pending']} pending{deleted}.",
+        highlight=False,
+    )
+    if summary["pendingByReason"]:
+        reasons = [[table.escaped(r), table.text(str(n))] for r, n in summary["pendingByReason"].items()]
+        table.print_table(console, "Pending pods by reason", [("Reason", "fold"), ("Pods", None)], reasons)
+    frag = summary["fragmentation"]
+    resources = [
+        [
+            table.text(r),
+            table.text(human(r, u["requested"])),
+            table.text(human(r, u["allocatable"])),
+            table.text(_percent(u["utilisation"])),
+            table.text(human(r, frag[r]["free"])),
+            table.text(human(r, frag[r]["stranded"])),
+            table.text(human(r, frag[r]["largestFree"])),
         ]
-        columns = [(col, "fold") for col in ("Time", "Pod", "Event", "Node", "Detail")]
-        table.print_table(console, "Timeline", columns, timeline)
-    for w in doc["warnings"]:
-        console.print(f"[yellow]warning:[/] {escape(w)}")
-    total = len(doc["pods"])
-    done = sum(1 for p in doc["pods"] if p["result"] == "Scheduled")
-    console.print(f"{done}/{total} pending pods scheduled.")
+        for r, u in summary["resources"].items()
+        if u["allocatable"] != "0" or u["requested"] != "0"
+    ]
+    headers = ("Resource", "Requested", "Allocatable", "Used", "Free", "Stranded", "Largest free")
+    table.print_table(console, "Utilisation", [(h, "fold") for h in headers], resources)
+    extended = sorted({r for z in summary["zones"] for r in z["resources"] if "/" in r})
+    zones = [
+        [
+            table.text(z["zone"]),
+            table.text(str(z["nodes"])),
+            *(table.text(_percent(z["resources"][r]["utilisation"])) for r in _BASIC),
+            table.text(
+                ", ".join(f"{r} {_percent(z['resources'][r]['utilisation'])}" for r in extended if r in z["resources"])
+                or "-"
+            ),
+        ]
+        for z in summary["zones"]
+    ]
+    zone_headers = ("Zone", "Nodes", "CPU", "Memory", "Pods", "Extended")
+    table.print_table(console, "Utilisation by zone", [(h, "fold") for h in zone_headers], zones)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import random
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +14,6 @@ from kubesched.backend.embedded import ConflictError, EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
 from kubesched.event_handlers import informed_scheduler
-from kubesched.framework.plugins.dynamicresources.dynamic_resources import has_claims
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
@@ -48,6 +48,13 @@ _FIRST = (
 )
 
 
+Watcher = Callable[["SimulationResult", Outcome], None]
+"""Called with the result so far and each attempt's outcome, as the attempt ends."""
+Record = bool | Collection[str] | Callable[[PodInfo], bool]
+"""Whose attempts keep the per-plugin record: every pod's, none, the pods with these "namespace/name" keys,
+or those a predicate picks."""
+
+
 @dataclass
 class SimulationResult:
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # by pod uid, in order of final attempt
@@ -60,10 +67,13 @@ class SimulationResult:
     warnings: list[str] = field(default_factory=list)
     end_time: float = 0.0
     owners: dict[str, str] = field(default_factory=dict)  # pod key -> "Kind/name" of the workload it came from
+    watchers: Sequence[Watcher] = ()  # told of every outcome as it comes (streamed output, progress)
 
     def on_outcome(self, outcome: Outcome) -> None:
         self.outcomes.pop(outcome.pod.uid, None)
         self.outcomes[outcome.pod.uid] = outcome
+        for watch in self.watchers:
+            watch(self, outcome)
 
     def on_event(self, event: SchedulerEvent) -> None:
         self.events.append(event)
@@ -91,17 +101,25 @@ def simulate(
     config: SchedulerConfig,
     *,
     seed: int | None = None,
-    record: bool = True,
+    record: Record = True,
     registry: Any = None,
     until: float | None = None,
     bind_latency: float = 0.0,
+    watchers: Sequence[Watcher] = (),
 ) -> SimulationResult:
     objects = prepare_objects(loaded)
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
-    result = SimulationResult(warnings=list(loaded.warnings))
+    result = SimulationResult(warnings=list(loaded.warnings), watchers=watchers)
     sched = embedded_scheduler(
-        config, cluster, clock, registry=registry, seed=seed, record=record, observer=result, bind_latency=bind_latency
+        config,
+        cluster,
+        clock,
+        registry=registry,
+        seed=seed,
+        record=_record_predicate(record),
+        observer=result,
+        bind_latency=bind_latency,
     )
     result.scheduler = sched
     source = f"{config.source}: " if config.source else ""
@@ -114,22 +132,27 @@ def simulate(
     pods = [so for so in objects if so.obj["kind"] == "Pod"]
     bound = [so for so in pods if (so.obj.get("spec") or {}).get("nodeName")]
     pending = [so for so in pods if not (so.obj.get("spec") or {}).get("nodeName")]
-    for so in (*first, *nodes, *bound, *pending):
+    for so in (*first, *nodes, *bound):
+        cluster.create(so.obj)
+    # The resourceclaim controller runs as the pending pods arrive, as in a cluster: each pod's claims
+    # are made as it is created, rather than every pod waiting for claims that come after all of them.
+    claims.start()
+    for so in pending:
         cluster.create(so.obj)
     result.pending = [_parsed(sched, so.obj) for so in pending]
-    claims.start()
     workloads.start([so.obj for so in objects if so.obj["kind"] in WORKLOAD_KINDS])
-    with_claims = sum(1 for p in result.pending if has_claims(p))
-    if with_claims:
-        result.warnings.append(
-            f"{with_claims} pending pod(s) reference ResourceClaims; DRA device allocation is not built yet, "
-            "so their claims are ignored"
-        )
     for step in sorted(loaded.steps, key=lambda st: st.at):
         clock.call_at(step.at, functools.partial(_play, step, cluster, result))
     sched.run(until=until)
     result.end_time = clock.now
     return result
+
+
+def _record_predicate(record: Record) -> bool | Callable[[PodInfo], bool]:
+    if isinstance(record, bool) or callable(record):
+        return record
+    keys = frozenset(record)
+    return (lambda pod: pod.key in keys) if keys else False
 
 
 def _workload_controllers(

@@ -121,6 +121,7 @@ class FakeAPIServer:
         self._compacted = 0
         self._drops = 0
         self._faults: list[Fault] = []
+        self._holds: list[tuple[str, re.Pattern[str], threading.Event]] = []
         self._snapshots: dict[str, list[Obj]] = {}
         self.requests: list[tuple[str, str]] = []
         self.bindings: list[tuple[str, str, str]] = []  # (namespace/name, node, client token), in order
@@ -174,6 +175,22 @@ class FakeAPIServer:
         """
         with self._cond:
             self._faults.append(Fault(method.upper(), re.compile(pattern), status, times, token))
+
+    def hold(self, method: str, pattern: str) -> threading.Event:
+        """Requests whose method and path match wait, unanswered, until the returned event is set.
+
+        A call that is slow to answer: a deletion still under way, say.
+        """
+        gate = threading.Event()
+        with self._cond:
+            self._holds.append((method.upper(), re.compile(pattern), gate))
+        return gate
+
+    def _wait_if_held(self, method: str, path: str) -> None:
+        with self._cond:
+            gates = [gate for m, pattern, gate in self._holds if m == method and pattern.search(path)]
+        for gate in gates:
+            gate.wait()
 
     def clear_faults(self) -> None:
         with self._cond:
@@ -474,6 +491,7 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         token = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+        self.api._wait_if_held(method, url.path)
         status = self.api._take_fault(method, url.path, token)
         self._drop_reply = status == DROP_RESPONSE
         if status > 0:

@@ -29,9 +29,11 @@ def build_snapshot(nodes: Sequence[dict[str, Any]], pods: Sequence[dict[str, Any
     return snap
 
 
-def lister_with(objects: Sequence[dict[str, Any]] = ()) -> EmbeddedCluster:
-    """A store holding `objects` as given: no PV controller binds or provisions behind the test's back."""
-    cluster = EmbeddedCluster(pv_controller=False)
+def lister_with(objects: Sequence[dict[str, Any]] = (), clock: Callable[[], float] | None = None) -> EmbeddedCluster:
+    """A store holding `objects` as given: no PV controller binds or provisions behind the test's back.
+
+    It is also the API client of plugins that write (its `clock` stamps their timestamps)."""
+    cluster = EmbeddedCluster(clock, pv_controller=False) if clock is not None else EmbeddedCluster(pv_controller=False)
     for o in objects:
         cluster.create(o)
     return cluster

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import ssl
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -24,6 +25,7 @@ from kubernetes.client import ApiClient, Configuration
 
 from kubesched.api.object import Obj
 from kubesched.backend.kube.lock import SchedulerLock
+from kubesched.klog import V
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +155,28 @@ def _warn_insecure_once(configuration: Configuration) -> None:
         log.warning("TLS certificate of %s is not verified (insecure-skip-tls-verify)", configuration.host)
 
 
+def _share_tls_context(pool_kw: dict[str, Any], configuration: Configuration) -> None:
+    """One TLS context for every connection of a client, as client-go's one transport.
+
+    Left alone, urllib3 builds a context for each new connection and, when no CA is
+    given (insecure-skip-tls-verify, or a server the system roots vouch for), loads the
+    system's root store into it: tens of milliseconds of CPU each, paid by the informers'
+    fifteen concurrent lists and watches and the first binding's connection at start.
+    The roots are loaded once here instead, and not at all when nothing is verified.
+    A client certificate keeps urllib3's own per-connection contexts: it loads the
+    certificate files into the context it is given on each connection, which a shared
+    context must not see from several threads at once.
+    """
+    if configuration.cert_file or configuration.key_file:
+        return
+    context = urllib3.util.ssl_.create_urllib3_context(
+        cert_reqs=ssl.CERT_REQUIRED if configuration.verify_ssl else ssl.CERT_NONE
+    )
+    if configuration.verify_ssl and not (configuration.ssl_ca_cert or configuration.ca_cert_data):
+        context.load_default_certs()
+    pool_kw["ssl_context"] = context
+
+
 class KubeAPI:
     def __init__(
         self,
@@ -172,6 +196,7 @@ class KubeAPI:
         # warning; `request` retries itself, knowing which failures are safe to repeat.
         configuration.retries = False
         self._client = ApiClient(configuration)
+        _share_tls_context(self._client.rest_client.pool_manager.connection_pool_kw, configuration)
         self._client.user_agent = user_agent
         self.limiter = RateLimiter(qps, burst)
         self.lock = lock
@@ -226,7 +251,7 @@ class KubeAPI:
             again = status in RETRYABLE or (status == 0 and (not sent or method in _IDEMPOTENT))
             if not again or attempt == attempts:
                 raise err
-            log.debug("%s %s failed, retrying: %s", method, path, err)
+            log.log(V(4), "%s %s failed, retrying: %s", method, path, err)
             with self.unlocked():
                 time.sleep(self.retry_backoff * 2 ** (attempt - 1))
 

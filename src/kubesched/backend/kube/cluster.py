@@ -26,8 +26,10 @@ from kubesched.backend.kube.resources import EVENT as EVENT_RESOURCE
 from kubesched.backend.pod_status import generation, status_patch
 from kubesched.backend.store import ObjectStore, object_key
 from kubesched.framework.types import PodInfo
+from kubesched.klog import V
 
 log = logging.getLogger(__name__)
+MERGE_PATCH = "application/merge-patch+json"
 
 
 # The API server's answer to a second binding of a bound pod names the node it is on.
@@ -169,7 +171,7 @@ class KubeClient:
                 refused += 0 if err.unknown else 1
                 if self.fenced or self.stop.is_set() or (not uncertain and refused > BINDING_RETRIES):
                     raise
-                log.debug("binding %s to %s: %s; reading the pod back", pod.key, node_name, err)
+                log.log(V(4), "binding %s to %s: %s; reading the pod back", pod.key, node_name, err)
             with self.api.unlocked():
                 self.stop.wait(delay)
             delay = min(delay * 2, longest)
@@ -331,6 +333,49 @@ class KubeClient:
         """PUT a PersistentVolume or claim (volume binding's PreBind)."""
         ns, name = object_key(obj)
         return self._write("PUT", BY_KIND[obj["kind"]].path(ns, name), obj)
+
+    def update_status(self, obj: Obj) -> Obj:
+        """PUT an object's status subresource (a ResourceClaim's allocation and reservations)."""
+        ns, name = object_key(obj)
+        return self._write("PUT", BY_KIND[obj["kind"]].path(ns, name, "status"), obj)
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
+        """GET one object from the API server (None when it is gone), to retry a write after a conflict."""
+        try:
+            obj: Obj = self.api.request("GET", BY_KIND[kind].path(namespace, name))
+        except APIError as err:
+            if err.status == 404:
+                return None
+            raise
+        return obj
+
+    def timestamp(self) -> str:
+        return rfc3339()
+
+    def create(self, obj: Obj) -> Obj:
+        """POST an object (a ResourceClaim for a pod's extended resources)."""
+        ns, _ = object_key(obj)
+        return self._write("POST", BY_KIND[obj["kind"]].path(ns), obj)
+
+    def delete(self, kind: str, namespace: str, name: str) -> Obj:
+        try:
+            obj: Obj = self.api.request("DELETE", BY_KIND[kind].path(namespace, name))
+        except APIError as err:
+            if err.conflict:
+                raise ConflictError(err.message) from err
+            raise
+        return obj
+
+    def merge_status(self, kind: str, namespace: str, name: str, fields: Obj) -> Obj:
+        """PATCH status fields (a pod's extendedResourceClaimStatus) with a JSON merge patch."""
+        path = BY_KIND[kind].path(namespace, name, "status")
+        try:
+            obj: Obj = self.api.request("PATCH", path, body={"status": fields}, content_type=MERGE_PATCH)
+        except APIError as err:
+            if err.conflict:
+                raise ConflictError(err.message) from err
+            raise
+        return obj
 
     def _write(self, method: str, path: str, body: Obj) -> Obj:
         """A write whose 409/404 means the object moved on: the caller gets ConflictError, never a retry."""

@@ -27,7 +27,7 @@ _STATUS_KEPT = {
     "PersistentVolume": ("phase",),
     "PersistentVolumeClaim": ("phase", "capacity", "accessModes"),
     "PodDisruptionBudget": ("disruptionsAllowed", "disruptedPods", "currentHealthy", "desiredHealthy", "expectedPods"),
-    "ResourceClaim": ("allocation", "reservedFor"),
+    "ResourceClaim": ("allocation", "reservedFor", "devices"),  # devices: binding conditions, read by Filter
 }
 # Of a pod's conditions, only the one preemption reads.
 _POD_CONDITIONS = ("DisruptionTarget",)

@@ -49,6 +49,7 @@ def test_events_registered_with_hints_on() -> None:
     assert set(registered(fit)) == {
         (events.POD, events.DELETE | events.UPDATE_POD_SCALE_DOWN),
         (events.NODE, events.ADD | events.UPDATE_NODE_ALLOCATABLE),
+        (events.DEVICE_CLASS, events.ADD | events.UPDATE),  # DRAExtendedResource (beta, on)
     }
     assert set(registered(NodeAffinity(NodeAffinityArgs()))) == {(events.NODE, events.ADD | events.UPDATE_NODE_LABEL)}
     assert set(registered(NodePorts())) == {(events.POD, events.DELETE), (events.NODE, events.ADD)}

@@ -4,7 +4,7 @@ The steps, in upstream's order: check the preemptor may preempt; keep the nodes 
 rejection was Unschedulable (not UnschedulableAndUnresolvable); dry-run victim
 selection on copies of those nodes from a random offset until enough candidates are
 found; pick one node by upstream's criteria; evict its victims (asynchronously, as
-1.34 does, with the preemptor held at PreEnqueue until the evictions are done); and
+v1.36 does, with the preemptor held at PreEnqueue until the evictions are done); and
 nominate the node.
 """
 
@@ -165,6 +165,7 @@ class Evaluator:
         self.min_abs = min_abs
         self.run_async = run_async
         self.preempting: set[str] = set()
+        self._last_victim: dict[str, tuple[str, str]] = {}  # preemptor uid -> namespace, name of its last victim
 
     def preempt(
         self, state: CycleState, pod: PodInfo, m: NodeToStatus
@@ -317,98 +318,148 @@ class Evaluator:
         victims.sort(key=_IMPORTANCE)
         return victims, num_violating, None
 
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        """IsPodRunningPreemption: the pod's evictions are under way, unless the victim deleted last already
+        shows as terminating or gone (its deletion event may come before the call's answer does).
+        """
+        if uid not in self.preempting:
+            return False
+        last = self._last_victim.get(uid)
+        lister = self.handle.lister
+        if last is None or lister is None:
+            return True
+        victim = lister.get("Pod", *last)
+        return victim is not None and not (victim.get("metadata") or {}).get("deletionTimestamp")
+
     def prepare_candidate(self, candidate: Candidate, pod: PodInfo) -> None:
-        """Evict the victims and clear lower-priority nominations to the node; async as in 1.34."""
+        """Evict the victims and clear lower-priority nominations to the node; async as in v1.36."""
         if not self.run_async:
             self._evict(candidate, pod)
             return
-        self.preempting.add(pod.uid)
         client = self.handle.client
         if client is not None and client.DELETES_REPORT_DONE:
-            self.handle.scheduler_clock().call_later(0, lambda: self._evict_reporting(candidate, pod))
+            victims = [v for v in candidate.victims if not v.deleting]
+            if not victims:
+                return  # each victim is terminating already: no call to make, nothing to wait for
+            self.preempting.add(pod.uid)
+            self.handle.scheduler_clock().call_later(0, lambda: self._evict_reporting(candidate, victims, pod))
             return
+        self.preempting.add(pod.uid)
 
         def run() -> None:
             try:
                 self._evict(candidate, pod)
             finally:
                 self.preempting.discard(pod.uid)
+                self._last_victim.pop(pod.uid, None)
                 if self.handle.activate is not None:
                     self.handle.activate([pod])
 
         self.handle.scheduler_clock().call_later(0, run)
 
-    def _evict_reporting(self, candidate: Candidate, pod: PodInfo) -> None:
-        """A cluster's deletions take time: the pod stays "preempting" until they are through, as upstream's
-        preemption goroutine. It is activated then only when a call failed, or when its victims are already
-        gone (their deletion events came while PreEnqueue still held it back); otherwise those events move it.
+    def _evict_reporting(self, candidate: Candidate, victims: list[PodInfo], pod: PodInfo) -> None:
+        """Upstream's preemption goroutine, for a cluster whose deletions take time.
+
+        Lower-priority nominations to the node are cleared first; then every victim but one is
+        evicted, and the last one only once those calls are through, so that the last victim
+        terminating means the evictions are done. The pod stays "preempting" until its last call
+        is answered; PreEnqueue lets it go as soon as that victim shows as terminating or gone.
+        It is activated only when a call failed (the last victim is then spared); otherwise the
+        victims' deletion events move it, as upstream's.
         """
-        pending = 0
+        if self.handle.metrics is not None:
+            self.handle.metrics.observe_preemption_victims(len(candidate.victims))
+        self._clear_nominations(candidate, pod)
+        *first, last = victims
+        pending = len(first) + 1  # one more until every first call is out, so an early answer cannot end it
         failed = False
 
-        def finish() -> None:
+        def finish(ok: bool) -> None:
             self.preempting.discard(pod.uid)
-            lister = self.handle.lister
-            gone = lister is not None and all(
-                ((lister.get("Pod", v.namespace, v.name) or {}).get("metadata") or {}).get("uid") != v.uid
-                for v in candidate.victims
-            )
-            if (failed or gone) and self.handle.activate is not None:
+            self._last_victim.pop(pod.uid, None)
+            if not ok and self.handle.activate is not None:
                 self.handle.activate([pod])
 
         def one_done(ok: bool) -> None:
             nonlocal pending, failed
             pending -= 1
             failed = failed or not ok
-            if pending == 0:
-                finish()
+            if pending:
+                return
+            if failed:
+                finish(False)
+                return
+            self._last_victim[pod.uid] = (last.namespace, last.name)
+            self._evict_one(candidate, pod, last, finish)
 
-        pending = 1  # held until every deletion is queued, so an early answer cannot finish too soon
-        pending += self._evict(candidate, pod, one_done)
+        for victim in first:
+            self._evict_one(candidate, pod, victim, one_done)
         one_done(True)
 
-    def _evict(self, candidate: Candidate, pod: PodInfo, done: Callable[[bool], None] | None = None) -> int:
-        """Evict the victims; returns how many deletions went out with `done` attached."""
+    def _evict(self, candidate: Candidate, pod: PodInfo) -> None:
+        """Evict the victims, each deletion done on return, then clear lower-priority nominations.
+
+        A preemptor held back meanwhile has its last victim noted before that one goes, as in
+        `_evict_reporting`: the deletion event that ends the evictions also lets it through PreEnqueue.
+        """
+        if self.handle.metrics is not None:
+            self.handle.metrics.observe_preemption_victims(len(candidate.victims))
+        for i, victim in enumerate(candidate.victims):
+            if i == len(candidate.victims) - 1 and pod.uid in self.preempting:
+                self._last_victim[pod.uid] = (victim.namespace, victim.name)
+            self._evict_one(candidate, pod, victim, None)
+        self._clear_nominations(candidate, pod)
+
+    def _evict_one(
+        self, candidate: Candidate, pod: PodInfo, victim: PodInfo, done: Callable[[bool], None] | None
+    ) -> None:
+        """PreemptPod: reject a victim waiting at Permit, or mark it DisruptionTarget and delete it.
+
+        `done` hears once whether that went through (a victim already gone counts), at once or when
+        the deletion is answered.
+        """
         fwk, client = self.handle.framework, self.handle.client
         if client is None:
             raise RuntimeError("preemption needs an API client to evict victims")
-        if self.handle.metrics is not None:
-            self.handle.metrics.observe_preemption_victims(len(candidate.victims))
-        issued = 0
-        for victim in candidate.victims:
-            waiting = fwk.get_waiting_pod(victim.uid) if fwk is not None else None
-            if waiting is not None:
-                waiting.reject(self.plugin_name, "preempted")
-            else:
-                condition = {
-                    "type": "DisruptionTarget",
-                    "status": "True",
-                    "reason": REASON_PREEMPTION_BY_SCHEDULER,
-                    "message": f"{self.handle.profile_name}: preempting to accommodate a higher priority pod",
-                }
+        waiting = fwk.get_waiting_pod(victim.uid) if fwk is not None else None
+        if waiting is not None:
+            waiting.reject(self.plugin_name, "preempted")
+            if done is not None:
+                done(True)
+        else:
+            condition = {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "reason": REASON_PREEMPTION_BY_SCHEDULER,
+                "message": f"{self.handle.profile_name}: preempting to accommodate a higher priority pod",
+            }
+            try:
+                if done is None:
+                    client.delete_pod(victim, condition)
+                else:
+                    client.delete_pod(victim, condition, done)
+            except Exception:  # already gone: nothing left to evict
+                if done is not None:
+                    done(True)
+                return
+        note = f"Preempted by pod {pod.uid} on node {candidate.name}"
+        client.record_event(victim, "Normal", "Preempted", "Preempting", note)
+        if self.handle.report is not None:
+            self.handle.report(
+                "Preempted", victim.key, candidate.name, f"Preempted by {pod.key} on node {candidate.name}", pod.key
+            )
+
+    def _clear_nominations(self, candidate: Candidate, pod: PodInfo) -> None:
+        """Lower-priority pods nominated to the node may no longer fit there: their nominations go."""
+        nominator, client = self.handle.nominator, self.handle.client
+        if nominator is None or client is None:
+            return
+        for p in nominator.nominated_pods_for_node(candidate.name):
+            if p.priority < pod.priority and p.uid != pod.uid:
                 try:
-                    if done is None:
-                        client.delete_pod(victim, condition)
-                    else:
-                        client.delete_pod(victim, condition, done)
-                        issued += 1
-                except Exception:  # already gone: nothing left to evict
+                    client.patch_pod_status(p, None, "")
+                except Exception:  # the pod went away meanwhile
                     continue
-            note = f"Preempted by pod {pod.uid} on node {candidate.name}"
-            client.record_event(victim, "Normal", "Preempted", "Preempting", note)
-            if self.handle.report is not None:
-                self.handle.report(
-                    "Preempted", victim.key, candidate.name, f"Preempted by {pod.key} on node {candidate.name}", pod.key
-                )
-        nominator = self.handle.nominator
-        if nominator is not None:
-            for p in nominator.nominated_pods_for_node(candidate.name):
-                if p.priority < pod.priority and p.uid != pod.uid:
-                    try:
-                        client.patch_pod_status(p, None, "")
-                    except Exception:  # the pod went away meanwhile
-                        continue
-        return issued
 
 
 def _aggregate(errors: list[str]) -> str:

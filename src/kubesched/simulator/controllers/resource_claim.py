@@ -113,11 +113,48 @@ class ResourceClaimController:
         self._draining = False
         self._warned: set[Key] = set()
         self._deleted_pods: set[str] = set()  # uids of pods seen deleted (upstream's deletedObjects)
+        # Claims by the uids of the pods that own them or that they are reserved for (upstream's claim
+        # indexer), so that a pod's event does not walk every claim.
+        self._by_pod: dict[str, set[Key]] = {}
+        self._pods_of: dict[Key, set[str]] = {}
+        for claim in cluster.list("ResourceClaim"):
+            self._index(claim)
         cluster.add_controller(self)
+
+    def _index(self, claim: ObjView) -> None:
+        key = ("ResourceClaim", namespace_of(claim), name_of(claim))
+        owner = owning_pod(claim)
+        uids = {
+            str(r.get("uid")) for r in (claim.get("status") or {}).get("reservedFor") or () if isinstance(r, Mapping)
+        }
+        if owner is not None:
+            uids.add(owner[1])
+        self._unindex(key)
+        self._pods_of[key] = uids
+        for uid in uids:
+            self._by_pod.setdefault(uid, set()).add(key)
+
+    def _unindex(self, key: Key) -> None:
+        for uid in self._pods_of.pop(key, ()):
+            keys = self._by_pod.get(uid)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self._by_pod[uid]
+
+    def _claims_of_pod(self, uid: str) -> list[ObjView]:
+        """The claims the pod owns or is reserved in, in name order."""
+        found = (self.cluster.get(*key) for key in sorted(self._by_pod.get(uid, ())))
+        return [c for c in found if c is not None]
 
     def __call__(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
         if kind == "Pod" and event == "DELETED" and old is not None:
             self._deleted_pods.add(uid_of(old))
+        if kind == "ResourceClaim":
+            if new is not None:
+                self._index(new)
+            elif old is not None:
+                self._unindex(("ResourceClaim", namespace_of(old), name_of(old)))
         if not self.started:
             return
         if kind == "Pod":
@@ -152,13 +189,8 @@ class ResourceClaimController:
                 name = claim_name(pod, entry)
                 if name:
                     self._enqueue(("ResourceClaim", ns, name))
-        for claim in self.cluster.list("ResourceClaim"):
-            if namespace_of(claim) != ns:
-                continue
-            owner = owning_pod(claim)
-            consumers = (claim.get("status") or {}).get("reservedFor") or ()
-            reserved = any(isinstance(r, Mapping) and r.get("uid") == uid for r in consumers)
-            if reserved or (owner is not None and owner[1] == uid):
+        for claim in self._claims_of_pod(uid):
+            if namespace_of(claim) == ns:
                 self._enqueue(("ResourceClaim", ns, name_of(claim)))
 
     def _drain(self) -> None:
@@ -254,7 +286,7 @@ class ResourceClaimController:
         return self._create(pod, claim, generate_name(name_of(pod), entry_name))
 
     def _orphan(self, pod: ObjView, entry_name: str) -> ObjView | None:
-        for claim in self.cluster.list("ResourceClaim"):
+        for claim in self._claims_of_pod(uid_of(pod)):
             owner = owning_pod(claim)
             if (
                 namespace_of(claim) == namespace_of(pod)

@@ -1,4 +1,4 @@
-"""DefaultPreemption (plugins/defaultpreemption/default_preemption.go): PostFilter preemption, async as in 1.34.
+"""DefaultPreemption (plugins/defaultpreemption/default_preemption.go): PostFilter preemption, async as in v1.36.
 
 As a PreEnqueue plugin it holds a preemptor back until its victims are evicted, so
 the pod is not retried against a node that is still full.
@@ -9,14 +9,17 @@ from __future__ import annotations
 from typing import Any, Final
 
 from kubesched.config.types import DefaultPreemptionArgs
+from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import (
+    ClusterEvent,
     ClusterEventWithHint,
     EnqueueExtensions,
     Handle,
     PostFilterPlugin,
     PostFilterResult,
     PreEnqueuePlugin,
+    QueueingHint,
 )
 from kubesched.framework.plugins import names
 from kubesched.framework.preemption.evaluator import Evaluator
@@ -40,11 +43,15 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         )
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """None: the plugin itself activates the preemptor once the evictions are done."""
-        return []
+        """Pod deletions may end the wait of a preemptor it holds back; whether they help is for the plugins that
+        rejected the preemptor to say, so this plugin's own hint is always Skip.
+        """
+        if not self.evaluator.run_async:
+            return []
+        return [ClusterEventWithHint(ClusterEvent(events.POD, events.DELETE), _skip)]
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
-        if pod.uid in self.evaluator.preempting:
+        if self.evaluator.is_pod_running_preemption(pod.uid):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_WAITING)
         return None
 
@@ -55,6 +62,10 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         if status is not None and status.message():
             return result, Status(status.code, "preemption: " + status.message())
         return result, status
+
+
+def _skip(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+    return QueueingHint.QUEUE_SKIP
 
 
 def new(args: Any, handle: Handle) -> DefaultPreemption:

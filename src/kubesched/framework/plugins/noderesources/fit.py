@@ -5,17 +5,18 @@ included) against free allocatable; Score applies the configured strategy
 (LeastAllocated, MostAllocated or RequestedToCapacityRatio) over the configured
 resources, counting the pod as resource_allocation.pod_request_list says.
 
-What v1.36 adds and why it is absent here: with DRAExtendedResource (beta, on) an
-extended resource that a DeviceClass maps and the node does not list is left to
-DynamicResources, in Filter and Score alike; with no DeviceClass objects (and this
-scheduler reads none) the behaviour and messages are v1.34's. ScorePlacement serves pod
-groups under TopologyAwareWorkloadScheduling (alpha, off), and SignPod serves
-opportunistic batching, which this scheduler does not do.
+With DRAExtendedResource (beta, on in v1.36) an extended resource that a DeviceClass
+serves (its extendedResourceName, or deviceclass.resource.kubernetes.io/<class>) is left
+to DynamicResources on nodes whose allocatable of it is zero, and DeviceClass events may
+requeue pods. Not built: scoring such resources when the scoring strategy names them
+(upstream counts the DRA devices then). ScorePlacement serves pod groups under
+TopologyAwareWorkloadScheduling (alpha, off), and SignPod serves opportunistic batching,
+which this scheduler does not do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -50,6 +51,8 @@ from kubesched.framework.interface import (
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import POD_COUNT, NodeTable
 from kubesched.framework.plugins import names
+from kubesched.framework.plugins.dynamicresources.dra_manager import shared_manager
+from kubesched.framework.plugins.dynamicresources.extended import DEVICE_CLASS_PREFIX
 from kubesched.framework.plugins.helper.normalize_score import trunc_div_array
 from kubesched.framework.plugins.noderesources import resource_allocation as ra
 from kubesched.framework.plugins.noderesources.resource_allocation import (
@@ -97,8 +100,21 @@ def _is_ignored(name: str, ignored: frozenset[str], ignored_groups: frozenset[st
     return is_extended_resource_name(name) and (name in ignored or name.split("/")[0] in ignored_groups)
 
 
+Resolver = Callable[[str], object | None]
+"""The DeviceClass that serves an extended resource name through DRA, or None (DeviceClassResolver)."""
+
+
+def delegated_to_dra(name: str, allocatable: int, resolver: Resolver | None) -> bool:
+    """shouldDelegateResourceToDRA: no device plugin offers it on the node, and a DeviceClass serves it."""
+    return resolver is not None and allocatable <= 0 and resolver(name) is not None
+
+
 def fits_request(
-    requests: dict[str, int], node_info: NodeInfo, ignored: frozenset[str], ignored_groups: frozenset[str]
+    requests: dict[str, int],
+    node_info: NodeInfo,
+    ignored: frozenset[str],
+    ignored_groups: frozenset[str],
+    resolver: Resolver | None = None,
 ) -> list[InsufficientResource]:
     out: list[InsufficientResource] = []
     alloc, used = node_info.allocatable, node_info.requested
@@ -119,19 +135,22 @@ def fits_request(
         if _is_ignored(name, ignored, ignored_groups):
             continue
         cap = alloc.get(name, 0)
+        if delegated_to_dra(name, cap, resolver):
+            continue
         if want > cap - used.get(name, 0):
             out.append(InsufficientResource(name, f"Insufficient {name}", want, used.get(name, 0), cap, want > cap))
     return out
 
 
 def have_any_requested_resources_increased(
-    requests: dict[str, int], original: ParsedNode, modified: ParsedNode
+    requests: dict[str, int], original: ParsedNode, modified: ParsedNode, resolver: Resolver | None = None
 ) -> bool:
-    """Whether the node now allows more pods, or more of a resource the pod asks for."""
+    """Whether the node now allows more pods, or more of a resource the pod asks for (or DRA may serve it)."""
     if modified.allocatable.get(PODS, 0) > original.allocatable.get(PODS, 0):
         return True
     return any(
         modified.allocatable.get(k, 0) > original.allocatable.get(k, 0)
+        or (k not in (CPU, MEMORY, EPHEMERAL_STORAGE) and delegated_to_dra(k, modified.allocatable.get(k, 0), resolver))
         for k, v in requests.items()
         if v > 0 and k != PODS
     )
@@ -143,10 +162,24 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             events.event(events.POD, events.DELETE | events.UPDATE_POD_SCALE_DOWN, self._after_pod_event),
-            # With queueing hints on there is no preCheck, so taint and label updates are not needed. v1.36 also
-            # registers DeviceClass add/update (DRAExtendedResource); no DeviceClass events reach this scheduler.
+            # With queueing hints on there is no preCheck, so taint and label updates are not needed.
             events.event(events.NODE, events.ADD | events.UPDATE_NODE_ALLOCATABLE, self._after_node_change),
+            events.event(events.DEVICE_CLASS, events.ADD | events.UPDATE, self._after_device_class_event),
         ]
+
+    def _after_device_class_event(self, pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+        """A class may now serve, through DRA, an extended resource the pod asks for (by either of its names)."""
+        if not isinstance(new, dict) or (old is not None and not isinstance(old, dict)):
+            raise TypeError(f"unexpected object in isSchedulableAfterDeviceClassEvent: {type(new).__name__}")
+        explicit = (new.get("spec") or {}).get("extendedResourceName")
+        if old is not None:
+            if (old.get("spec") or {}).get("extendedResourceName") == explicit:
+                return QueueingHint.QUEUE_SKIP
+        elif DEVICE_CLASS_PREFIX + str((new.get("metadata") or {}).get("name") or "") in pod.requests:
+            return QueueingHint.QUEUE
+        if explicit is not None and explicit in pod.requests:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def _after_pod_event(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
         """A scheduled pod's deletion may free room; an update only if it shrank something the pod requests."""
@@ -165,14 +198,15 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
     def _after_node_change(self, pod: PodInfo, old: ParsedNode | None, new: ParsedNode) -> QueueingHint:
         """Queue if the pod fits the (empty) node and the change added capacity it asks for."""
         # isFit checks the empty node without the ignored resources, as upstream's hint does.
-        if fits_request(pod.requests, NodeInfo(new), frozenset(), frozenset()):
+        if fits_request(pod.requests, NodeInfo(new), frozenset(), frozenset(), self.resolver):
             return QueueingHint.QUEUE_SKIP
         if old is None:
             return QueueingHint.QUEUE
-        grew = have_any_requested_resources_increased(pod.requests, old, new)
+        grew = have_any_requested_resources_increased(pod.requests, old, new, self.resolver)
         return QueueingHint.QUEUE if grew else QueueingHint.QUEUE_SKIP
 
-    def __init__(self, args: NodeResourcesFitArgs) -> None:
+    def __init__(self, args: NodeResourcesFitArgs, resolver: Resolver | None = None) -> None:
+        self.resolver = resolver
         self.ignored_resources = frozenset(args.ignoredResources)
         self.ignored_resource_groups = frozenset(args.ignoredResourceGroups)
         strategy = args.scoringStrategy
@@ -192,7 +226,9 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
-        insufficient = fits_request(s.requests, node_info, self.ignored_resources, self.ignored_resource_groups)
+        insufficient = fits_request(
+            s.requests, node_info, self.ignored_resources, self.ignored_resource_groups, self.resolver
+        )
         if not insufficient:
             return None
         code = Code.UNSCHEDULABLE
@@ -211,9 +247,19 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             if _is_ignored(name, self.ignored_resources, self.ignored_resource_groups):
                 continue
             j = idx.get(name)
+            dra = (
+                self.resolver is not None
+                and name not in (CPU, MEMORY, EPHEMERAL_STORAGE)
+                and self.resolver(name) is not None
+            )
             if j is None:
+                if dra:
+                    continue  # no node offers it: DynamicResources serves it everywhere
                 return np.zeros(table.n, dtype=bool)
-            ok &= alloc[:, j] - used[:, j] >= want
+            if dra:
+                ok &= (alloc[:, j] <= 0) | (alloc[:, j] - used[:, j] >= want)
+            else:
+                ok &= alloc[:, j] - used[:, j] >= want
         return ok
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Any) -> Status | None:
@@ -290,4 +336,7 @@ def _rtcr_batch(shape_points: Sequence[UtilizationShapePoint], q: IntArray, a: I
 
 
 def new(args: NodeResourcesFitArgs, handle: Handle) -> Fit:
-    return Fit(args)
+    if handle.lister is None:
+        return Fit(args)
+    manager = shared_manager(handle)
+    return Fit(args, manager.device_class_for)

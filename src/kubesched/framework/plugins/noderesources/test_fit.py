@@ -1,8 +1,8 @@
 """fit_test.go (v1.36): Filter, Score and the queueing hints of NodeResourcesFit.
 
-Case names are upstream's. Left out: the DRA-backed cases (a DeviceClass must map the
-extended resource; this scheduler reads no DeviceClass, which is v1.36's behaviour in a
-cluster without them), the SidecarContainers-disabled cases (the gate is locked on),
+Case names are upstream's. The DRA-backed cases (a DeviceClass maps the extended resource)
+run with the DRA manager's resolver over a store holding that class. Left out: the
+SidecarContainers-disabled cases (the gate is locked on),
 SignPod (opportunistic batching) and ScorePlacement (TopologyAwareWorkloadScheduling,
 alpha and off). Fit scores read from kube-scheduler v1.36.3 come last.
 """
@@ -34,7 +34,7 @@ from kubesched.framework.plugins.noderesources.util_test import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.framework import build_snapshot, filter_statuses, new_plugin, score_nodes
+from kubesched.testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin, score_nodes
 from kubesched.testing.wrappers import make_node, make_pod
 
 EXT_A = "example.com/aaa"
@@ -46,6 +46,7 @@ DRA_EXT = "extended.resource.dra.io/something"
 
 U = Code.UNSCHEDULABLE
 UU = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+QUEUE_HINT, SKIP_HINT = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 
 
 def res(cpu: int = 0, mem: int = 0, eph: int = 0, scalars: dict[str, int] | None = None) -> dict[str, str]:
@@ -691,12 +692,157 @@ def test_fit_scores_read_from_kube_scheduler_v136(
 
 
 def test_events_to_register() -> None:
-    """InPlacePodVerticalScaling and queueing hints on; v1.36's DeviceClass registration is not made (see fit.py)."""
+    """InPlacePodVerticalScaling, queueing hints and DRAExtendedResource on."""
     got = {(e.event.resource, e.event.action_type) for e in Fit(fit_args()).events_to_register()}
     assert got == {
         (events.POD, events.DELETE | events.UPDATE_POD_SCALE_DOWN),
         (events.NODE, events.ADD | events.UPDATE_NODE_ALLOCATABLE),
+        (events.DEVICE_CLASS, events.ADD | events.UPDATE),
     }
+
+
+DRA_CLASS = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "device-class-name"},
+    "spec": {"extendedResourceName": DRA_EXT},
+}
+
+
+@pytest.mark.parametrize(
+    ("pod", "alloc_extra", "want_status", "want_insufficient"),
+    [
+        pytest.param(resource_pod(res(1, 1, scalars={DRA_EXT: 1})), {}, None, [], id="extended resource backed by DRA"),
+        pytest.param(
+            resource_pod(res(scalars={DRA_EXT: 1})),
+            {DRA_EXT: "0"},
+            None,
+            [],
+            id="extended resource was backed by Device Plugin (Allocatable: 0)",
+        ),
+        pytest.param(
+            resource_pod(res(scalars={DRA_EXT: 3})),
+            {DRA_EXT: "2"},
+            insufficient(UU, DRA_EXT),
+            [ir(DRA_EXT, 3, 0, 2, True)],
+            id="a device plugin offers it here: the node's allocatable counts, not DRA",
+        ),
+        pytest.param(
+            resource_pod(res(1, 1, scalars={EXT_B: 1})),
+            {},
+            insufficient(UU, EXT_B),
+            [ir(EXT_B, 1, 0, 0, True)],
+            id="extended resource NOT backed by DRA",
+        ),
+    ],
+)
+def test_extended_resources_backed_by_dra(
+    pod: dict[str, Any],
+    alloc_extra: dict[str, str],
+    want_status: Status | None,
+    want_insufficient: list[InsufficientResource],
+    batch: bool,
+) -> None:
+    node, pods = node_with({**allocatable(10, 20, 32, 5, 20, 5), **alloc_extra}, (res(0, 0),))
+    snap = build_snapshot([node], pods)
+    plugin = new_plugin(new, fit_args(), snap, lister_with([DRA_CLASS]))
+    assert filter_statuses(plugin, pod, snap, batch=batch) == [want_status]
+    got = fits_request(new_pod_info(pod).requests, snap.node_info_list[0], frozenset(), frozenset(), plugin.resolver)
+    assert got == want_insufficient
+
+
+def test_batch_delegates_when_no_node_offers_the_resource() -> None:
+    """No node lists the resource at all: the vectorised path has no column for it and must still leave it to DRA."""
+    pod = resource_pod(res(1, 1, scalars={DRA_EXT: 1}))
+    nodes = [capacity_node(f"n{i}", {"cpu": "1", "memory": "1Gi", "pods": "10"}) for i in range(3)]
+    snap = build_snapshot(nodes)
+    plugin = new_plugin(new, fit_args(), snap, lister_with([DRA_CLASS]))
+    assert filter_statuses(plugin, pod, snap, batch=True) == [None, None, None]
+    plain = new_plugin(new, fit_args(), snap)
+    assert filter_statuses(plain, pod, snap, batch=True) == [insufficient(UU, DRA_EXT)] * 3
+
+
+def device_class_hint_pod(scalars: dict[str, int]) -> Any:
+    return new_pod_info(resource_pod(res(scalars=scalars) if scalars else res(mem=2)))
+
+
+def device_class(name: str = "", extended: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"metadata": {"name": name}, "spec": {}}
+    if extended is not None:
+        out["spec"]["extendedResourceName"] = extended
+    return out
+
+
+@pytest.mark.parametrize(
+    ("scalars", "old", "new_class", "want"),
+    [
+        pytest.param(
+            {}, device_class(), device_class(), SKIP_HINT, id="skip-queue-on-class-nil-extended-resource-name"
+        ),
+        pytest.param(
+            {},
+            device_class(extended="example.com/gpu"),
+            device_class(extended="example.com/gpu"),
+            SKIP_HINT,
+            id="skip-queue-on-class-same-extended-resource-name",
+        ),
+        pytest.param(
+            {"deviceclass.resource.kubernetes.io/gpuclass": 1},
+            None,
+            device_class("gpuclass", "example.com/gpu"),
+            QUEUE_HINT,
+            id="queue-on-class-add-with-implicit-extended-resource-name",
+        ),
+        pytest.param(
+            {"deviceclass.resource.kubernetes.io/gpuclass": 1},
+            None,
+            device_class("myclass", "example.com/gpu"),
+            SKIP_HINT,
+            id="skip-on-class-add-with-implicit-extended-resource-name-not-matching",
+        ),
+        pytest.param(
+            {"example.com/othergpu": 1},
+            None,
+            device_class("myclass", "example.com/gpu"),
+            SKIP_HINT,
+            id="skip-on-class-add-with-explicit-extended-resource-name-not-matching",
+        ),
+        pytest.param(
+            {"deviceclass.resource.kubernetes.io/gpuclass": 1},
+            device_class("gpuclass"),
+            device_class("gpuclass", "example.com/gpu"),
+            SKIP_HINT,
+            id="skip-on-class-update-with-implicit-extended-resource-name",
+        ),
+        pytest.param(
+            {"example.com/gpu": 1},
+            None,
+            device_class(extended="example.com/gpu"),
+            QUEUE_HINT,
+            id="queue-on-class-add-with-extended-resource-name",
+        ),
+        pytest.param(
+            {"example.com/gpu": 1},
+            device_class(extended="example.com/gpu1"),
+            device_class(extended="example.com/gpu"),
+            QUEUE_HINT,
+            id="queue-on-class-update-with-extended-resource-name",
+        ),
+    ],
+)
+def test_is_schedulable_after_device_class_change(
+    scalars: dict[str, int], old: Any, new_class: Any, want: QueueingHint
+) -> None:
+    hint = Fit(fit_args())._after_device_class_event
+    assert hint(device_class_hint_pod(scalars), old, new_class) == want
+
+
+def test_device_class_hint_rejects_other_objects() -> None:
+    hint = Fit(fit_args())._after_device_class_event
+    with pytest.raises(TypeError):
+        hint(device_class_hint_pod({}), None, "not-a-class")  # backoff-wrong-new-object
+    with pytest.raises(TypeError):
+        hint(device_class_hint_pod({}), "not-a-class", device_class())  # backoff-wrong-old-object
 
 
 def hint_pod(

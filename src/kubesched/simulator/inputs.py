@@ -1,0 +1,226 @@
+"""Manifests read once and varied for repeated simulation: what-if questions and sweeps.
+
+Everything here works on plain Kubernetes objects and hands them to `kubesched.simulate`
+(the Python API), which loads and admits them as `kubesched simulate` does. The files
+are read by the API first, with their names, so a mistake is reported as the command
+reports it; the objects read here are then only varied (nodes added from a template,
+workloads scaled) and simulated again.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kubesched.simulator.documents import DocumentError, parse_documents
+from kubesched.simulator.load import MANIFEST_SUFFIXES, LoadError, read_text
+
+if TYPE_CHECKING:
+    from kubesched.simulator.api import Simulation
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+SCALED_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
+WORKLOAD_KINDS = (*SCALED_KINDS, "DaemonSet", "Job", "CronJob")
+PER_NODE_FIELDS = ("providerID", "podCIDR", "podCIDRs")  # a node's own, not its shape's
+
+
+class WhatIfError(ValueError):
+    """Input a what-if question or a sweep cannot use; the message names the file and the field."""
+
+
+def simulate_checked(*inputs: Any, **kw: Any) -> Simulation:
+    """`kubesched.simulate`, with unusable input as a WhatIfError (the API's message names file and field)."""
+    from kubesched.simulator.api import InputError, simulate
+
+    try:
+        return simulate(*inputs, **kw)
+    except InputError as err:
+        raise WhatIfError(str(err)) from err
+
+
+def ordered(resources: Iterable[str]) -> list[str]:
+    """Resource names as people read them: cpu, memory, then the rest by name."""
+    return sorted(set(resources), key=lambda r: (r != "cpu", r != "memory", r))
+
+
+def utilisation(sim: Simulation) -> dict[str, float | None]:
+    """Per resource, the cluster's requested over allocatable (`pods`: pods over pod slots), as the summary has it."""
+    return {r: u.utilisation for r, u in sim.summary.resources.items()}
+
+
+def rereadable(paths: Sequence[str]) -> list[str]:
+    """The paths, which repeated simulations read again: standard input cannot be."""
+    if "-" in paths:
+        raise WhatIfError("-: standard input cannot be read again for each simulation; save it to a file")
+    return list(paths)
+
+
+def read_objects(paths: Sequence[str]) -> list[dict[str, Any]]:
+    """Every object of the files and directories, in the order `kubesched simulate` reads them, Lists opened."""
+    out: list[dict[str, Any]] = []
+    for source, text in _files(paths):
+        try:
+            docs = parse_documents(text)
+        except DocumentError as err:
+            raise WhatIfError(f"{source}: {err}") from err
+        for doc in docs:
+            if isinstance(doc, dict):
+                out.extend(_opened(doc))
+    return out
+
+
+def _files(paths: Sequence[str]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for p in rereadable(paths):
+        path = Path(p)
+        try:
+            if path.is_dir():
+                files = [f for f in sorted(path.rglob("*")) if f.is_file() and f.suffix in MANIFEST_SUFFIXES]
+            elif path.is_file():
+                files = [path]
+            else:
+                raise WhatIfError(f"{p}: no such file or directory")
+            out.extend((str(f), read_text(f)) for f in files)
+        except LoadError as err:
+            raise WhatIfError(str(err)) from err
+    return out
+
+
+def _opened(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    kind = doc.get("kind")
+    if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
+        return [item for item in doc["items"] if isinstance(item, dict)]
+    return [doc]
+
+
+def name_of(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("name") or "")
+
+
+def key_of(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or meta.get('generateName') or '?'}"
+
+
+@dataclass(frozen=True)
+class NodeTemplate:
+    """One Node whose shape (labels, taints, allocatable, images) added nodes copy."""
+
+    path: str
+    node: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return name_of(self.node)
+
+    @property
+    def allocatable(self) -> dict[str, str]:
+        status = self.node.get("status") or {}
+        return {str(k): str(v) for k, v in (status.get("allocatable") or status.get("capacity") or {}).items()}
+
+    def nodes(self, count: int, taken: Iterable[str] = ()) -> list[dict[str, Any]]:
+        """`count` copies named `<name>-whatif-<i>` (i from 1, skipping names already taken), each its own host."""
+        used = set(taken)
+        out: list[dict[str, Any]] = []
+        i = 0
+        while len(out) < count:
+            i += 1
+            name = f"{self.name}-whatif-{i}"
+            if name in used:
+                continue
+            out.append(self._copy(name))
+        return out
+
+    def _copy(self, name: str) -> dict[str, Any]:
+        meta = self.node.get("metadata") or {}
+        node = copy.deepcopy({k: v for k, v in self.node.items() if k != "metadata"})
+        labels = {**(meta.get("labels") or {}), HOSTNAME_LABEL: name}  # as each node's kubelet sets it
+        new_meta: dict[str, Any] = {"name": name, "labels": labels}
+        if meta.get("annotations"):
+            new_meta["annotations"] = dict(meta["annotations"])
+        node["metadata"] = new_meta
+        spec = node.get("spec")
+        if isinstance(spec, dict):
+            for f in PER_NODE_FIELDS:
+                spec.pop(f, None)
+        return node
+
+
+def load_template(path: str) -> NodeTemplate:
+    """A file holding one Node, checked as `kubesched simulate` checks a node."""
+    if not os.path.exists(path):
+        raise WhatIfError(f"{path}: no such file or directory")
+    simulate_checked(path, record=False)
+    objects = read_objects([path])
+    if len(objects) != 1 or objects[0].get("kind") != "Node":
+        found = ", ".join(str(o.get("kind")) for o in objects) or "nothing"
+        raise WhatIfError(f"{path}: a node template must hold exactly one Node, found {found}")
+    return NodeTemplate(path, objects[0])
+
+
+def scaled(objects: Sequence[dict[str, Any]], scale: float) -> list[dict[str, Any]]:
+    """The workload `scale` times over: replicas, Job parallelism and completions, and pending bare Pods.
+
+    Pods already bound (spec.nodeName), DaemonSets, CronJobs and Scenario steps stay as they
+    are (a step that sets replicas sets them as written). Counts round half up. Pending bare
+    Pods are copied in document order, named `<name>-x<k>`, until there are round(n * scale)
+    of them (the first ones when scale < 1).
+    """
+    if scale == 1:
+        return list(objects)
+    out: list[dict[str, Any]] = []
+    pending = [o for o in objects if o.get("kind") == "Pod" and not (o.get("spec") or {}).get("nodeName")]
+    want = _rounded(len(pending) * scale)
+    copies = _pod_copies(pending, want)
+    pending_ids = {id(o) for o in pending}
+    for obj in objects:
+        if id(obj) in pending_ids:
+            continue
+        kind = obj.get("kind")
+        if kind in SCALED_KINDS or kind == "Job":
+            obj = _scaled_workload(obj, scale)
+        out.append(obj)
+    return out + copies
+
+
+def _rounded(x: float) -> int:
+    return max(0, int(x + 0.5))
+
+
+def _pod_copies(pods: list[dict[str, Any]], want: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    round_no = 0
+    while len(out) < want and pods:
+        for pod in pods:
+            if len(out) == want:
+                break
+            if round_no == 0:
+                out.append(pod)
+                continue
+            meta = dict(pod.get("metadata") or {})
+            if meta.get("name"):
+                meta["name"] = f"{meta['name']}-x{round_no}"
+            meta.pop("uid", None)
+            out.append({**pod, "metadata": meta})
+        round_no += 1
+    return out
+
+
+def _scaled_workload(obj: dict[str, Any], scale: float) -> dict[str, Any]:
+    spec = dict(obj.get("spec") or {})
+    if obj.get("kind") == "Job":
+        spec["parallelism"] = _rounded(_count(spec.get("parallelism"), 1) * scale)
+        if spec.get("completions") is not None:
+            spec["completions"] = _rounded(_count(spec.get("completions"), 1) * scale)
+    else:
+        spec["replicas"] = _rounded(_count(spec.get("replicas"), 1) * scale)
+    return {**obj, "spec": spec}
+
+
+def _count(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default

@@ -1,0 +1,238 @@
+"""Printing what-if answers and sweeps: rich tables for people, JSON and CSV for scripts and plots."""
+
+from __future__ import annotations
+
+import csv
+import json
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from kubesched.simulator.sweep import AXES, SweepResult
+from kubesched.simulator.whatif import CapacityAnswer, Comparison
+
+MAX_NAMES = 4  # added node names shown before eliding the middle
+
+
+def write_json(doc: dict[str, Any], out: TextIO) -> None:
+    json.dump(doc, out, indent=2)
+    out.write("\n")
+
+
+def _console(out: TextIO) -> Console:
+    return Console(file=out, highlight=False, width=None if out.isatty() else 120)
+
+
+def _names(names: list[str]) -> str:
+    if len(names) <= MAX_NAMES:
+        return ", ".join(names)
+    return f"{', '.join(names[:2])}, ..., {names[-1]}"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+# --- capacity -----------------------------------------------------------------------------------------------
+
+
+def print_capacity(answer: CapacityAnswer, out: TextIO) -> None:
+    console = _console(out)
+    t = answer.template
+    shape = ", ".join(f"{k} {v}" for k, v in t.allocatable.items())
+    console.print(f"Node template: {escape(t.name)} ({escape(t.path)}): {escape(shape)}")
+    console.print(f"{answer.pending_before} pod(s) pending without added nodes; seed {answer.seed}")
+    console.print(escape(_headline(answer)))
+    for note in answer.notes:
+        console.print(f"  {escape(note)}")
+    if answer.blocked:
+        table = Table(title="Pods no number of these nodes can place (simulated alone on an empty one)")
+        for col in ("Pod", "Owner", "Pods like it", "Refused by", "Message"):
+            table.add_column(col, overflow="fold")
+        for b in answer.blocked:
+            reasons = "; ".join(f"{p}: {v}" for p, v in b.reasons.items()) or "-"
+            table.add_row(escape(b.pod), escape(b.owner or "-"), str(b.pods), escape(reasons), escape(b.message))
+        console.print(table)
+    if answer.still_pending:
+        table = Table(title=f"Still pending with {answer.max_nodes} node(s) added")
+        table.add_column("Pod", overflow="fold")
+        table.add_column("Message", overflow="fold")
+        for pod, message in answer.still_pending:
+            table.add_row(escape(pod), escape(message))
+        console.print(table)
+    table = Table(title="Simulations, in the order run")
+    columns = (
+        ("Nodes added", "Pending", "Of them blocked", "Enough")
+        if answer.blocked
+        else ("Nodes added", "Pending", "Enough")
+    )
+    for col in columns:
+        table.add_column(col, justify="right")
+    for trial in answer.trials:
+        cells = [str(trial.nodes), str(trial.pending), "yes" if trial.ok else "no"]
+        if answer.blocked:
+            cells.insert(2, str(trial.pending - len(trial.waiting)))
+        table.add_row(*cells)
+    console.print(table)
+
+
+def _headline(answer: CapacityAnswer) -> str:
+    name = answer.template.name
+    if answer.status == "none-needed":
+        return "No nodes needed: every pending pod schedules on the cluster as it is."
+    if answer.status == "found":
+        return f"Answer: {answer.nodes} node(s) like {name} let every pending pod schedule: {_names(answer.added)}"
+    if answer.status == "max-nodes":
+        left = len(answer.still_pending)
+        return (
+            f"No answer up to --max-nodes {answer.max_nodes}: that many nodes like {name} leave {left} pod(s) pending"
+        )
+    blocked = sum(b.pods for b in answer.blocked)
+    if answer.nodes == 0:
+        rest = "the others schedule without added nodes"
+    elif answer.nodes is not None:
+        rest = f"{answer.nodes} node(s) place all the others: {_names(answer.added)}"
+    else:
+        rest = f"even {answer.max_nodes} node(s) leave {len(answer.still_pending)} other pod(s) pending"
+    return f"No number of nodes like {name} places every pending pod: {blocked} pod(s) cannot run on one; {rest}."
+
+
+# --- compare ------------------------------------------------------------------------------------------------
+
+
+def print_comparison(cmp: Comparison, out: TextIO) -> None:
+    console = _console(out)
+    doc = cmp.to_json()
+    a, b = doc["a"], doc["b"]
+    console.print(f"A: {escape(a['config'])}")
+    console.print(f"B: {escape(b['config'])}")
+    console.print(f"The same manifests and seed ({cmp.seed}) under both.")
+    table = Table()
+    table.add_column("Measure")
+    for col in ("A", "B", "B - A"):
+        table.add_column(col, justify="right")
+
+    def row(label: str, x: float | None, y: float | None, kind: str = "int") -> None:
+        value, delta = _FORMATS[kind]
+        change = "-" if x is None or y is None else delta(y - x)
+        table.add_row(label, "-" if x is None else value(x), "-" if y is None else value(y), change)
+
+    for key, label in (
+        ("pods", "pods"),
+        ("scheduled", "scheduled"),
+        ("pending", "pending"),
+        ("nodesUsed", "nodes with pods"),
+    ):
+        row(label, a[key], b[key])
+    for resource in a["utilisation"]:
+        row(f"utilisation {resource}", a["utilisation"].get(resource), b["utilisation"].get(resource), "pct")
+    for resource in a["nodeUtilisation"]:
+        for stat in ("stddev", "range"):
+            x, y = a["nodeUtilisation"][resource][stat], b["nodeUtilisation"][resource][stat]
+            row(f"node {resource} utilisation {stat}", x, y, "pct")
+    for scope in ("placedPerNode", "placedPerZone"):
+        for stat in ("stddev", "range"):
+            row(f"{_scope(scope)} {stat}", a[scope][stat], b[scope][stat], "num")
+    zones = sorted(set(a["placedPerZone"]["counts"]) | set(b["placedPerZone"]["counts"]))
+    for zone in zones:
+        row(
+            f"pods placed in {zone}",
+            a["placedPerZone"]["counts"].get(zone, 0),
+            b["placedPerZone"]["counts"].get(zone, 0),
+        )
+    console.print(table)
+    moved = doc["moved"]
+    if not moved:
+        console.print("Every pod lands on the same node with the same result under both.")
+        return
+    table = Table(title=f"Pods that land differently: {len(moved)} of {a['pods']}")
+    for col in ("Pod", "Node under A", "Result under A", "Node under B", "Result under B"):
+        table.add_column(col, overflow="fold")
+    for m in moved:
+        table.add_row(
+            escape(m["pod"]),
+            escape(m["nodeA"] or "-"),
+            m["resultA"] or "-",
+            escape(m["nodeB"] or "-"),
+            m["resultB"] or "-",
+        )
+    console.print(table)
+
+
+_FORMATS: dict[str, tuple[Any, Any]] = {
+    "int": (lambda v: str(int(v)), lambda d: f"{int(d):+d}"),
+    "pct": (lambda v: f"{100 * v:.1f}%", lambda d: f"{100 * d:+.1f} pt"),
+    "num": (lambda v: f"{v:.2f}", lambda d: f"{d:+.2f}"),
+}
+
+
+def _scope(key: str) -> str:
+    return "pods placed per node" if key == "placedPerNode" else "pods placed per zone"
+
+
+# --- sweep --------------------------------------------------------------------------------------------------
+
+COLUMNS = ("index", "nodes", "template", "config", "scale", "seed", "pods", "scheduled", "pending", "nodesUsed")
+
+
+def sweep_rows(result: SweepResult) -> list[dict[str, Any]]:
+    """One flat row per point (utilisation.<resource> columns), for CSV and data frames."""
+    resources = result.resources()
+    out = []
+    for row in result.rows:
+        flat = {c: row.get(c) for c in COLUMNS}
+        util = row.get("utilisation") or {}
+        flat.update({f"utilisation.{r}": util.get(r) for r in resources})
+        flat.update(
+            {"wallSeconds": row.get("wallSeconds"), "cpuSeconds": row.get("cpuSeconds"), "error": row.get("error")}
+        )
+        out.append(flat)
+    return out
+
+
+def write_csv(result: SweepResult, out: TextIO) -> None:
+    rows = sweep_rows(result)
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else list(COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+
+
+def print_sweep(result: SweepResult, out: TextIO) -> None:
+    """One row a point: the axes the spec varies, then what was measured (cpu and memory used)."""
+    console = _console(out)
+    resources = [r for r in result.resources() if r in ("cpu", "memory")]
+    varied = [a for a in AXES if len({row[a] for row in result.rows}) > 1] or ["nodes"]
+    errors = any(row.get("error") for row in result.rows)
+    where = f"{result.workers} process(es)" if result.engine == "processes" else f"Ray ({result.workers} CPUs)"
+    title = f"Sweep {escape(result.spec.path)}: {len(result.rows)} point(s) in {result.wall_seconds:.1f} s on {where}"
+    table = Table(title=title)
+    table.add_column("#", justify="right", no_wrap=True)
+    for axis in varied:
+        table.add_column(axis, justify="left" if axis in ("template", "config") else "right", no_wrap=True)
+    for col in ("pods", "scheduled", "pending", "nodes used", *(f"{r} used" for r in resources), "seconds"):
+        table.add_column(col, justify="right", no_wrap=True)
+    if errors:
+        table.add_column("error", overflow="fold")
+    for row in result.rows:
+        util = row.get("utilisation") or {}
+        cells = [str(row["index"])]
+        cells += [escape(_axis(row[a])) for a in varied]
+        cells += [str(row.get(k, "-")) for k in ("pods", "scheduled", "pending", "nodesUsed")]
+        cells += [_pct(util.get(r)) for r in resources]
+        cells.append(_num(row.get("wallSeconds")))
+        if errors:
+            cells.append(escape(row.get("error") or ""))
+        table.add_row(*cells)
+    console.print(table)
+
+
+def _axis(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:g}" if isinstance(value, float) else str(value)

@@ -1,0 +1,783 @@
+"""The UI's model: the manifests being edited, and what their last simulation decided, as pages of rows.
+
+The manifests live here in memory, in the order they were read (FILES, then edits).
+Every change re-simulates through `kubesched.simulate` before it is kept, so the store
+always holds input the simulator accepts, and a change it refuses is answered with the
+simulator's own message (naming the file and document the object came from, or the
+edit). Simulations use a fixed seed, so the same input always gives the same answer and
+a pod's per-plugin record can be fetched later by running again.
+
+Records are large (about a kilobyte per node an attempt looked at), so a big cluster is
+simulated without them and a pod's record is made when someone opens it: one more run
+that records that pod and a batch of the other pending pods.
+"""
+
+from __future__ import annotations
+
+import copy as copy_module
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubesched.api.quantity import parse_quantity
+from kubesched.backend.embedded import NAMESPACED
+from kubesched.config.types import KIND as CONFIG_KIND
+from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation, simulate
+from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_text
+
+__all__ = ["Entry", "InputError", "View", "Workspace"]
+
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+NO_ZONE = "(no zone)"
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+FULL_RECORD_PAIRS = 250_000
+"""Pending pods times nodes up to which every pod's record is kept (a record costs ~1 KB per node looked at)."""
+MAX_PAGE = 1000
+NODE_PODS_SHOWN = 500
+PENDING = ("Unschedulable", "Gated", "Error")
+TERMINAL_PHASES = ("Succeeded", "Failed")
+EDIT = "edited in the UI"
+
+
+@dataclass(slots=True)
+class Entry:
+    """One manifest of the store, with where it came from (for messages) and a stable id (for the page)."""
+
+    id: int
+    obj: dict[str, Any]
+    origin: str
+
+    @property
+    def kind(self) -> str:
+        kind = self.obj.get("kind")
+        return kind if isinstance(kind, str) else ""
+
+    @property
+    def ident(self) -> tuple[str, str, str]:
+        return identity(self.obj)
+
+    def row(self) -> dict[str, Any]:
+        kind, namespace, name = self.ident
+        return {"id": self.id, "kind": kind, "namespace": namespace, "name": name, "origin": self.origin}
+
+
+def identity(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(kind, namespace, name) as the API server keys objects; namespaced kinds default to `default`."""
+    kind = obj.get("kind")
+    kind = kind if isinstance(kind, str) else ""
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    name = meta.get("name")
+    namespace = ""
+    if kind in NAMESPACED:
+        given = meta.get("namespace")
+        namespace = given if isinstance(given, str) and given else "default"
+    return kind, namespace, name if isinstance(name, str) else ""
+
+
+@dataclass
+class View:
+    """One simulation of the store, indexed for the page's questions."""
+
+    version: int
+    sim: Simulation
+    nodes: list[dict[str, Any]]
+    node_index: dict[str, dict[str, Any]]
+    zones: list[dict[str, Any]]
+    pods: list[dict[str, Any]]  # the simulation's pods in its order, then the pods bound in the input
+    pod_index: dict[str, dict[str, Any]]
+    pods_on: dict[str, list[str]]
+    events_of: dict[str, list[dict[str, Any]]]
+    full_record: bool
+    seconds: dict[str, float]
+    records: dict[str, PluginRecord] = field(default_factory=dict)  # by pod key; all of them when full_record
+
+
+@dataclass
+class _Candidate:
+    """What the store would hold after a change, until its simulation accepts it."""
+
+    entries: list[Entry]
+    config: dict[str, Any] | None
+    config_origin: str
+    seed: int
+
+
+class Workspace:
+    """The manifests, the configuration and the seed; the current `View`; edits that re-simulate."""
+
+    def __init__(
+        self,
+        entries: list[Entry],
+        config: dict[str, Any] | None = None,
+        config_origin: str = "",
+        *,
+        seed: int = 1,
+        until: float | None = None,
+        bind_latency: float = 0.0,
+        record_pairs: int = FULL_RECORD_PAIRS,
+    ) -> None:
+        self.entries = entries
+        self._by_ident = {e.ident: e for e in entries}
+        self.config = config
+        self.config_origin = config_origin
+        self.seed = seed
+        self.until = until
+        self.bind_latency = bind_latency
+        self.record_pairs = record_pairs
+        self._next_id = max((e.id for e in entries), default=0) + 1
+        self._lock = threading.Lock()
+        self._version = 0
+        self.view = self._simulate(_Candidate(entries, config, config_origin, seed))
+
+    @classmethod
+    def from_files(cls, paths: Sequence[str], config_path: str | None = None, **kw: Any) -> Workspace:
+        """FILES as `kubesched simulate` reads them; a KubeSchedulerConfiguration among them is the configuration."""
+        entries, config, origin = read_files(paths)
+        if config_path:
+            config, origin = read_config(config_path), config_path
+        return cls(entries, config, origin, **kw)
+
+    # ------------------------------------------------------------------ simulation
+
+    def _simulate(self, c: _Candidate) -> View:
+        nodes = sum(1 for e in c.entries if e.kind == "Node")
+        full = _estimated_pending(c.entries, nodes) * max(nodes, 1) <= self.record_pairs
+        wall, cpu = time.perf_counter(), time.process_time()
+        sim = self._run(c, record=full)
+        seconds = {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu}
+        self._version += 1
+        view = _build_view(self._version, sim, c.entries, full, seconds)
+        if full:
+            view.records.update((p.key, p.plugins) for p in sim.pods if p.plugins is not None)
+        return view
+
+    def _run(self, c: _Candidate, record: bool | list[str]) -> Simulation:
+        try:
+            return simulate(
+                [e.obj for e in c.entries],
+                config=c.config,
+                seed=c.seed,
+                record=record,
+                until=self.until,
+                bind_latency=self.bind_latency,
+            )
+        except InputError as err:
+            raise InputError(_located(str(err), c.entries, c.config_origin)) from err
+
+    def _commit(self, c: _Candidate) -> View:
+        """Simulate the candidate (under the lock); keep it only if the simulator accepts it."""
+        view = self._simulate(c)
+        self.entries, self.config, self.config_origin, self.seed = c.entries, c.config, c.config_origin, c.seed
+        self._by_ident = {e.ident: e for e in c.entries}
+        self._next_id = max([self._next_id - 1, *(e.id for e in c.entries)]) + 1
+        self.view = view
+        return view
+
+    # ------------------------------------------------------------------ edits
+
+    def apply(self, text: str) -> list[dict[str, Any]]:
+        """Create or replace the objects in `text` (YAML or JSON, one or more documents); returns what changed."""
+        docs = _documents(text, EDIT)
+        if not docs:
+            raise InputError(f"{EDIT}: no objects in the text")
+        with self._lock:
+            entries = list(self.entries)
+            position = {e.ident: i for i, e in enumerate(entries)}
+            config, config_origin = self.config, self.config_origin
+            next_id = self._next_id
+            changed: list[dict[str, Any]] = []
+            for obj, origin in docs:
+                if obj.get("kind") == CONFIG_KIND:
+                    config, config_origin = obj, origin
+                    changed.append({"kind": CONFIG_KIND, "namespace": "", "name": "", "change": "configured"})
+                    continue
+                ident = identity(obj)
+                at = position.get(ident) if ident[2] else None
+                if at is None:
+                    entries.append(Entry(next_id, obj, origin))
+                    position[ident] = len(entries) - 1
+                    next_id += 1
+                    change = "created"
+                else:
+                    entries[at] = Entry(entries[at].id, obj, origin)
+                    change = "changed"
+                changed.append({"kind": ident[0], "namespace": ident[1], "name": ident[2], "change": change})
+            self._commit(_Candidate(entries, config, config_origin, self.seed))
+            return changed
+
+    def delete(self, entry_id: int) -> dict[str, Any]:
+        with self._lock:
+            found = [e for e in self.entries if e.id == entry_id]
+            if not found:
+                raise KeyError(f"no object with id {entry_id}")
+            entries = [e for e in self.entries if e.id != entry_id]
+            self._commit(_Candidate(entries, self.config, self.config_origin, self.seed))
+            return found[0].row()
+
+    def clone_node(self, name: str, count: int = 1) -> list[str]:
+        """Add `count` nodes like node `name`: the same labels, taints and capacity, the next free names."""
+        if not 1 <= count <= 10_000:
+            raise InputError(f"count: must be between 1 and 10000, got {count}")
+        with self._lock:
+            source = self._by_ident.get(("Node", "", name))
+            if source is None:
+                raise KeyError(f"no node {name!r} among the manifests (a node a Scenario step creates is edited there)")
+            taken = {e.ident[2] for e in self.entries if e.kind == "Node"}
+            names = _next_names(name, taken, count)
+            entries = list(self.entries)
+            entries.extend(
+                Entry(self._next_id + i, _node_like(source.obj, new), f"{EDIT} (like node {name})")
+                for i, new in enumerate(names)
+            )
+            self._commit(_Candidate(entries, self.config, self.config_origin, self.seed))
+            return names
+
+    def set_config(self, text: str) -> None:
+        """A KubeSchedulerConfiguration as YAML or JSON; empty text means the upstream default."""
+        config: dict[str, Any] | None = None
+        if text.strip():
+            docs = _documents(text, "the configuration")
+            if len(docs) != 1:
+                raise InputError(f"the configuration: expected one KubeSchedulerConfiguration, found {len(docs)}")
+            config = docs[0][0]
+        with self._lock:
+            origin = "the configuration edited in the UI" if config is not None else ""
+            self._commit(_Candidate(self.entries, config, origin, self.seed))
+
+    def rerun(self, seed: int | None = None) -> None:
+        with self._lock:
+            self._commit(_Candidate(self.entries, self.config, self.config_origin, self.seed if seed is None else seed))
+
+    # ------------------------------------------------------------------ reading
+
+    def state(self) -> dict[str, Any]:
+        v = self.view
+        sim = v.sim
+        counts: dict[str, int] = {"nodes": len(v.nodes), "objects": len(self.entries)}
+        for p in v.pods:
+            group = "pending" if p["result"] in PENDING else p["result"].lower()
+            counts[group] = counts.get(group, 0) + 1
+        return {
+            "version": v.version,
+            "seed": self.seed,
+            "counts": counts,
+            "endTime": sim.end_time,
+            "warnings": list(sim.warnings),
+            "zones": v.zones,
+            "events": len(sim.events),
+            "record": "all pods" if v.full_record else "on demand",
+            "config": self.config_origin or ("" if self.config is None else "given"),
+            "seconds": v.seconds,
+        }
+
+    def nodes_page(
+        self, zone: str = "", q: str = "", sort: str = "name", offset: int = 0, limit: int = 100
+    ) -> dict[str, Any]:
+        rows = [
+            n for n in self.view.nodes if (not zone or n["zone"] == zone) and (not q or q.lower() in n["name"].lower())
+        ]
+        keys: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "cpu": lambda n: -(n["cpu"] or 0.0),
+            "memory": lambda n: -(n["memory"] or 0.0),
+            "pods": lambda n: -n["pods"],
+        }
+        if sort in keys:
+            rows = sorted(rows, key=keys[sort])
+        return _page(rows, offset, limit)
+
+    def heatmap(self) -> dict[str, Any]:
+        """Every node's CPU and memory utilisation by zone, compactly, for the cluster picture."""
+        by_zone: dict[str, dict[str, list[Any]]] = {}
+        for n in self.view.nodes:
+            z = by_zone.setdefault(n["zone"], {"names": [], "cpu": [], "memory": []})
+            z["names"].append(n["name"])
+            z["cpu"].append(None if n["cpu"] is None else round(n["cpu"], 3))
+            z["memory"].append(None if n["memory"] is None else round(n["memory"], 3))
+        return {"zones": [{"zone": zone, **z} for zone, z in sorted(by_zone.items())]}
+
+    def node_detail(self, name: str) -> dict[str, Any]:
+        v = self.view
+        row = v.node_index.get(name)
+        if row is None:
+            raise KeyError(f"no node {name!r}")
+        entry = self._by_ident.get(("Node", "", name))
+        obj = entry.obj if entry is not None else {}
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        on = v.pods_on.get(name, [])
+        return {
+            **row,
+            "labels": meta.get("labels") or {},
+            "taints": spec.get("taints") or [],
+            "unschedulable": bool(spec.get("unschedulable")),
+            "entry": entry.row() if entry is not None else None,
+            "podCount": len(on),
+            "pods": [v.pod_index[k] for k in on[:NODE_PODS_SHOWN]],
+        }
+
+    def pods_page(
+        self, status: str = "pending", q: str = "", node: str = "", offset: int = 0, limit: int = 100
+    ) -> dict[str, Any]:
+        wanted: Callable[[str], bool] = {
+            "pending": lambda r: r in PENDING,
+            "scheduled": lambda r: r == "Scheduled",
+            "running": lambda r: r == "Running",
+            "gone": lambda r: r in ("Preempted", "Deleted"),
+        }.get(status, lambda r: True)
+        needle = q.lower()
+        rows = [
+            p
+            for p in self.view.pods
+            if wanted(p["result"])
+            and (not node or p["node"] == node)
+            and (not needle or needle in p["key"].lower() or needle in (p["owner"] or "").lower())
+        ]
+        return _page(rows, offset, limit)
+
+    def pod_detail(self, key: str) -> dict[str, Any]:
+        v = self.view
+        row = v.pod_index.get(key)
+        if row is None:
+            raise KeyError(f"no pod {key!r}")
+        namespace, _, name = key.partition("/")
+        entry = self._by_ident.get(("Pod", namespace, name))
+        return {**row, "entry": entry.row() if entry is not None else None, "events": v.events_of.get(key, [])}
+
+    def record(self, key: str) -> PluginRecord | None:
+        """The pod's per-plugin record (None for a pod the simulation did not schedule); made on demand."""
+        row = self.view.pod_index.get(key)
+        if row is None:
+            raise KeyError(f"no pod {key!r}")
+        if not row["simulated"]:
+            return None  # bound in the input: never scheduled here
+        found = self.view.records.get(key)
+        if found is not None or self.view.full_record:
+            return found
+        with self._lock:
+            v = self.view
+            if key in v.records:
+                return v.records[key]
+            batch = max(1, self.record_pairs // max(len(v.nodes), 1))
+            others = [p["key"] for p in v.pods if p["result"] in PENDING and p["key"] not in (key, *v.records)]
+            wanted = [key, *others[: batch - 1]]
+            sim = self._run(_Candidate(self.entries, self.config, self.config_origin, self.seed), record=wanted)
+            if len(v.records) + len(wanted) > 4 * batch:  # keep at most a few batches
+                v.records.clear()
+            asked = set(wanted)
+            for p in sim.pods:
+                if p.key in asked and p.plugins is not None:  # the others' records are empty, not absent
+                    v.records[p.key] = p.plugins
+            return v.records.get(key)
+
+    def record_page(
+        self, key: str, show: str = "all", q: str = "", offset: int = 0, limit: int = 100
+    ) -> dict[str, Any]:
+        """The pod's record as table rows, one per node its last attempt looked at: feasible nodes by final
+        score, best first, then the nodes a Filter plugin rejected."""
+        row = self.view.pod_index.get(key)
+        rec = self.record(key)
+        assert row is not None
+        if rec is None:
+            return {"pod": row, "recorded": False, **_page([], 0, limit)}
+        rows: list[dict[str, Any]] = []
+        rejected_by: dict[str, int] = {}
+        for node, verdicts in rec.filter.items():
+            reason = next(((p, v) for p, v in verdicts.items() if v != "passed"), None)
+            if reason is not None:
+                rejected_by[reason[0]] = rejected_by.get(reason[0], 0) + 1
+            rows.append(
+                {
+                    "node": node,
+                    "feasible": reason is None,
+                    "filter": verdicts,
+                    "score": rec.score.get(node, {}),
+                    "normalizedScore": rec.normalized_score.get(node, {}),
+                    "finalScore": rec.final_score.get(node, {}),
+                    "total": rec.total(node) if node in rec.final_score else None,
+                    "chosen": node == row["node"],
+                }
+            )
+        rows.sort(key=lambda r: (not r["feasible"], -(r["total"] or 0), r["node"]))
+        feasible = sum(1 for r in rows if r["feasible"])
+        chosen = [r for r in rows if r["feasible"]] if show == "feasible" else rows
+        if show == "rejected":
+            chosen = [r for r in rows if not r["feasible"]]
+        if q:
+            chosen = [r for r in chosen if q.lower() in r["node"].lower()]
+        return {
+            "pod": row,
+            "recorded": True,
+            "examined": len(rows),
+            "feasible": feasible,
+            "nodesInCluster": len(self.view.nodes),
+            "rejectedBy": dict(sorted(rejected_by.items(), key=lambda kv: -kv[1])),
+            "filterPlugins": _plugin_order(rec.filter),
+            "scorePlugins": _plugin_order(rec.score),
+            "weights": _weights(rec),
+            **_page(chosen, offset, limit),
+        }
+
+    def events_page(self, kind: str = "", q: str = "", offset: int = 0, limit: int = 100) -> dict[str, Any]:
+        needle = q.lower()
+        events = self.view.sim.events
+        chosen = [
+            e
+            for e in events
+            if (not kind or e.type == kind) and (not needle or needle in e.pod.lower() or needle in (e.node or ""))
+        ]
+        page = _page(chosen, offset, limit)
+        page["items"] = [_event(e) for e in page["items"]]
+        return {**page, "types": sorted({e.type for e in events})}
+
+    def pending_over_time(self) -> list[list[float]]:
+        """(time, pods waiting) at each time with events: a pod waits from an unschedulable, gated or failed
+        attempt until it is scheduled or gone."""
+        waiting: set[str] = set()
+        points: list[list[float]] = []
+        for e in self.view.sim.events:
+            if e.type in ("Scheduled", "Bound", "Deleted", "Preempted"):
+                waiting.discard(e.pod)
+            elif e.type in PENDING or e.type == "Nominated":
+                waiting.add(e.pod)
+            if points and points[-1][0] == e.time:
+                points[-1][1] = len(waiting)
+            else:
+                points.append([e.time, len(waiting)])
+        return points
+
+    def objects_page(self, kind: str = "", q: str = "", offset: int = 0, limit: int = 100) -> dict[str, Any]:
+        needle = q.lower()
+        kinds: dict[str, int] = {}
+        rows: list[dict[str, Any]] = []
+        for e in self.entries:
+            k, ns, name = e.ident
+            kinds[k] = kinds.get(k, 0) + 1
+            if (not kind or k == kind) and (not needle or needle in f"{ns}/{name}".lower()):
+                rows.append(e.row())
+        return {**_page(rows, offset, limit), "kinds": kinds}
+
+    def object_text(self, entry_id: int) -> dict[str, Any]:
+        entry = next((e for e in self.entries if e.id == entry_id), None)
+        if entry is None:
+            raise KeyError(f"no object with id {entry_id}")
+        return {**entry.row(), "text": _yaml(entry.obj)}
+
+    def export(self) -> str:
+        """Every manifest as one YAML stream (the configuration first, if any): `kubesched simulate` reads it."""
+        docs = ([self.config] if self.config is not None else []) + [e.obj for e in self.entries]
+        return yaml.dump_all(docs, Dumper=_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+    def config_text(self) -> dict[str, Any]:
+        return {"text": "" if self.config is None else _yaml(self.config), "origin": self.config_origin}
+
+
+# ---------------------------------------------------------------------- reading input
+
+
+def read_files(paths: Sequence[str]) -> tuple[list[Entry], dict[str, Any] | None, str]:
+    """Manifests from files and directories (sorted, as the simulate command reads them), with their origins."""
+    entries: list[Entry] = []
+    config: dict[str, Any] | None = None
+    config_origin = ""
+    for source, text in _files(paths):
+        for obj, origin in _documents(text, source):
+            if obj.get("kind") == CONFIG_KIND:
+                if config is not None:
+                    raise InputError(f"{origin}: a second KubeSchedulerConfiguration (first in {config_origin})")
+                config, config_origin = obj, origin
+            else:
+                entries.append(Entry(len(entries) + 1, obj, origin))
+    return entries, config, config_origin
+
+
+def read_config(path: str) -> dict[str, Any]:
+    docs = _documents(_read(Path(path)), path)
+    if len(docs) != 1:
+        raise InputError(f"{path}: expected one KubeSchedulerConfiguration object, found {len(docs)} documents")
+    return docs[0][0]
+
+
+def _files(paths: Sequence[str]) -> Iterator[tuple[str, str]]:
+    for p in paths:
+        path = Path(p)
+        if p == "-":
+            raise InputError("-: kubesched ui reads files and directories, not standard input")
+        if path.is_dir():
+            for f in sorted(path.rglob("*")):
+                if f.is_file() and f.suffix in MANIFEST_SUFFIXES:
+                    yield str(f), _read(f)
+        elif path.is_file():
+            yield str(path), _read(path)
+        else:
+            raise InputError(f"{p}: no such file or directory")
+
+
+def _read(path: Path) -> str:
+    try:
+        return read_text(path)
+    except LoadError as err:
+        raise InputError(str(err)) from err
+
+
+def _documents(text: str, source: str) -> list[tuple[dict[str, Any], str]]:
+    """The objects of a YAML or JSON stream, `List`s opened, each with `source, document N[, items[j]]`."""
+    try:
+        docs = parse_documents(text)
+    except DocumentError as err:
+        raise InputError(f"{source}: {err}") from err
+    present = [(i, d) for i, d in enumerate(docs, start=1) if d is not None]
+    out: list[tuple[dict[str, Any], str]] = []
+    for i, doc in present:
+        where = source if source == EDIT and len(present) == 1 else f"{source}, document {i}"
+        if not isinstance(doc, dict):
+            raise InputError(f"{where}: expected a Kubernetes object (a mapping), got {type(doc).__name__}")
+        kind = doc.get("kind")
+        if kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc):
+            items = doc.get("items") or []
+            if not isinstance(items, list):
+                raise InputError(f"{where}: items: expected a list of objects")
+            for j, item in enumerate(items):
+                if not isinstance(item, dict):
+                    raise InputError(f"{where}: items[{j}]: expected an object")
+                out.append((item, f"{where}, items[{j}]"))
+        else:
+            out.append((doc, where))
+    return out
+
+
+_OBJECT_SOURCE = re.compile(r"<objects 0>, document (\d+)")
+
+
+def _located(message: str, entries: Sequence[Entry], config_origin: str) -> str:
+    """The simulator's message with `<objects 0>, document N` put back as the file and document (or the edit)."""
+
+    def origin(m: re.Match[str]) -> str:
+        i = int(m[1]) - 1
+        return entries[i].origin if 0 <= i < len(entries) else m[0]
+
+    message = _OBJECT_SOURCE.sub(origin, message)
+    return message.replace("<config>", config_origin or "the configuration")
+
+
+def _estimated_pending(entries: Sequence[Entry], nodes: int) -> int:
+    """Pods the simulation will schedule, before it runs: unbound pods and the workloads' replicas."""
+    count = 0
+    for e in entries:
+        spec = e.obj.get("spec")
+        spec = spec if isinstance(spec, dict) else {}
+        if e.kind == "Pod":
+            count += 0 if spec.get("nodeName") else 1
+        elif e.kind == "DaemonSet":
+            count += nodes
+        elif e.kind in ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController", "Job"):
+            n = spec.get("parallelism" if e.kind == "Job" else "replicas", 1)
+            count += n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 1
+    return count
+
+
+# ---------------------------------------------------------------------- the view
+
+
+def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: bool, seconds: dict[str, float]) -> View:
+    labels: dict[str, Mapping[str, Any]] = {}
+    running: list[dict[str, Any]] = []
+    for e in entries:
+        if e.kind == "Node":
+            labels[e.ident[2]] = (e.obj.get("metadata") or {}).get("labels") or {}
+        elif e.kind == "Pod":
+            spec = e.obj.get("spec") or {}
+            phase = (e.obj.get("status") or {}).get("phase")
+            if isinstance(spec, dict) and spec.get("nodeName") and phase not in TERMINAL_PHASES:
+                _, ns, name = e.ident
+                running.append(_pod_row(ns, name, spec["nodeName"], "Running", ""))
+        elif e.kind == "Scenario":
+            for node in _scenario_nodes(e.obj):
+                labels.setdefault(node[0], node[1])
+    pods = [
+        {
+            **_pod_row(p.namespace, p.name, p.node, p.result, p.message),
+            "attempts": p.attempts,
+            "owner": p.owner,
+            "boundAt": p.bound_at,
+            "nominatedNode": p.nominated_node,
+            "victims": list(p.victims),
+            "simulated": True,
+        }
+        for p in sim.pods
+    ]
+    simulated = {p["key"] for p in pods}
+    pods.extend(r for r in running if r["key"] not in simulated)
+    pod_index = {p["key"]: p for p in pods}
+    gone, events_of = _timeline(sim)
+    for key, how in gone.items():
+        if key in pod_index:
+            pod_index[key]["result"] = how  # off its node at the end: Preempted or Deleted
+    nodes: list[dict[str, Any]] = []
+    for n in sim.nodes:
+        zone = next((str(labels[n.name][k]) for k in ZONE_LABELS if k in labels.get(n.name, {})), NO_ZONE)
+        nodes.append(
+            {
+                "name": n.name,
+                "zone": zone,
+                "pods": n.pods,
+                "requested": dict(n.requested),
+                "allocatable": dict(n.allocatable),
+                "cpu": n.utilisation("cpu"),
+                "memory": n.utilisation("memory"),
+                "podShare": n.utilisation("pods"),
+            }
+        )
+    node_index = {n["name"]: n for n in nodes}
+    pods_on: dict[str, list[str]] = {}
+    for p in pods:
+        if p["node"] in node_index and p["result"] in ("Scheduled", "Running"):
+            pods_on.setdefault(p["node"], []).append(p["key"])
+    return View(
+        version=version,
+        sim=sim,
+        nodes=nodes,
+        node_index=node_index,
+        zones=_zones(nodes),
+        pods=pods,
+        pod_index=pod_index,
+        pods_on=pods_on,
+        events_of=events_of,
+        full_record=full,
+        seconds=seconds,
+    )
+
+
+def _pod_row(namespace: str, name: str, node: str | None, result: str, message: str) -> dict[str, Any]:
+    return {
+        "key": f"{namespace}/{name}",
+        "namespace": namespace,
+        "name": name,
+        "node": node,
+        "result": result,
+        "message": message,
+        "attempts": 0,
+        "owner": None,
+        "boundAt": None,
+        "nominatedNode": None,
+        "victims": [],
+        "simulated": False,
+    }
+
+
+def _timeline(sim: Simulation) -> tuple[dict[str, str], dict[str, list[dict[str, Any]]]]:
+    """Pods whose last event took them off their node (Preempted, Deleted), and each pod's events."""
+    last: dict[str, str] = {}
+    events_of: dict[str, list[dict[str, Any]]] = {}
+    for e in sim.events:
+        if e.type in ("Scheduled", "Bound", "Preempted", "Deleted"):
+            last[e.pod] = e.type
+        events_of.setdefault(e.pod, []).append(_event(e))
+    return {k: t for k, t in last.items() if t in ("Preempted", "Deleted")}, events_of
+
+
+def _event(e: Event) -> dict[str, Any]:
+    return {
+        "time": e.time,
+        "pod": e.pod,
+        "type": e.type,
+        "node": e.node,
+        "message": e.message,
+        "preemptor": e.preemptor,
+    }
+
+
+def _scenario_nodes(scenario: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    steps = scenario.get("steps")
+    for step in steps if isinstance(steps, list) else []:
+        created = step.get("create") if isinstance(step, dict) else None
+        for obj in created if isinstance(created, list) else []:
+            meta = obj.get("metadata") if isinstance(obj, dict) and obj.get("kind") == "Node" else None
+            if isinstance(meta, dict) and isinstance(meta.get("name"), str):
+                labels = meta.get("labels")
+                yield meta["name"], labels if isinstance(labels, dict) else {}
+
+
+def _zones(nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    sums: dict[str, dict[str, float]] = {}
+    for n in nodes:
+        z = sums.setdefault(n["zone"], {"nodes": 0, "pods": 0, "cpuReq": 0, "cpuAlloc": 0, "memReq": 0, "memAlloc": 0})
+        z["nodes"] += 1
+        z["pods"] += n["pods"]
+        for res, key in (("cpu", "cpu"), ("memory", "mem")):
+            z[f"{key}Req"] += float(parse_quantity(n["requested"].get(res, "0")))
+            z[f"{key}Alloc"] += float(parse_quantity(n["allocatable"].get(res, "0")))
+    return [
+        {
+            "zone": zone,
+            "nodes": int(z["nodes"]),
+            "pods": int(z["pods"]),
+            "cpu": z["cpuReq"] / z["cpuAlloc"] if z["cpuAlloc"] else None,
+            "memory": z["memReq"] / z["memAlloc"] if z["memAlloc"] else None,
+        }
+        for zone, z in sorted(sums.items())
+    ]
+
+
+def _page(rows: Sequence[Any], offset: int, limit: int) -> dict[str, Any]:
+    offset = max(0, offset)
+    limit = max(1, min(limit, MAX_PAGE))
+    return {"total": len(rows), "offset": offset, "limit": limit, "items": list(rows[offset : offset + limit])}
+
+
+def _plugin_order(per_node: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    seen: dict[str, None] = {}
+    for plugins in per_node.values():
+        seen.update(dict.fromkeys(plugins))
+    return list(seen)
+
+
+def _weights(rec: PluginRecord) -> dict[str, int]:
+    """Each Score plugin's weight, read off the record (final = normalized x weight) where a score is not 0."""
+    out: dict[str, int] = {}
+    for node, finals in rec.final_score.items():
+        normalized = rec.normalized_score.get(node, {})
+        for plugin, final in finals.items():
+            if plugin not in out and normalized.get(plugin):
+                out[plugin] = final // normalized[plugin]
+    return out
+
+
+def _next_names(name: str, taken: set[str], count: int) -> list[str]:
+    """node-a1 -> node-a2, node-a3, ... (the next free numbers); a name without a number gets -2, -3, ..."""
+    m = re.fullmatch(r"(.*?)(\d+)", name)
+    stem, n = (m[1], int(m[2])) if m else (f"{name}-", 1)
+    out: list[str] = []
+    while len(out) < count:
+        n += 1
+        candidate = f"{stem}{n}"
+        if candidate not in taken:
+            out.append(candidate)
+    return out
+
+
+def _node_like(node: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A copy of a node manifest under a new name: its hostname label follows; server-set metadata is dropped."""
+    copy: dict[str, Any] = copy_module.deepcopy(dict(node))
+    meta = copy.setdefault("metadata", {})
+    old = meta.get("name")
+    for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"):
+        meta.pop(key, None)
+    meta["name"] = name
+    labels = meta.get("labels")
+    if isinstance(labels, dict) and labels.get("kubernetes.io/hostname") == old:
+        labels["kubernetes.io/hostname"] = name
+    return copy
+
+
+_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's, where PyYAML has it: 10x faster
+
+
+def _yaml(obj: Any) -> str:
+    return yaml.dump(obj, Dumper=_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True)

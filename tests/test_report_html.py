@@ -1,0 +1,268 @@
+"""`kubesched simulate --report PATH` and `Simulation.write_report`: the self-contained HTML report."""
+
+import json
+import os
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+import kubesched
+from kubesched.cli import main
+from kubesched.schedule_one import SchedulerEvent
+from kubesched.simulator import report_html
+from kubesched.simulator.report_html import TOTAL, ScoreStats, pending_series
+
+ROOT = Path(__file__).resolve().parent.parent
+CLUSTER = str(ROOT / "examples" / "cluster")
+SCENARIO = str(ROOT / "examples" / "scenario")
+SECTIONS = ("run", "utilisation", "pending-over-time", "scores", "placements", "pending", "fragmentation", "warnings")
+
+
+class Page(HTMLParser):
+    """What a test reads off a report: sections, the <svg>s in each, text, and every link-like attribute."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.section: str | None = None
+        self.svgs: dict[str, int] = {}
+        self.text: dict[str, list[str]] = {}
+        self.links: list[tuple[str, str, str]] = []  # tag, attribute, value
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        values = dict(attrs)
+        if tag == "section":
+            self.section = values.get("id")
+            self.svgs[self.section or ""] = 0
+        if tag == "svg" and self.section is not None:
+            self.svgs[self.section] += 1
+        for name, value in attrs:
+            if name in ("src", "href", "xlink:href", "action", "data", "poster") or "url(" in (value or ""):
+                self.links.append((tag, name, value or ""))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "section":
+            self.section = None
+
+    def handle_data(self, data: str) -> None:
+        self.text.setdefault(self.section or "", []).append(data)
+
+    def words(self, section: str) -> str:
+        return " ".join(" ".join(self.text.get(section, [])).split())
+
+
+def simulate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["simulate", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def check_offline(text: str, page: Page) -> None:
+    """No script, no stylesheet link, nothing fetched: every reference points inside the page."""
+    assert "script" not in page.tags and "link" not in page.tags and "img" not in page.tags
+    assert "@import" not in text
+    for tag, name, value in page.links:
+        target = value.split("url(", 1)[1] if "url(" in value else value
+        assert target.startswith("#"), (tag, name, value)
+
+
+@pytest.mark.parametrize("output", ["table", "json", "jsonl"])
+def test_report_on_the_example_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str) -> None:
+    path = tmp_path / "report.html"
+    code, out, _ = simulate(capsys, CLUSTER, "--seed", "1", "-q", "--output", output, "--report", str(path))
+    assert code == 0
+    plain_code, plain, _ = simulate(capsys, CLUSTER, "--seed", "1", "-q", "--output", output)
+    assert (plain_code, plain) == (code, out)  # the report changes no decision and no byte of the output
+    text = path.read_text()
+    page = Page(text)
+    check_offline(text, page)
+    assert [s for s in page.svgs] == list(SECTIONS)
+    # 3 zones: the cluster's, the zones' and the nodes' utilisation; one figure each for scores and placements.
+    assert page.svgs == {s: 0 for s in SECTIONS} | {"utilisation": 3, "scores": 1, "placements": 1}
+    doc = json.loads(simulate(capsys, CLUSTER, "--seed", "1", "-q", "--output", "json")[1])
+    pods = doc["summary"]["pods"]
+    assert f"{pods['scheduled']} of {pods['total']} scheduled, {pods['pending']} pending" in page.words("run")
+    assert "Configuration upstream's default KubeSchedulerConfiguration" in page.words("run")
+    assert "nvidia.com/gpu" in page.words("utilisation")  # extended resources are drawn and tabled
+    assert "Everything happened at virtual time 0" in page.words("pending-over-time")
+    for reason in doc["summary"]["pendingByReason"]:
+        assert reason in page.words("pending")
+    for p in doc["pods"]:
+        if p["result"] != "Scheduled":
+            assert p["namespace"] + "/" + p["name"] in page.words("pending")
+    assert "Largest free" in page.words("fragmentation")
+
+
+def test_report_on_the_example_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "report.html"
+    code, _, _ = simulate(capsys, SCENARIO, "--seed", "1", "-q", "--output", "table", "--report", str(path))
+    assert code == 0
+    text = path.read_text()
+    page = Page(text)
+    check_offline(text, page)
+    assert page.svgs["pending-over-time"] == 1
+    assert page.svgs["scores"] == 1
+    assert "ended at 5m" in page.words("run")
+    assert "every pod was scheduled" in page.words("pending")
+
+
+def test_scenario_pending_series_follows_the_events(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/scenario: web-1 and the gated report wait at 0; web-1 fits at 1m; ingest arrives at 3m and
+    preempts batch-b at once; report's gate comes off at 4m; batch-a (running) is deleted at 5m."""
+    doc = json.loads(simulate(capsys, SCENARIO, "--seed", "1", "-q", "--output", "json")[1])
+    events = [SchedulerEvent(e["time"], e["pod"], e["type"]) for e in doc["events"]]
+    series = pending_series(events, doc["endTime"])
+    assert series == [(0.0, 2), (60.0, 1), (180.0, 1), (240.0, 0), (300.0, 0)]
+    # Check each point against the events by hand: pods whose latest event before then says they wait.
+    for time, count in series:
+        latest: dict[str, str] = {}
+        for e in events:
+            if e.time <= time:
+                latest[e.pod] = e.type
+        assert count == sum(1 for t in latest.values() if t in ("Gated", "Unschedulable", "Error", "Nominated"))
+
+
+def test_pending_series_rules() -> None:
+    def ev(t: float, pod: str, kind: str) -> SchedulerEvent:
+        return SchedulerEvent(t, pod, kind)
+
+    events = [
+        ev(0, "a", "Unschedulable"),
+        ev(0, "b", "Scheduled"),
+        ev(0, "running", "Deleted"),  # a pod already running: never waited, changes nothing
+        ev(5, "c", "Gated"),  # created by a step at 5s
+        ev(5, "a", "Nominated"),
+        ev(7, "b", "Error"),  # its binding failed: it waits again
+        ev(7, "b", "Scheduled"),
+        ev(7, "b", "Bound"),
+        ev(9, "c", "Deleted"),
+        ev(9, "a", "Preempted"),  # placed later without an event here would not matter: a victim is gone
+    ]
+    assert pending_series(events, 12.0, untried=1) == [(0.0, 2), (5.0, 3), (7.0, 3), (9.0, 1), (12.0, 1)]
+    assert pending_series([], 0.0) == [(0.0, 0)]
+    assert pending_series([ev(3, "x", "Unschedulable")], 3.0) == [(0.0, 0), (3.0, 1)]
+
+
+def test_score_stats_split_the_chosen_node_from_the_others() -> None:
+    stats = ScoreStats()
+    stats.add("n1", {"n1": {"A": 10, "B": 3}, "n2": {"A": 4, "B": 3}, "n3": {"A": 4, "B": 0}})
+    stats.add("n2", {"n2": {"A": 4, "B": 0}})
+    stats.add("n9", {})  # one feasible node: scoring skipped
+    dists = stats.distributions()
+    assert (stats.cycles, stats.unscored) == (2, 1)
+    assert dists["A"] == ({10: 1, 4: 1}, {4: 2})
+    assert dists["B"] == ({3: 1, 0: 1}, {3: 1, 0: 1})
+    assert dists[TOTAL] == ({13: 1, 4: 1}, {7: 1, 4: 1})
+    assert list(dists) == [TOTAL, "A", "B"]
+
+
+def test_score_collector_lets_records_go_in_table_mode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Table output keeps no record: with --report the run counts scores and drops each record (not --explain's)."""
+    from kubesched.simulator import run as run_module
+
+    kept: list[object] = []
+    original = run_module.simulate
+
+    def spy(*args: object, **kwargs: object) -> run_module.SimulationResult:
+        result = original(*args, **kwargs)  # type: ignore[arg-type]
+        kept.extend((o.pod.key, o.record is not None) for o in result.outcomes.values())
+        return result
+
+    path = tmp_path / "r.html"
+    monkeypatch.setattr(run_module, "simulate", spy)
+    code, out, _ = simulate(capsys, CLUSTER, "-q", "--output", "table", "--report", str(path), "--explain", "web-1")
+    assert code == 0 and "Nodes examined for default/web-1" in out
+    assert kept and dict(kept) == {key: key == "default/web-1" for key, _ in kept}
+    assert Page(path.read_text()).svgs["scores"] == 1
+
+
+def test_record_none_leaves_the_scores_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.html"
+    code, _, _ = simulate(capsys, CLUSTER, "-q", "--output", "json", "--record", "none", "--report", str(path))
+    page = Page(path.read_text())
+    assert code == 0 and page.svgs["scores"] == 0
+    assert "Not recorded" in page.words("scores")
+
+
+def test_many_nodes_are_drawn_in_aggregate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(report_html, "MAX_NODE_BARS", 3)
+    monkeypatch.setattr(report_html, "TOP_NODES", 2)
+    path = tmp_path / "r.html"
+    assert simulate(capsys, CLUSTER, "-q", "--output", "table", "--report", str(path))[0] == 0
+    text = path.read_text()
+    assert Page(text).svgs["placements"] == 3  # per zone, a histogram of pods per node, the busiest nodes
+    assert "Pods per zone" in text and "The 2 busiest nodes" in text and "Nodes by number of pods" in text
+
+
+@pytest.mark.parametrize(
+    "target", ["missing-dir/report.html", ".", "read-only/report.html"], ids=["no-dir", "a-dir", "read-only"]
+)
+def test_unwritable_report_path_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    if target.startswith("read-only"):
+        if os.geteuid() == 0:
+            pytest.skip("root writes into read-only directories")
+        (tmp_path / "read-only").mkdir(mode=0o555)
+    code, out, err = simulate(capsys, CLUSTER, "-q", "--output", "json", "--report", str(tmp_path / target))
+    assert code == 2
+    assert out == ""  # nothing ran: no output at all
+    assert err.startswith(f"kubesched: --report: cannot write {tmp_path / target}: ")
+    assert "Traceback" not in err
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_a_failed_run_leaves_no_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: yes}\n")
+    code, _, err = simulate(capsys, str(bad), "-q", "--report", str(tmp_path / "r.html"))
+    assert code == 2 and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == [bad]
+
+
+def test_python_api_writes_the_same_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sim = kubesched.simulate(SCENARIO, seed=1)
+    path = tmp_path / "api.html"
+    sim.write_report(path, title="from Python")
+    text = path.read_text()
+    page = Page(text)
+    check_offline(text, page)
+    assert "<title>from Python</title>" in text
+    assert page.svgs["pending-over-time"] == 1 and page.svgs["scores"] == 1
+    cli_path = tmp_path / "cli.html"
+    simulate(capsys, SCENARIO, "--seed", "1", "-q", "--output", "json", "--report", str(cli_path))
+    # Same run, same figures, byte for byte.
+    svgs = [s.split("</svg>")[0] for s in text.split("<svg ")[1:]]
+    assert svgs == [s.split("</svg>")[0] for s in cli_path.read_text().split("<svg ")[1:]]
+    unrecorded = kubesched.simulate(CLUSTER, seed=1, record=False)
+    unrecorded.write_report(tmp_path / "none.html")
+    assert "Not recorded" in Page((tmp_path / "none.html").read_text()).words("scores")
+
+
+def test_config_source_is_in_the_headline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "sched.yaml"
+    config.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
+    path = tmp_path / "r.html"
+    simulate(capsys, CLUSTER, "-q", "--output", "table", "--config", str(config), "--report", str(path))
+    assert f"Configuration {config}" in Page(path.read_text()).words("run")
+    assert kubesched.simulate(CLUSTER, config=config, record=False).config_source == str(config)
+
+
+def test_simulate_without_report_does_not_import_matplotlib(tmp_path: Path) -> None:
+    code = (
+        "import sys; from kubesched.cli import main; "
+        f"main(['simulate', {CLUSTER!r}, '-q', '--output', 'json']); "
+        "sys.exit(3 if 'matplotlib' in sys.modules else 0)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]

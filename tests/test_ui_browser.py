@@ -1,0 +1,146 @@
+"""kubesched ui end to end: the command serves, Debian's chromium (headless, driven by Playwright) uses the page.
+
+Load the UI, open a pending pod, see its plugin table, add a node like the full one,
+re-run, and see the pod scheduled; a refused edit shows the simulator's message in the
+page. Skipped, saying why, where /usr/bin/chromium or the playwright package is missing
+(.ci/run installs chromium).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_ui import write_cluster
+
+import kubesched
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+START_TIMEOUT = 60.0
+
+if not CHROMIUM.exists():
+    pytest.skip(
+        f"browser tests need Debian's chromium at {CHROMIUM} (apt-get install chromium)",
+        allow_module_level=True,
+    )
+playwright_api = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package")
+expect = playwright_api.expect
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    """`kubesched ui` on a free loopback port; its URL, read off the line it prints."""
+    src = str(Path(kubesched.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubesched", "ui", str(write_cluster(tmp_path)), "--port", "0", "--no-open"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert proc.stderr is not None
+    watchdog = threading.Timer(START_TIMEOUT, proc.kill)
+    watchdog.start()
+    line = proc.stderr.readline()
+    watchdog.cancel()
+    found = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
+    try:
+        assert found, f"kubesched ui did not start: {line!r}"
+        yield found[1]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        rest = proc.stderr.read()
+        proc.stderr.close()
+        assert "Traceback" not in rest, rest
+
+
+def open_page(browser: Any, url: str, requests: list[str], errors: list[str]) -> Any:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1']")
+    return page
+
+
+def test_pending_pod_plugins_then_add_a_node_and_rerun(browser: Any, server: str) -> None:
+    requests: list[str] = []
+    errors: list[str] = []
+    p = open_page(browser, server, requests, errors)
+    expect(p.locator("#count-pending")).to_have_text("1")
+    expect(p.locator("#heatmap canvas")).to_have_count(1)
+    expect(p.locator("#nodes tbody tr")).to_have_count(1)
+
+    p.click("#tabs a[data-tab=pods]")
+    p.click("#pods tbody tr[data-pod='default/pod-3']")
+    expect(p.locator("#pod-message")).to_contain_text("0/1 nodes are available: 1 Insufficient cpu.")
+    expect(p.locator("#record-summary")).to_contain_text("Rejected by: NodeResourcesFit 1.")
+    row = p.locator("#filter-table tbody tr[data-node='node-1']")
+    expect(row.locator("td.fail")).to_have_text("Insufficient cpu")
+    expect(p.locator("#filter-table thead th")).to_contain_text(["node", "NodeUnschedulable", "NodeResourcesFit"])
+    p.click("#detail-close")
+
+    p.click("#tabs a[data-tab=cluster]")
+    p.click("#nodes tbody tr[data-node='node-1']")
+    p.click("#clone-node")
+    expect(p.locator("#count-pending")).to_have_text("0")
+    expect(p.locator("#nodes tbody tr")).to_have_count(2)
+
+    p.fill("#seed", "5")
+    p.click("#rerun")
+    expect(p.locator("#busy")).to_be_hidden()
+    p.click("#tabs a[data-tab=pods]")
+    p.select_option("#pod-status", "scheduled")
+    scheduled = p.locator("#pods tbody tr[data-pod='default/pod-3']")
+    expect(scheduled.locator("td").nth(2)).to_have_text("node-2")
+    scheduled.click()
+    expect(p.locator("#score-table tbody tr.chosen td").first).to_have_text("node-2")
+    expect(p.locator("#error")).to_be_hidden()
+
+    assert not errors
+    assert requests and all(u.startswith(server) for u in requests), [u for u in requests if not u.startswith(server)]
+
+
+def test_a_refused_edit_shows_the_simulators_message(browser: Any, server: str) -> None:
+    requests: list[str] = []
+    errors: list[str] = []
+    p = open_page(browser, server, requests, errors)
+    p.click("#tabs a[data-tab=objects]")
+    bad = "kind: Pod\nmetadata: {name: bad}\nspec:\n  containers: [{name: c, resources: {requests: {cpu: x}}}]\n"
+    p.fill("#object-text", bad)
+    p.click("#object-apply")
+    error = p.locator("#error-text")
+    expect(error).to_contain_text("edited in the UI (Pod default/bad): spec.containers[0].resources.requests[cpu]")
+    expect(p.locator("#count-pending")).to_have_text("1")
+    assert not errors
