@@ -226,7 +226,8 @@ class ScheduleOne:
             self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err)), record)
             return None
         except Exception as err:  # a plugin's bug must not take other pods down
-            log.exception("Error scheduling pod pod=%s", pod.key)
+            # The traceback only for -v 4 and up: a Python API user without a logging setup sees the message.
+            log.error("Error scheduling pod pod=%s err=%s", pod.key, err, exc_info=log.isEnabledFor(V(4)))
             self._handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
             return None
         host = result.suggested_host
