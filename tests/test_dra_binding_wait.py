@@ -126,6 +126,11 @@ def test_condition_set_at_30s_binds_the_pod_then_and_others_meanwhile() -> None:
     assert sched is not None and not sched.suspended_bindings
 
 
+def test_the_claims_event_resumes_the_wait_between_polls() -> None:
+    result = run([{"at": "32s", "update": [condition(ATTACHED, "Attached", "attached")]}])
+    assert result.bound_at["default/trainer"] == 32.0
+
+
 def test_polls_every_5s_when_no_event_names_the_claim(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the claim's event (here: no wake), the next poll, on the 5s grid from the wait's start, sees it."""
     original = BindingWait.__init__
