@@ -6,20 +6,31 @@
 
 The workloads are the 31 non-exotic entries of upstream's scheduler_perf that carry a throughput
 threshold (../shared/reference/scheduler-perf/workloads.yaml), under the same names, with objects
-following upstream's templates. Setup ops (nodes, namespaces, init pods) run untimed; the measured
-pods are then scheduled while the timer runs.
+following upstream's templates, then the DRA workloads of v1.36's scheduler_perf (DRA_SPECS; those
+left out and why: DRA_SKIPPED, `--list`). Setup ops (nodes, namespaces, DRA drivers' slices, device
+classes, claims allocated up front, init pods) run untimed; the measured pods are then scheduled
+while the timer runs.
+
+Steady state (createPods with steadyState, the SteadyState* DRA workloads): N pods; once all N are
+bound they are deleted (their claims released and deleted by the resourceclaim controller) and N
+new ones created, until the workload's seconds are up; pods/s = pods bound / seconds, as upstream's
+throughput collector counts every pod that got a node in the namespace.
 
 In-process: the scheduler on the embedded cluster in this process, one scheduling cycle at a time.
 Churn and timed deletions fire on the virtual clock, which during the measurement follows the wall
 clock (a churn every 200 ms of real time, as upstream); when the scheduler has nothing to do, the
 clock jumps to the next timer instead of sleeping. pods/s = measured pods bound / wall seconds.
+A steady-state run lasts its seconds of wall time, stopping mid-batch as upstream does (and, as upstream
+requires, once at least one pod is bound).
 
 Command: `python -m kubesched simulate --output json --record none` in a child process, twice: on
 the setup manifests (nodes, namespaces, init pods already bound where the in-process setup put
 them), then on setup + measured pods (+ a Scenario with the churn). pods/s = measured pods /
 (full run's wall seconds - setup run's): the marginal rate, which leaves out loading the setup.
 Peak RSS and CPU seconds are the child's (os.wait4). Scheduling takes no virtual time there, so the
-churn steps (as many as upstream would see at its threshold rate) play after the measured pods.
+churn steps (as many as upstream would see at its threshold rate) play after the measured pods; a
+steady state is Scenario steps a virtual second apart, each deleting a batch and creating the next
+(as many batches as upstream would schedule in its seconds at its threshold rate, at least two).
 
 With several workloads selected, each runs in its own child process so that peak RSS is its own.
 Run by hand, not in CI.
@@ -55,8 +66,12 @@ from kubesched.api.object import Obj  # noqa: E402
 from kubesched.backend.embedded import EmbeddedCluster  # noqa: E402
 from kubesched.clock import VirtualClock  # noqa: E402
 from kubesched.config.load import load_config  # noqa: E402
+from kubesched.dra.allocator import AllocatedState, Allocator  # noqa: E402
+from kubesched.framework.plugins.dynamicresources.dra_manager import CachedSelectors  # noqa: E402
 from kubesched.schedule_one import Outcome, SchedulerEvent  # noqa: E402
 from kubesched.scheduler import Scheduler  # noqa: E402
+from kubesched.simulator.controllers.controller_utils import NameGenerator  # noqa: E402
+from kubesched.simulator.controllers.resource_claim import ResourceClaimController  # noqa: E402
 from kubesched.simulator.run import embedded_scheduler  # noqa: E402
 
 PAUSE = "registry.k8s.io/pause:3.10.1"
@@ -159,6 +174,268 @@ _INCLUSION = {
 }
 _APP = {"app": "scheduler-perf"}
 
+# ---------------------------------------------------------------- DRA templates (dra/templates/*.yaml, dra.go)
+
+DRIVER = "test-driver.cdi.k8s.io"
+RESOURCE_API = "resource.k8s.io/v1"  # some upstream templates say v1beta2: the same shape, served as v1
+DRA_NODES = {  # the ResourceSlices that are not per node select the DRA nodes by their label
+    "nodeSelectorTerms": [{"matchExpressions": [{"key": "node-with-dra", "operator": "In", "values": ["true"]}]}]
+}
+
+
+def driver_slice(node: str, devices: int) -> Obj:
+    """createResourceDriver's slice for one node (dra.go resourceSlice): a pool named after the node with
+    `maxClaimsPerNode` devices instance-0.., each an A100 GPU of 1Gi with its index as NUMA node."""
+    return {
+        "apiVersion": RESOURCE_API,
+        "kind": "ResourceSlice",
+        "metadata": {"name": node},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": f"instance-{i}",
+                    "attributes": {
+                        "model": {"string": "A100"},
+                        "family": {"string": "GPU"},
+                        "driverVersion": {"version": "1.2.3"},
+                        "dra.example.com/numa": {"int": i},
+                    },
+                    "capacity": {"memory": {"value": "1Gi"}},
+                }
+                for i in range(devices)
+            ],
+        },
+    }
+
+
+def _device_class(name: str, expression: str = f'device.driver == "{DRIVER}"', extended: str = "") -> Obj:
+    spec: Obj = {"selectors": [{"cel": {"expression": expression}}]}
+    if extended:
+        spec["extendedResourceName"] = extended
+    return {"apiVersion": RESOURCE_API, "kind": "DeviceClass", "metadata": {"name": name}, "spec": spec}
+
+
+def _exactly(name: str = "req-0", cls: str = "test-class", **more: Any) -> Obj:
+    return {"name": name, "exactly": {"deviceClassName": cls, **more}}
+
+
+def _claim_spec(*requests: Obj, constraints: tuple[Obj, ...] = ()) -> Obj:
+    devices: Obj = {"requests": list(requests)}
+    if constraints:
+        devices["constraints"] = list(constraints)
+    return {"devices": devices}
+
+
+def _claim_template(namespace: str, spec: Obj, name: str = "test-claim-template") -> Obj:
+    return {
+        "apiVersion": RESOURCE_API,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"spec": spec},
+    }
+
+
+def _claim(name: str, namespace: str, spec: Obj) -> Obj:
+    return {
+        "apiVersion": RESOURCE_API,
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
+def _shared_slice(name: str, pool: str, count: int, **spec: Any) -> Obj:
+    """A slice of `pool` (made of `count` slices) for every DRA node, by node selector."""
+    return {
+        "apiVersion": RESOURCE_API,
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {
+            "pool": {"name": pool, "generation": 1, "resourceSliceCount": count},
+            "driver": DRIVER,
+            "nodeSelector": DRA_NODES,
+            **spec,
+        },
+    }
+
+
+def _counters(names: str, value: str = "1") -> Obj:
+    return {n: {"value": value} for n in names.split()}
+
+
+def _consumes(*sets: tuple[str, Obj]) -> list[Obj]:
+    return [{"counterSet": s, "counters": c} for s, c in sets]
+
+
+def _partitionable_devices(i: int) -> Obj:
+    """resourceslice-partitionable-devices.yaml: two devices of two counters each (the first preallocated by the
+    init claims), four of one, all over one counter set of counter1-4; attribute dra.example.com/slice: i."""
+
+    def device(name: str, preallocate: bool, counters: str) -> Obj:
+        return {
+            "name": name,
+            "attributes": {"preallocate": {"bool": preallocate}, "dra.example.com/slice": {"int": i}},
+            "capacity": {"counters": {"value": str(len(counters.split()))}},
+            "consumesCounters": _consumes(("counter-set", _counters(counters))),
+        }
+
+    devices = [
+        device("device-2-counters-1", True, "counter1 counter2"),
+        device("device-2-counters-2", False, "counter3 counter4"),
+    ]
+    devices += [device(f"device-1-counter-{k}", False, f"counter{k}") for k in range(1, 5)]
+    return _shared_slice(f"resourceslice-devices-{i}", f"resourceslice-{i}", 2, devices=devices)
+
+
+def _backtracking_devices(i: int) -> Obj:
+    """resourceslice-partitionable-backtracking-devices.yaml: device-1..8, each one cpu counter, 20Gi (device-1)
+    or 10Gi of a 70Gi memory counter: seven devices fit only without device-1."""
+    devices = [
+        {
+            "name": f"device-{k}",
+            "consumesCounters": _consumes(
+                ("counter-set-for-cpu", _counters(f"cpu{k}")),
+                ("counter-set-for-mem", {"mem": {"value": "20Gi" if k == 1 else "10Gi"}}),
+            ),
+        }
+        for k in range(1, 9)
+    ]
+    return _shared_slice(f"resourceslice-devices-{i}", f"resourceslice-{i}", 2, devices=devices)
+
+
+_TWO_FROM_ONE_SLICE = _claim_spec(
+    _exactly(count=2), constraints=({"requests": ["req-0"], "matchAttribute": "dra.example.com/slice"},)
+)
+_FORTY_GI = {"capacity": {"requests": {"memory": "40Gi"}}}
+
+DRA_TEMPLATES: dict[str, Maker] = {
+    "dra/deviceclass": lambda ns, i: _device_class("test-class"),
+    "dra/deviceclass-no-devices": lambda ns, i: _device_class(
+        "no-devices-class", 'device.driver == "no-such-driver.cdi.k8s.io"'
+    ),
+    "dra/deviceclass-consumablecapacity": lambda ns, i: _device_class(
+        "test-class", f'device.driver == "{DRIVER}" &&\ndevice.allowMultipleAllocations == true'
+    ),
+    "dra/deviceclass-extended-resource": lambda ns, i: _device_class(
+        f"test-class-{i}", extended=f"example.com/gpu-{i}"
+    ),
+    "dra/deviceclass-implicit-extended-resource": lambda ns, i: _device_class(f"test-class-{i}"),
+    "dra/deviceclass-extended-resource-scoring": lambda ns, i: _device_class(
+        f"scoring-test-class-{i}", extended="example.com/gpu"
+    ),
+    "dra/resourceclaimtemplate": lambda ns, i: _claim_template(ns, _claim_spec(_exactly())),
+    "dra/resourceclaimtemplate-for-two-devices": lambda ns, i: _claim_template(ns, _TWO_FROM_ONE_SLICE),
+    "dra/resourceclaimtemplate-consumablecapacity": lambda ns, i: _claim_template(
+        ns, _claim_spec(_exactly(**_FORTY_GI), _exactly("req-1", **_FORTY_GI))
+    ),
+    "dra/resourceclaimtemplate-first-available": lambda ns, i: _claim_template(
+        ns,
+        _claim_spec(
+            {
+                "name": "req-0",
+                "firstAvailable": [
+                    {"name": "sub-0", "deviceClassName": "no-devices-class"},
+                    {"name": "sub-1", "deviceClassName": "test-class"},
+                ],
+            }
+        ),
+    ),
+    "dra/resourceclaimtemplate-backtracking": lambda ns, i: _claim_template(ns, _claim_spec(_exactly(count=7))),
+    "dra/resourceclaim": lambda ns, i: _claim(f"test-claim-{i}", ns, _claim_spec(_exactly())),
+    "dra/resourceclaim-with-selector": lambda ns, i: _claim(
+        f"test-claim-with-selector-{i}",
+        ns,
+        _claim_spec(
+            _exactly(
+                selectors=[
+                    {
+                        "cel": {
+                            "expression": f"device.capacity['{DRIVER}'].counters.compareTo(quantity('2')) >= 0 &&\n"
+                            f"device.attributes['{DRIVER}'].preallocate"
+                        }
+                    }
+                ]
+            )
+        ),
+    ),
+    "dra/resourceslice-partitionable-countersets": lambda ns, i: _shared_slice(
+        f"resourceslice-countersets-{i}",
+        f"resourceslice-{i}",
+        2,
+        sharedCounters=[{"name": "counter-set", "counters": _counters("counter1 counter2 counter3 counter4")}],
+    ),
+    "dra/resourceslice-partitionable-devices": lambda ns, i: _partitionable_devices(i),
+    "dra/resourceslice-partitionable-backtracking-countersets": lambda ns, i: _shared_slice(
+        f"resourceslice-countersets-{i}",
+        f"resourceslice-{i}",
+        2,
+        sharedCounters=[
+            {"name": "counter-set-for-cpu", "counters": _counters(" ".join(f"cpu{k}" for k in range(1, 9)))},
+            {"name": "counter-set-for-mem", "counters": {"mem": {"value": "70Gi"}}},
+        ],
+    ),
+    "dra/resourceslice-partitionable-backtracking-devices": lambda ns, i: _backtracking_devices(i),
+    "dra/resourceslice-consumablecapacity": lambda ns, i: _shared_slice(
+        f"resourceslice-{i}",
+        f"resourceslice-{i}",
+        1,
+        devices=[
+            {
+                "name": "shareable-device",
+                "allowMultipleAllocations": True,
+                "capacity": {
+                    "memory": {"value": "80Gi", "requestPolicy": {"default": "1Gi", "validRange": {"min": "1Gi"}}}
+                },
+            }
+        ],
+    ),
+}
+
+
+def _claims_pod(name: str, namespace: str, entry: Obj) -> Obj:
+    """A pause pod whose container uses the pod's one claim entry, `resource`."""
+    pod = _pod(name, namespace, resourceClaims=[{"name": "resource", **entry}])
+    pod["spec"]["containers"][0]["resources"] = {"claims": [{"name": "resource"}]}
+    return pod
+
+
+def _extended_pod(name: str, namespace: str, resource: str) -> Obj:
+    """One of the resource, as request and limit, and nothing else."""
+    pod = _pod(name, namespace)
+    pod["spec"]["containers"][0]["resources"] = {"requests": {resource: "1"}, "limits": {resource: "1"}}
+    return pod
+
+
+DRA_POD_TEMPLATES: dict[str, Maker] = {
+    # generateName test-dra: the index stands in for the API server's random suffix
+    "dra/pod-with-claim-template": lambda ns, i: _claims_pod(
+        f"test-dra-{i}", ns, {"resourceClaimTemplateName": "test-claim-template"}
+    ),
+    # five pods share a claim
+    "dra/pod-with-claim-ref": lambda ns, i: _claims_pod(
+        f"test-dra-{i}", ns, {"resourceClaimName": f"test-claim-{i // 5}"}
+    ),
+    "dra/pod-with-extended-resource": lambda ns, i: _extended_pod(f"test-dra-{i}", ns, f"example.com/gpu-{i}"),
+    "dra/pod-with-extended-resource-mod25": lambda ns, i: _extended_pod(
+        f"test-dra-{i}", ns, f"example.com/gpu-{i % 25}"
+    ),
+    "dra/pod-with-extended-resource-mod50": lambda ns, i: _extended_pod(
+        f"test-dra-{i}", ns, f"example.com/gpu-{i % 50}"
+    ),
+    "dra/pod-with-implicit-extended-resource-mod25": lambda ns, i: _extended_pod(
+        f"test-dra-{i}", ns, f"deviceclass.resource.kubernetes.io/test-class-{i % 25}"
+    ),
+    "dra/pod-with-extended-resource-scoring": lambda ns, i: _extended_pod(
+        f"scoring-test-pod-{i}", ns, "example.com/gpu"
+    ),
+}
+
+
+# ---------------------------------------------------------------- every pod template by name
+
 POD_TEMPLATES: dict[str, Maker] = {
     "pod-default": lambda ns, i: _pod(f"pod-{i}", ns, requests=SMALL),
     "pod-low-priority": lambda ns, i: _pod(f"pod-{i}", ns, requests={"cpu": "900m", "memory": "500Mi"}),
@@ -213,6 +490,7 @@ POD_TEMPLATES: dict[str, Maker] = {
         f"test-extended-resource-{i}", ns, requests={f"foo.com/bar-{i}": "1"}
     ),
     **{t: _affinity_maker(t) for t in _AFFINITY_TEMPLATES},
+    **DRA_POD_TEMPLATES,
 }
 
 
@@ -278,6 +556,11 @@ def _tainted(node: Obj) -> Obj:
     return node
 
 
+def _dra_node(node: Obj) -> Obj:
+    node["metadata"]["labels"]["node-with-dra"] = "true"
+    return node
+
+
 def _extended(node: Obj, i: int) -> Obj:
     node["metadata"]["labels"]["node-with-extended-resource"] = "true"
     node["status"]["capacity"][f"foo.com/bar-{i}"] = "1"
@@ -294,6 +577,8 @@ NODE_TEMPLATES: dict[str, tuple[str, bool, Callable[[str, int], Obj]]] = {
         False,
         lambda name, i: _extended(_node(name), i),
     ),
+    # dra/templates/node-with-dra-test-driver.yaml: node-default's capacity, labelled node-with-dra=true
+    "node-with-dra-test-driver": ("scheduler-perf-dra-", False, lambda name, i: _dra_node(_node(name))),
 }
 
 
@@ -324,7 +609,7 @@ OTHER_TEMPLATES: dict[str, Maker] = {
 
 
 def _make(template: str, namespace: str, i: int) -> Obj:
-    return (POD_TEMPLATES.get(template) or OTHER_TEMPLATES[template])(namespace, i)
+    return (POD_TEMPLATES.get(template) or OTHER_TEMPLATES.get(template) or DRA_TEMPLATES[template])(namespace, i)
 
 
 # ---------------------------------------------------------------- workload table
@@ -344,20 +629,25 @@ class Nodes:
 @dataclass(frozen=True)
 class Pods:
     """createPods (or createPodSets when `namespaces` > 0: `count` pods in each of `<namespace>-0..n-1`);
-    `volume` adds a pre-bound PV and claim per pod, as persistentVolume(Claim)TemplatePath do."""
+    `volume` adds a pre-bound PV and claim per pod, as persistentVolume(Claim)TemplatePath do.
+
+    `steady` > 0 is createPods' steadyState for that many seconds: `count` pods; once all are scheduled,
+    they are deleted and `count` new ones created (batch k: indexes k*count..), until the time is up."""
 
     count: int
     template: str
     namespace: str
     namespaces: int = 0
     volume: str = ""  # "", "aws" or "csi"
+    steady: float = 0.0
 
     def namespace_names(self) -> list[str]:
         return [f"{self.namespace}-{k}" for k in range(self.namespaces)] if self.namespaces else [self.namespace]
 
-    def objects(self) -> Iterator[Obj]:
+    def objects(self, batch: int = 0) -> Iterator[Obj]:
+        """The pods (with their volumes); of one batch when steady."""
         for ns in self.namespace_names():
-            for i in range(self.count):
+            for i in range(batch * self.count, (batch + 1) * self.count):
                 if self.volume:
                     yield from _volume_objects(ns, i, self.volume == "csi")
                 pod = POD_TEMPLATES[self.template](ns, i)
@@ -396,6 +686,20 @@ class Deletes:
 
 
 @dataclass(frozen=True)
+class Create:
+    """createAny: objects 0..count-1 of a template, in `namespace` when namespaced. `scales` is off where
+    pod templates name the objects by index (DeviceClasses of extended resources): a scaled run keeps them all."""
+
+    template: str
+    namespace: str = ""
+    count: int = 1
+    scales: bool = True
+
+    def objects(self) -> list[Obj]:
+        return [_make(self.template, self.namespace, i) for i in range(self.count)]
+
+
+@dataclass(frozen=True)
 class Spec:
     name: str
     threshold: int | None
@@ -403,14 +707,22 @@ class Spec:
     setup: tuple[Pods, ...]
     measure: Pods
     ns_labels: bool = False  # createNamespaces with namespace-with-labels.yaml: every namespace team=devops
-    extra: tuple[tuple[str, str], ...] = ()  # createAny: (template, namespace)
+    extra: tuple[Create, ...] = ()
     churn: Churn | None = None
     deletes: Deletes | None = None
     upstream_size: bool = True  # False once scaled or resized: the threshold then only paces the churn
+    driver: int = 0  # createResourceDriver: a slice of this many devices (maxClaimsPerNode) per DRA node
+    allocate: str = ""  # allocResourceClaims: the claims of this namespace get allocated in the setup
+    config: Obj | None = None  # a KubeSchedulerConfiguration (schedulerConfigPath); None: the defaults
 
     def target(self) -> int | None:
         """The threshold to compare with: upstream's, at upstream's size only."""
         return self.threshold if self.upstream_size else None
+
+    def uses_dra(self) -> bool:
+        """DRA objects or pods: the run needs the resourceclaim controller."""
+        templates = [c.template for c in self.extra] + [p.template for p in (*self.setup, self.measure)]
+        return bool(self.driver) or any(t.startswith("dra/") for t in templates)
 
 
 def _simple(name: str, threshold: int, nodes: Nodes, init: Pods | None, measure: Pods, **kw: Any) -> Spec:
@@ -496,7 +808,7 @@ SPECS: tuple[Spec, ...] = (
             Pods(5000, D, "namespace-1"), Pods(5000, "pod-with-preferred-topology-spreading", "namespace-2")),
     _simple("DefaultTopologySpreading/5000Nodes_50000Pods", 160, MOONS,
             Pods(5000, D, "namespace-2"), Pods(50000, "pod-with-label", "service-ns"),
-            extra=(("service", "service-ns"),)),
+            extra=(Create("service", "service-ns"),)),
     Spec("SchedulingWithNodeInclusionPolicy/5000Nodes", 270, (Nodes(4000), Nodes(1000, "node-with-taint")), (),
          Pods(4000, "pod-with-node-inclusion-policy", "namespace-2")),
     _simple("SchedulingSecrets/5000Nodes_10000Pods", 790, N5K,
@@ -510,13 +822,160 @@ SPECS: tuple[Spec, ...] = (
 )
 # fmt: on
 
+# The DRA workloads of v1.36's scheduler_perf (dra/**/performance-config.yaml), exotic in the reference list.
+# Per testcase the largest workload; the integration-test ("fast") one where a testcase has nothing larger.
+# SchedulerQueueingHints is GA and locked on in v1.36, so where both variants exist the *_QueueingHintsEnabled
+# one is here, with its threshold. Upstream creates the DRA nodes' slices, classes, claims and templates
+# in this order before the pods; objects come from the templates above.
+DRA_NODE = "node-with-dra-test-driver"
+CLASS = Create("dra/deviceclass")
+CLAIM_TEMPLATE = "dra/pod-with-claim-template"
+SCORING_CONFIG: Obj = {  # dra/extendedresource/scoring/scheduler-config.yaml
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [
+        {
+            "schedulerName": "default-scheduler",
+            "pluginConfig": [
+                {
+                    "name": "NodeResourcesFit",
+                    "args": {
+                        "scoringStrategy": {
+                            "type": "LeastAllocated",
+                            "resources": [
+                                {"name": "cpu", "weight": 1},
+                                {"name": "memory", "weight": 1},
+                                {"name": "example.com/gpu", "weight": 1},
+                            ],
+                        }
+                    },
+                }
+            ],
+        }
+    ],
+}
+
+
+def _dra(
+    name: str,
+    threshold: int | None,
+    dra_nodes: int,
+    measure: Pods,
+    *extra: Create,
+    init: Pods | None = None,
+    other_nodes: int = 0,
+    **kw: Any,
+) -> Spec:
+    """nodesWithoutDRA default nodes, then nodesWithDRA DRA nodes; createAny objects in order; init pods, then
+    the measured ones."""
+    nodes = ((Nodes(other_nodes),) if other_nodes else ()) + (Nodes(dra_nodes, DRA_NODE),)
+    return Spec(name, threshold, nodes, (init,) if init else (), measure, extra=extra, **kw)
+
+
+def _steady(name: str, threshold: int, init_claims: int) -> Spec:
+    """SteadyStateClusterResourceClaimTemplate: 500 nodes x 10 devices, `init_claims` of them allocated up front,
+    then 10 pods at a time, each with a claim from a template, deleted and made again for 10 s."""
+    claims = (Create("dra/resourceclaim", "init", init_claims),) if init_claims else ()
+    return _dra(
+        name,
+        threshold,
+        500,
+        Pods(10, CLAIM_TEMPLATE, "test", steady=10.0),
+        CLASS,
+        *claims,
+        Create("dra/resourceclaimtemplate", "test"),
+        driver=10,
+        allocate="init" if init_claims else "",
+    )
+
+
+def _extended_classes(name: str, classes: int, cls: str, pod: str) -> Spec:
+    """ExtendedResource_*Classes: 500 nodes x 10 devices; each pod asks for one device as the extended resource
+    of one of `classes` DeviceClasses (index modulo classes); 2500 pods fill half, 2500 are measured."""
+    return _dra(
+        name,
+        None,
+        500,
+        Pods(2500, pod, "test"),
+        Create(cls, count=classes, scales=False),
+        init=Pods(2500, pod, "init"),
+        driver=10,
+    )
+
+
+# fmt: off
+DRA_SPECS: tuple[Spec, ...] = (
+    _dra("SchedulingWithResourceClaimTemplate/5000pods_500nodes_QueueingHintsEnabled", 56, 500,
+         Pods(2500, CLAIM_TEMPLATE, "test"), CLASS, Create("dra/resourceclaimtemplate", "init"),
+         Create("dra/resourceclaimtemplate", "test"), init=Pods(2500, CLAIM_TEMPLATE, "init"), driver=10),
+    _steady("SteadyStateClusterResourceClaimTemplate/empty_500nodes_QueueingHintsEnabled", 64, 0),
+    _steady("SteadyStateClusterResourceClaimTemplate/half_500nodes_QueueingHintsEnabled", 60, 2500),
+    _steady("SteadyStateClusterResourceClaimTemplate/full_500nodes_QueueingHintsEnabled", 60, 4990),
+    # claims shared by five pods each; two devices per node
+    _dra("SchedulingWithResourceClaim/5000pods_500nodes", None, 500, Pods(2500, "dra/pod-with-claim-ref", "test"),
+         CLASS, Create("dra/resourceclaim", "init", 500), Create("dra/resourceclaim", "test", 500),
+         init=Pods(2500, "dra/pod-with-claim-ref", "init"), driver=2),
+    # 2000 pools for every DRA node, each one pod's worth once the init claims took a partition
+    _dra("Partitionable/2000pods_100nodes", None, 100, Pods(2000, CLAIM_TEMPLATE, "test", steady=10.0),
+         Create("dra/resourceslice-partitionable-countersets", count=2000),
+         Create("dra/resourceslice-partitionable-devices", count=2000), CLASS,
+         Create("dra/resourceclaim-with-selector", "init", 2000), Create("dra/resourceclaimtemplate-for-two-devices",
+                                                                        "test"), allocate="init"),
+    _dra("PartitionableBacktracking/fast_QueueingHintsEnabled", None, 1, Pods(1, CLAIM_TEMPLATE, "test"),
+         Create("dra/resourceslice-partitionable-backtracking-countersets"),
+         Create("dra/resourceslice-partitionable-backtracking-devices"), CLASS,
+         Create("dra/resourceclaimtemplate-backtracking", "test"), other_nodes=1),
+    # 2000 shareable 80Gi devices for every DRA node; each pod takes 2 x 40Gi
+    _dra("ConsumableCapacity/2000pods_100nodes", None, 100, Pods(2000, CLAIM_TEMPLATE, "test", steady=10.0),
+         Create("dra/resourceslice-consumablecapacity", count=2000), Create("dra/deviceclass-consumablecapacity"),
+         Create("dra/resourceclaimtemplate-consumablecapacity", "test"), driver=20),
+    _dra("FirstAvailable/fast_QueueingHintsEnabled", None, 1, Pods(10, CLAIM_TEMPLATE, "test"), CLASS,
+         Create("dra/deviceclass-no-devices"), Create("dra/resourceclaimtemplate-first-available", "test"),
+         other_nodes=1, driver=10),
+    _dra("ExtendedResource/fast", None, 1, Pods(10, "dra/pod-with-extended-resource", "test"),
+         Create("dra/deviceclass-extended-resource", count=10, scales=False), other_nodes=1, driver=10),
+    _extended_classes("ExtendedResource_25Classes/5000pods_500nodes", 25, "dra/deviceclass-extended-resource",
+                      "dra/pod-with-extended-resource-mod25"),
+    _extended_classes("ExtendedResource_50Classes/5000pods_500nodes", 50, "dra/deviceclass-extended-resource",
+                      "dra/pod-with-extended-resource-mod50"),
+    _extended_classes("ImplicitExtendedResource_25Classes/5000pods_500nodes", 25,
+                      "dra/deviceclass-implicit-extended-resource", "dra/pod-with-implicit-extended-resource-mod25"),
+    # v1.36 gives these no threshold; 164 and 336 are a later upstream's (the reference workloads.yaml)
+    _dra("ExtendedResourceScoring/5000pods_500nodes", 164, 500,
+         Pods(5000, "dra/pod-with-extended-resource-scoring", "test"),
+         Create("dra/deviceclass-extended-resource-scoring", count=20, scales=False), driver=20, config=SCORING_CONFIG),
+    _dra("ExtendedResourceScoring/2000pods_200nodes", 336, 200,
+         Pods(2000, "dra/pod-with-extended-resource-scoring", "test"),
+         Create("dra/deviceclass-extended-resource-scoring", count=10, scales=False), driver=20, config=SCORING_CONFIG),
+)
+# fmt: on
+
+# DRA workloads of v1.36 (or of the reference list) left out, and why.
+DRA_SKIPPED: dict[str, str] = {
+    "PublishResourceSlices/500nodes, /5000nodes": "measures how fast the scheduler takes in ResourceSlices; "
+    "no pods are scheduled",
+    "SchedulingWithResourceClaimTemplate/5000pods_500nodes, SteadyStateClusterResourceClaimTemplate/"
+    "{empty,half,full}_500nodes": "SchedulerQueueingHints=false: the gate is GA and locked on in v1.36 "
+    "(their _QueueingHintsEnabled twins are here)",
+    "DeviceTaintToleration/fast, /fast_QueueingHintsEnabled": "a DeviceTaintRule: DRADeviceTaintRules is beta and "
+    "off by default in v1.36",
+    "SchedulingWithResourceClaimTemplateListAttributes/empty_500nodes": "not in v1.36's scheduler_perf; "
+    "DRAListTypeAttributes is alpha (off) in v1.36",
+    "CompatibilityGroups/{empty,half,full}_1000nodes": "not in v1.36's scheduler_perf; DRADeviceCompatibilityGroups "
+    "does not exist in v1.36",
+    "SharedPodGroupResourceClaim/100podgroups_5000pods, SharedPodGroupResourceClaimTemplate/100podgroups_5000pods": (
+        "not in v1.36's scheduler_perf; PodGroups need DRAWorkloadResourceClaims and GenericWorkload, alpha (off)"
+    ),
+}
+
+SPECS += DRA_SPECS
 BY_NAME = {s.name: s for s in SPECS}
 
 
 def scaled(spec: Spec, scale: int = 1, nodes: int | None = None) -> Spec:
-    """`spec` with node and pod counts divided by `scale` (at least 1 each; a createPodSets keeps its pods per
-    namespace and divides the namespaces); `nodes` replaces the
-    count of a workload's default-node group. The name says so; upstream's threshold no longer applies."""
+    """`spec` with node, pod and object counts and steady-state seconds divided by `scale` (at least 1 each; a
+    createPodSets keeps its pods per namespace and divides the namespaces); `nodes` replaces the count of a
+    workload's DRA nodes, or else of its default nodes. The name says so; upstream's threshold no longer applies."""
 
     def div(n: int) -> int:
         return max(1, n // scale) if n else 0
@@ -528,11 +987,12 @@ def scaled(spec: Spec, scale: int = 1, nodes: int | None = None) -> Spec:
         else dataclasses.replace(p, count=div(p.count))
         for p in spec.setup
     )
-    out = dataclasses.replace(
-        spec, nodes=groups, setup=setup, measure=dataclasses.replace(spec.measure, count=div(spec.measure.count))
-    )
+    measure = dataclasses.replace(spec.measure, count=div(spec.measure.count), steady=spec.measure.steady / scale)
+    extra = tuple(dataclasses.replace(c, count=div(c.count)) if c.scales else c for c in spec.extra)
+    out = dataclasses.replace(spec, nodes=groups, setup=setup, measure=measure, extra=extra)
     if nodes is not None:
-        groups = tuple(dataclasses.replace(g, count=nodes) if g.template == "node-default" else g for g in out.nodes)
+        resized = DRA_NODE if any(g.template == DRA_NODE for g in out.nodes) else "node-default"
+        groups = tuple(dataclasses.replace(g, count=nodes) if g.template == resized else g for g in out.nodes)
         out = dataclasses.replace(out, name=f"{spec.name}@{nodes}nodes", nodes=groups, upstream_size=False)
     if scale != 1:
         out = dataclasses.replace(out, name=f"{out.name}@1/{scale}", upstream_size=False)
@@ -582,7 +1042,7 @@ def node_objects(spec: Spec) -> list[Obj]:
 def namespace_objects(spec: Spec) -> list[Obj]:
     """createNamespaces, and the namespaces createPods makes on demand."""
     names = dict.fromkeys(ns for p in (*spec.setup, spec.measure) for ns in p.namespace_names())
-    names.update(dict.fromkeys(ns for _, ns in spec.extra))
+    names.update(dict.fromkeys(c.namespace for c in spec.extra if c.namespace))
     if spec.churn:
         names[spec.churn.namespace] = None
     labels = {"labels": dict(TEAM)} if spec.ns_labels else {}
@@ -590,11 +1050,44 @@ def namespace_objects(spec: Spec) -> list[Obj]:
 
 
 def setup_objects(spec: Spec) -> Iterator[Obj]:
+    """Namespaces, nodes, the DRA driver's slices, createAny objects (claims allocated where the workload says),
+    then the init pods."""
     yield from namespace_objects(spec)
-    yield from (_make(t, ns, 0) for t, ns in spec.extra)
-    yield from node_objects(spec)
+    nodes = node_objects(spec)
+    yield from nodes
+    objs = [
+        driver_slice(n["metadata"]["name"], spec.driver)
+        for n in nodes
+        if spec.driver and n["kind"] == "Node" and n["metadata"]["name"].startswith("scheduler-perf-dra-")
+    ]
+    objs += [o for c in spec.extra for o in c.objects()]
+    if spec.allocate:
+        allocate_claims(spec.allocate, nodes, objs)
+    yield from objs
     for pods in spec.setup:
         yield from pods.objects()
+
+
+def allocate_claims(namespace: str, nodes: list[Obj], objs: list[Obj]) -> None:
+    """allocResourceClaims: each claim of `namespace` in turn is allocated by the structured allocator on the
+    first node, in a random order drawn per claim, where it fits; its status.allocation is set in place."""
+    classes = {o["metadata"]["name"]: o for o in objs if o["kind"] == "DeviceClass"}
+    slices = [o for o in objs if o["kind"] == "ResourceSlice"]
+    state = AllocatedState()
+    base = Allocator(allocated=state, classes=classes, slices=slices, evaluator=CachedSelectors())
+    order = [n for n in nodes if n["kind"] == "Node"]
+    rng = random.Random(1)
+    for claim in (o for o in objs if o["kind"] == "ResourceClaim" and o["metadata"]["namespace"] == namespace):
+        allocator = base.with_allocated(state)
+        rng.shuffle(order)
+        for node in order:
+            result = allocator.allocate(node, [claim])
+            if result is not None:
+                claim["status"] = {"allocation": result[0]}
+                state.add_allocation(result[0])
+                break
+        else:
+            raise SystemExit(f"allocResourceClaims: claim {namespace}/{claim['metadata']['name']} fits no node")
 
 
 # ---------------------------------------------------------------- in-process run
@@ -652,7 +1145,12 @@ def run_setup(spec: Spec, seed: int = 1) -> Setup:
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
     counter = _Counter(spec.measure.namespace)
-    sched = embedded_scheduler(load_config(None), cluster, clock, seed=seed, record=False, observer=counter)
+    sched = embedded_scheduler(load_config(spec.config), cluster, clock, seed=seed, record=False, observer=counter)
+    if spec.uses_dra():
+        # kube-controller-manager's resourceclaim controller, as `simulate` plays it: claims from templates,
+        # released (and deleted) when their pods go
+        names = NameGenerator(random.Random(f"kubesched-claims/{seed}"))
+        ResourceClaimController(cluster, names, admit=lambda obj: "").start()
     for obj in setup_objects(spec):
         cluster.create(obj)
     sched.run()
@@ -672,8 +1170,9 @@ def placements(spec: Spec, cluster: EmbeddedCluster) -> dict[tuple[str, str], st
     return out
 
 
-def run_inprocess(spec: Spec, st: Setup) -> dict[str, Any]:
-    """Create the measured pods and schedule them on the wall clock; the churn and deletions fire meanwhile."""
+def run_inprocess(spec: Spec, st: Setup, min_batches: int = 0) -> dict[str, Any]:
+    """Create the measured pods and schedule them on the wall clock; the churn and deletions fire meanwhile.
+    A steady-state workload runs for its seconds, then on until a pod and `min_batches` whole batches are bound."""
     clock, cluster, sched, counter = st.clock, st.cluster, st.sched, st.counter
     base = clock.now
     churn = spec.churn
@@ -690,13 +1189,30 @@ def run_inprocess(spec: Spec, st: Setup) -> dict[str, Any]:
         names = [o["metadata"]["name"] for o in _setup_pods(spec, d.namespace)]
         for i, name in enumerate(names):
             clock.call_at(base + i / d.rate, lambda name=name: _delete_pod(cluster, d.namespace, name))
-    objs = list(spec.measure.objects())
-    want = spec.measure.total()
+    measure = spec.measure
+    objs = list(measure.objects())
+    want = measure.total()
+    batch, stuck = 0, False
     cpu0 = time.process_time()
     start = time.perf_counter()
     for obj in objs:
         cluster.create(obj)
-    while counter.bound < want:
+    while True:
+        if measure.steady:
+            # steady state: until the time is up, mid-batch as upstream
+            done = max(1, min_batches * want)
+            if counter.bound >= done and time.perf_counter() - start >= measure.steady:
+                break
+            if counter.bound >= (batch + 1) * want:
+                # the batch is scheduled: delete it and create the next (DeleteCollection, then createPods)
+                for obj in measure.objects(batch):
+                    if obj["kind"] == "Pod":
+                        _delete_pod(cluster, obj["metadata"]["namespace"], obj["metadata"]["name"])
+                batch += 1
+                for obj in measure.objects(batch):
+                    cluster.create(obj)
+        elif counter.bound >= want:
+            break
         clock.advance_to(base + time.perf_counter() - start)
         clock.run_due()
         qpi = sched.queue.pop()
@@ -706,11 +1222,13 @@ def run_inprocess(spec: Spec, st: Setup) -> dict[str, Any]:
             continue
         nxt = clock.next_timer()
         if nxt is None and not sched.queue.has_active_or_backoff():
-            break  # stuck: nothing left that could schedule the rest
+            stuck = True  # nothing left that could schedule the rest
+            break
         clock.advance_to(nxt if nxt is not None else clock.now + 1.0)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
     return {
         "bound": counter.bound,
+        **({"batches": batch + 1, "stuck": stuck} if measure.steady else {}),
         "seconds": round(elapsed, 3),
         "cpu_seconds": round(cpu, 3),
         "pods_per_second": round(counter.bound / elapsed, 1) if elapsed else 0.0,
@@ -721,6 +1239,12 @@ def run_inprocess(spec: Spec, st: Setup) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- command mode
+
+
+def steady_batches(spec: Spec) -> int:
+    """Steady-state batches upstream would schedule in its time at exactly its threshold rate (100 pods/s
+    without one); at least two, so that a batch is deleted and made again."""
+    return max(2, math.ceil(spec.measure.steady * (spec.threshold or 100) / spec.measure.count))
 
 
 def churn_rounds(spec: Spec) -> int:
@@ -759,6 +1283,15 @@ def scenario(spec: Spec) -> Obj | None:
                 steps.append({"at": round(i / d.rate, 3), "update": [{**ref, "patch": patch}]})
             else:
                 steps.append({"at": round(i / d.rate, 3), "delete": [ref]})
+    if spec.measure.steady:
+        # a batch a virtual second: the previous one deleted, then the next created
+        for k in range(1, steady_batches(spec)):
+            gone = [
+                {"kind": "Pod", "namespace": o["metadata"]["namespace"], "name": o["metadata"]["name"]}
+                for o in spec.measure.objects(k - 1)
+                if o["kind"] == "Pod"
+            ]
+            steps += [{"at": k, "delete": gone}, {"at": k, "create": list(spec.measure.objects(k))}]
     if not steps:
         return None
     return {"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "churn"}, "steps": steps}
@@ -772,8 +1305,9 @@ def _dump(path: Path, objs: Iterator[Obj] | list[Obj]) -> Path:
 
 
 def write_manifests(spec: Spec, where: dict[tuple[str, str], str], out: Path) -> tuple[list[Path], list[Path]]:
-    """setup.yaml (init pods bound where the in-process setup put them), measure.yaml and scenario.yaml:
-    the files of the setup run and of the full run."""
+    """setup.yaml (init pods bound where the in-process setup put them; after config.yaml when the workload has
+    its own scheduler configuration), measure.yaml and scenario.yaml: the files of the setup run and of the full
+    run."""
 
     def bound(objs: Iterator[Obj]) -> Iterator[Obj]:
         for o in objs:
@@ -784,7 +1318,8 @@ def write_manifests(spec: Spec, where: dict[tuple[str, str], str], out: Path) ->
                 o["spec"]["nodeName"] = node
             yield o
 
-    setup = [_dump(out / "setup.yaml", bound(setup_objects(spec)))]
+    setup = [_dump(out / "config.yaml", [spec.config])] if spec.config else []
+    setup.append(_dump(out / "setup.yaml", bound(setup_objects(spec))))
     full = [*setup, _dump(out / "measure.yaml", spec.measure.objects())]
     doc = scenario(spec)
     if doc is not None:

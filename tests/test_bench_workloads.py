@@ -1,5 +1,6 @@
 """bench/scheduler_perf.py at 1/100 scale: every workload schedules all its measured pods, in-process and
-through `kubesched simulate` on the manifests the command mode writes, so the benchmark cannot rot."""
+through `kubesched simulate` on the manifests the command mode writes, so the benchmark cannot rot.
+Steady-state workloads schedule at least two whole batches (the second after the first was deleted)."""
 
 from __future__ import annotations
 
@@ -35,17 +36,21 @@ def test_workload_schedules_all_measured_pods(spec, tmp_path, capsys):
     small = bench.scaled(spec, 100)
     setup = bench.run_setup(small)
     where = bench.placements(small, setup.cluster)
-    result = bench.run_inprocess(small, setup)
-    assert result["bound"] == small.measure.total() > 0
+    result = bench.run_inprocess(small, setup, min_batches=2)
+    if small.measure.steady:
+        assert result["bound"] >= 2 * small.measure.total() > 0 and not result["stuck"]
+    else:
+        assert result["bound"] == small.measure.total() > 0
 
     assert len(where) == sum(p.total() for p in small.setup if "gated" not in p.template)
     _, files = bench.write_manifests(small, where, tmp_path)
     assert main(["simulate", *map(str, files), "--output", "json", "--record", "none", "--seed", "1"]) == 0
     out = json.loads(capsys.readouterr().out)
     measured = [p for p in out["pods"] if p["namespace"] == small.measure.namespace]
-    assert len(measured) == small.measure.total()
+    batches = bench.steady_batches(small) if small.measure.steady else 1
+    assert len(measured) == batches * small.measure.total()
     assert all(p["node"] for p in measured), [p for p in measured if not p["node"]][:3]
-    if small.churn is not None or small.deletes is not None:
+    if small.churn is not None or small.deletes is not None or small.measure.steady:
         assert (tmp_path / "scenario.yaml").exists()
 
 
@@ -67,4 +72,43 @@ def test_bench_covers_every_thresholded_upstream_workload():
         for w in yaml.safe_load(REFERENCE.read_text())
         if "threshold" in w and not w.get("exotic")
     }
-    assert {s.name: s.threshold for s in bench.SPECS} == upstream
+    dra = {s.name for s in bench.DRA_SPECS}
+    assert {s.name: s.threshold for s in bench.SPECS if s.name not in dra} == upstream
+
+
+@pytest.mark.skipif(not REFERENCE.exists(), reason="upstream reference workloads.yaml not present")
+def test_dra_thresholds_are_upstreams():
+    """Each thresholded DRA workload of the reference list that v1.36 can run (queueing hints on) is here, with
+    that threshold, and the DRA workloads here have no threshold upstream does not give."""
+    upstream = {
+        f"{case['testcase']}/{w['workload']}": w["threshold"]
+        for case in yaml.safe_load(REFERENCE.read_text())
+        if "/dra/" in (case.get("source") or {}).get("file", "")
+        for w in case.get("workloads") or ()
+        if "threshold" in w and (w.get("featureGates") or {}).get("SchedulerQueueingHints", True)
+    }
+    assert len(upstream) == 6
+    ours = {s.name: s.threshold for s in bench.DRA_SPECS if s.threshold is not None}
+    assert ours == upstream
+
+
+def test_alloc_resource_claims_takes_distinct_devices():
+    """allocResourceClaims in the setup: every init claim gets a device of its own, the rest stay free."""
+    spec = bench.scaled(
+        bench.BY_NAME["SteadyStateClusterResourceClaimTemplate/full_500nodes_QueueingHintsEnabled"], 100
+    )
+    objs = list(bench.setup_objects(spec))
+    claims = [o for o in objs if o["kind"] == "ResourceClaim"]
+    devices = [(r["pool"], r["device"]) for c in claims for r in c["status"]["allocation"]["devices"]["results"]]
+    nodes = {o["metadata"]["name"] for o in objs if o["kind"] == "Node"}
+    assert len(claims) == 49 and len(set(devices)) == 49 and {pool for pool, _ in devices} <= nodes
+    assert len(nodes) * 10 - len(devices) == 1  # room for exactly one batch of one pod
+
+
+def test_partitionable_init_claims_take_the_preallocated_partitions():
+    spec = bench.scaled(bench.BY_NAME["Partitionable/2000pods_100nodes"], 100)
+    claims = [o for o in bench.setup_objects(spec) if o["kind"] == "ResourceClaim"]
+    results = [r for c in claims for r in c["status"]["allocation"]["devices"]["results"]]
+    assert sorted((r["pool"], r["device"]) for r in results) == sorted(
+        (f"resourceslice-{i}", "device-2-counters-1") for i in range(20)
+    )

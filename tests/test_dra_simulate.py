@@ -1,7 +1,8 @@
 """DRA end to end through `kubesched simulate`: examples/dra gets its GPUs, the JSON names the devices, and a
 pod asking for more GPUs than any node has waits with upstream's message. The AllocationMemo (a node's
 allocation reused for later pods) must not change a decision: random clusters give the same placements,
-allocations and messages with it and without it."""
+allocations and messages with it and without it, for pods with claims from templates and pods asking for an
+extended resource that DRA serves where no device plugin does."""
 
 from __future__ import annotations
 
@@ -123,16 +124,28 @@ def clusters(draw: st.DrawFn) -> list[Obj]:
             "kind": "DeviceClass",
             "metadata": {"name": "gpu"},
             "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-        }
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "big-gpu"},
+            "spec": {
+                "selectors": [{"cel": {"expression": f'device.attributes["{DRIVER}"].mem >= 80'}}],
+                "extendedResourceName": "example.com/gpu",
+            },
+        },
     ]
     for i in range(draw(st.integers(1, 5))):
         name = f"node-{i}"
+        capacity = {"cpu": str(draw(st.integers(2, 8))), "memory": "64Gi", "pods": "110"}
+        if draw(st.booleans()) and draw(st.booleans()):
+            capacity["example.com/gpu"] = str(draw(st.integers(0, 2)))  # a device plugin serves it here
         docs.append(
             {
                 "apiVersion": "v1",
                 "kind": "Node",
                 "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-                "status": {"capacity": {"cpu": str(draw(st.integers(2, 8))), "memory": "64Gi", "pods": "110"}},
+                "status": {"capacity": capacity},
             }
         )
         devices = [
@@ -186,17 +199,17 @@ def clusters(draw: st.DrawFn) -> list[Obj]:
             }
         )
     for p in range(draw(st.integers(1, 14))):
-        docs.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": f"pod-{p}"},
-                "spec": {
-                    "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}],
-                    "resourceClaims": [{"name": "g", "resourceClaimTemplateName": draw(st.sampled_from(list(shapes)))}],
-                },
-            }
-        )
+        requests = {"cpu": "1"}
+        gpus = draw(st.sampled_from([0, 0, 1, 2]))
+        if gpus:
+            requests["example.com/gpu"] = str(gpus)
+        resources: Obj = {"requests": requests}
+        if gpus:
+            resources["limits"] = {"example.com/gpu": str(gpus)}  # extended resources are not overcommitted
+        spec: Obj = {"containers": [{"name": "c", "image": "i", "resources": resources}]}
+        if not gpus or draw(st.booleans()):
+            spec["resourceClaims"] = [{"name": "g", "resourceClaimTemplateName": draw(st.sampled_from(list(shapes)))}]
+        docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{p}"}, "spec": spec})
     return docs
 
 
@@ -208,7 +221,12 @@ def outcome(docs: list[Obj], memo: bool, monkeypatch: pytest.MonkeyPatch) -> lis
     finish_loading(loaded)
     result = simulate(loaded, build_config(loaded, None, ""), seed=1, record=False)
     doc = to_json(result, record=False)
-    return [(p["name"], p["node"], p["message"], _devices(p)) for p in doc["pods"]]
+    assert result.scheduler is not None
+    claims = sorted(  # with those for extended resources, which the pods' resourceClaims do not list
+        (c["metadata"]["name"], str(((c.get("status") or {}).get("allocation") or {}).get("devices")))
+        for c in result.scheduler.lister.list("ResourceClaim")
+    )
+    return [(p["name"], p["node"], p["message"], _devices(p)) for p in doc["pods"]] + [("claims", claims)]
 
 
 def _devices(p: Obj) -> list[tuple[tuple[str, str, str], ...]]:
@@ -222,10 +240,12 @@ def test_memo_changes_no_decision(docs: list[Obj]) -> None:
         assert outcome(docs, True, mp) == outcome(docs, False, mp)
 
 
-def test_memo_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The bench's shape: pods from one template on many nodes mostly reuse answers."""
+@pytest.mark.parametrize("extended", [False, True], ids=["template", "extended-resource"])
+def test_memo_is_used(extended: bool) -> None:
+    """The bench's shape: pods from one template (or asking for one extended resource) on many nodes mostly
+    reuse answers."""
     loaded = LoadedInput()
-    docs = clusters_for_reuse()
+    docs = clusters_for_reuse(extended)
     for i, doc in enumerate(docs):
         add_document(loaded, doc, "test", i)
     finish_loading(loaded)
@@ -236,13 +256,16 @@ def test_memo_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     assert sum(o.result == "Scheduled" for o in result.outcomes.values()) == 20
 
 
-def clusters_for_reuse() -> list[Obj]:
+def clusters_for_reuse(extended: bool) -> list[Obj]:
     docs: list[Obj] = [
         {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "DeviceClass",
             "metadata": {"name": "gpu"},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+            "spec": {
+                "selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}],
+                "extendedResourceName": "example.com/gpu",
+            },
         },
         {
             "apiVersion": "resource.k8s.io/v1",
@@ -269,16 +292,12 @@ def clusters_for_reuse() -> list[Obj]:
                 },
             }
         )
+    one_gpu = {"example.com/gpu": "1"}
     for p in range(20):
-        docs.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": f"pod-{p}"},
-                "spec": {
-                    "containers": [{"name": "c", "image": "i"}],
-                    "resourceClaims": [{"name": "g", "resourceClaimTemplateName": "one"}],
-                },
-            }
-        )
+        spec: Obj = {"containers": [{"name": "c", "image": "i"}]}
+        if extended:
+            spec["containers"][0]["resources"] = {"requests": one_gpu, "limits": one_gpu}
+        else:
+            spec["resourceClaims"] = [{"name": "g", "resourceClaimTemplateName": "one"}]
+        docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{p}"}, "spec": spec})
     return docs

@@ -33,7 +33,7 @@ from kubesched.dra.model import DeviceID, InvalidObjectError, SharedDeviceID, Sl
 from kubesched.dra.quantity import parse as parse_quantity
 from kubesched.dra.selector import CELSelectors, DeviceView, SelectorError
 from kubesched.framework.interface import Handle, Lister
-from kubesched.framework.plugins.dynamicresources.extended import ExtendedResourceCache
+from kubesched.framework.plugins.dynamicresources.extended import EXTENDED_CLAIM_ANNOTATION, ExtendedResourceCache
 
 CLAIM = "ResourceClaim"
 SLICE = "ResourceSlice"
@@ -193,6 +193,8 @@ class ClaimTracker:
         self._api_seen: dict[Key, Obj] = {}  # per claim: the informer object last looked at (unsubscribed mode)
         self._seen_version = -1
         self._in_flight: dict[str, _InFlight] = {}
+        # Claims for extended resources by the uids of the pods that control them (findExtendedResourceClaim).
+        self._extended_by_owner: dict[str, set[Key]] = {}
         self._lock = threading.Lock()  # in-flight allocations change in binding threads too (live mode)
         subscribe = getattr(lister, "subscribe", None)
         self.subscribed = callable(subscribe)
@@ -248,6 +250,18 @@ class ClaimTracker:
                 out.append(current)
         return out
 
+    def extended_claims_of(self, pod_uid: str) -> list[Obj]:
+        """Claims that may be the pod's claim for extended resources: annotated as one and controlled by a
+        pod of this uid, in List order. Upstream scans every claim; the index keeps that to the pod's own."""
+        self.sync()
+        keys = self._extended_by_owner.get(pod_uid)
+        if not keys:
+            return []
+        if len(keys) > 1:
+            return [c for c in self.all() if _key(c) in keys]
+        found = self.get(*next(iter(keys)))
+        return [] if found is None else [found]
+
     def assume(self, claim: Obj) -> None:
         """AssumeClaimAfterAPICall: keep what the API server answered until the informer has it."""
         key = _key(claim)
@@ -266,9 +280,19 @@ class ClaimTracker:
             self._refresh((namespace, name))
 
     def _refresh(self, key: Key) -> None:
-        """The device index follows the claim's allocation appearing or going (allocatedDevices' handlers)."""
+        """The device index follows the claim's allocation appearing or going (allocatedDevices' handlers); the
+        index of claims for extended resources follows the claim."""
         latest = self.get(*key)
         before = self._indexed.get(key)
+        if before is not None or latest is not None:
+            for uid in _extended_owners(before):
+                keys = self._extended_by_owner.get(uid)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del self._extended_by_owner[uid]
+            for uid in _extended_owners(latest):
+                self._extended_by_owner.setdefault(uid, set()).add(key)
         old_alloc, new_alloc = allocation_of(before), allocation_of(latest)
         if latest is None:
             self._indexed.pop(key, None)
@@ -334,6 +358,14 @@ class ClaimTracker:
             if allocation is not None:
                 state.add_allocation(allocation)
         return state, epochs
+
+
+def _extended_owners(claim: Mapping[str, Any] | None) -> list[str]:
+    """The uids of the controllers of a claim annotated as a pod's claim for extended resources."""
+    if claim is None or (meta(claim).get("annotations") or {}).get(EXTENDED_CLAIM_ANNOTATION) != "true":
+        return []
+    refs = meta(claim).get("ownerReferences") or ()
+    return [r["uid"] for r in refs if r.get("controller") and isinstance(r.get("uid"), str)]
 
 
 def _key(obj: Mapping[str, Any]) -> Key:

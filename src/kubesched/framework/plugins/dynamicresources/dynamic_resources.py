@@ -155,10 +155,17 @@ class _StateData:
     allocated: list[int] = field(default_factory=list)  # indices of the claims allocated before this cycle
     claims_to_allocate: list[Obj] = field(default_factory=list)  # the others, in order
     first_available: bool = False  # some request has alternatives: Score has something to weigh
-    # For AllocationMemo: the claims' specs as a key, and what the allocator was built from.
+    # For AllocationMemo: the claims' specs as a key, and what the allocator was built from. With a claim
+    # for extended resources to allocate, its spec is the node's: memo_specs holds the others', and the key
+    # is made per set of resources DRA serves on a node (extended_variants).
     memo_key: str | None = None
+    memo_specs: list[Any] | None = None
     memo_base: tuple[int, int] = (0, 0)
     epochs: dict[tuple[str, str], int] = field(default_factory=dict)
+    # The node's version of the claim for extended resources, its mappings and memo key, by what DRA serves.
+    extended_variants: dict[tuple[tuple[str, int], ...], tuple[Obj, list[dict[str, str]], str | None]] = field(
+        default_factory=dict
+    )
 
     def clone(self) -> _StateData:
         return self
@@ -171,6 +178,11 @@ class _StateData:
     @property
     def extended_claim(self) -> Obj | None:
         return self.claims[self.num_user] if len(self.claims) > self.num_user else None
+
+
+def _memo_key(specs: list[Any]) -> str:
+    """The claims to allocate, by their specs, as AllocationMemo's key."""
+    return json.dumps(specs, sort_keys=True, separators=(",", ":"))
 
 
 def has_claims(pod: PodInfo) -> bool:
@@ -347,9 +359,12 @@ class DynamicResources(
                 s.allocator = manager.slices.allocator(allocated)
             except AllocationError as err:
                 return None, Status(Code.ERROR, err=err)
-            if manager.memo.enabled and manager.slices.memo_safe and extended_claim is None:
+            if manager.memo.enabled and manager.slices.memo_safe:
                 specs = [c.get("spec") for c in claims if allocation_of(c) is None]
-                s.memo_key = json.dumps(specs, sort_keys=True, separators=(",", ":"))
+                if extended_claim is None or allocation_of(extended_claim) is not None:
+                    s.memo_key = _memo_key(specs)
+                else:
+                    s.memo_specs = specs[:-1]  # the claim for extended resources comes last
                 s.memo_base = (manager.slices.version, manager.lister.kind_version(CLASS))
                 s.epochs = epochs
         s.claims = claims
@@ -376,7 +391,7 @@ class DynamicResources(
         if not mapped_resources(pod, manager.device_class_for):
             return None
         s.pod_scalar = {n: v for n, v in pod.requests.items() if n not in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)}
-        claim = find_extended_resource_claim(pod, manager.claims.all()) or in_memory_claim(pod)
+        claim = find_extended_resource_claim(pod, manager.claims.extended_claims_of(pod.uid)) or in_memory_claim(pod)
         s.initial_extended_uid = claim_uid(claim)
         return claim
 
@@ -418,8 +433,9 @@ class DynamicResources(
         assert node is not None
         node_claim: Obj | None = None
         mappings: list[dict[str, str]] = []
+        memo_key = s.memo_key
         if s.num_user < len(s.claims):
-            node_claim, mappings, status = self._filter_extended_resources(s, pod, node.allocatable)
+            node_claim, mappings, extended_key, status = self._filter_extended_resources(s, pod, node.allocatable)
             if status is not None:
                 return status
             if node_claim is None and s.num_user == 0:
@@ -444,8 +460,9 @@ class DynamicResources(
             extended = s.extended_claim
             if node_claim is not None and extended is not None and allocation_of(extended) is None:
                 to_allocate = [node_claim if c is extended else c for c in to_allocate]
+                memo_key = extended_key
             try:
-                result = self._allocate(s, node.obj, node.name, to_allocate)
+                result = self._allocate(s, node.obj, node.name, to_allocate, memo_key)
             except AllocationAborted:
                 return _error(f"node {node.name}: timed out trying to allocate devices")
             except FailedAllocationOnNode as err:
@@ -464,18 +481,21 @@ class DynamicResources(
 
     def _filter_extended_resources(
         self, s: _StateData, pod: PodInfo, allocatable: Mapping[str, int]
-    ) -> tuple[Obj | None, list[dict[str, str]], Status | None]:
-        """filterExtendedResources: this node's version of the pod's claim for extended resources, if DRA serves any.
+    ) -> tuple[Obj | None, list[dict[str, str]], str | None, Status | None]:
+        """filterExtendedResources: this node's version of the pod's claim for extended resources, if DRA serves any,
+        with the memo key of the claims to allocate on the node.
 
         A resource goes to DRA on a node whose allocatable of it is zero (no device plugin there);
-        one that neither a device plugin nor a DeviceClass serves does not fit the node.
+        one that neither a device plugin nor a DeviceClass serves does not fit the node. Nodes where
+        DRA serves the same resources get the same version of the claim (made once per cycle); it is
+        read only from here on (Reserve and PreBind copy it).
         """
         extended_claim = s.extended_claim
         if extended_claim is None:
-            return None, [], None
+            return None, [], None, None
         if ((extended_claim.get("spec") or {}).get("devices") or {}).get("requests") is not None:
             # Made in an earlier cycle: PostFilter deletes it, and the next attempt starts anew.
-            return None, [], _unresolvable("cannot schedule extended resource claim")
+            return None, [], None, _unresolvable("cannot schedule extended resource claim")
         resolve = self.manager.device_class_for
         wanted: dict[str, int] = {}
         for name, quantity in s.pod_scalar.items():
@@ -484,35 +504,42 @@ class DynamicResources(
             if resolve(name) is not None and allocatable.get(name, 0) == 0:
                 wanted[name] = quantity
             elif name not in allocatable:
-                return None, [], _unresolvable("cannot fit resource")
+                return None, [], None, _unresolvable("cannot fit resource")
         if s.num_user == 0 and not wanted:
-            return None, [], None
+            return None, [], None, None
         if allocation_of(extended_claim) is not None:
-            return None, [], None
-        requests, mappings = requests_and_mappings(pod.obj, wanted, resolve)
-        node_claim = copy.deepcopy(extended_claim)
-        node_claim["spec"] = {"devices": {"requests": requests}}
-        return node_claim, mappings, None
+            return None, [], None, None
+        variant_key = tuple(sorted(wanted.items()))
+        variant = s.extended_variants.get(variant_key)
+        if variant is None:
+            requests, mappings = requests_and_mappings(pod.obj, wanted, resolve)
+            node_claim = {**extended_claim, "spec": {"devices": {"requests": requests}}}
+            key = None if s.memo_specs is None else _memo_key([*s.memo_specs, node_claim["spec"]])
+            variant = s.extended_variants[variant_key] = (node_claim, mappings, key)
+        return variant[0], variant[1], variant[2], None
 
-    def _allocate(self, s: _StateData, node: Obj, node_name: str, claims: list[Obj]) -> list[dict[str, Any]] | None:
-        """The allocator's answer for this node, or the same answer found earlier (AllocationMemo)."""
+    def _allocate(
+        self, s: _StateData, node: Obj, node_name: str, claims: list[Obj], memo_key: str | None
+    ) -> list[dict[str, Any]] | None:
+        """The allocator's answer for this node, or the same answer found earlier (AllocationMemo) when the
+        claims to allocate have a memo key."""
         assert s.allocator is not None
         manager = self.manager
         memo = manager.memo
-        if s.memo_key is not None:
+        if memo_key is not None:
             pools = manager.slices.node_pools(node_name)
             epochs = s.epochs
             if len(pools) == 1:  # the common case: the node's own pool only
                 token: tuple[Any, ...] = (s.memo_base, epochs.get(pools[0], 0))
             else:
                 token = (s.memo_base, *[epochs.get(p, 0) for p in pools])
-            hit, result = memo.get((s.memo_key, node_name), node, token)
+            hit, result = memo.get((memo_key, node_name), node, token)
             if hit:
                 return result
         deadline = time.monotonic() + self.filter_timeout if self.filter_timeout > 0 else None
         result = s.allocator.allocate(node, claims, deadline=deadline)
-        if s.memo_key is not None:
-            memo.put((s.memo_key, node_name), node, token, result)
+        if memo_key is not None:
+            memo.put((memo_key, node_name), node, token, result)
         return result
 
     # Binding conditions (DRADeviceBindingConditions and DRAResourceClaimDeviceStatus, beta and on).

@@ -1,5 +1,6 @@
 """The DRA manager: the claim index fed by events against the one re-read from the lister, the assume cache,
-in-flight allocations and their sharers, slices parsed once per version, CEL answers kept per device."""
+in-flight allocations and their sharers, slices parsed once per version, CEL answers kept per device, claims
+for extended resources found by their pods."""
 
 from __future__ import annotations
 
@@ -18,6 +19,11 @@ from kubesched.framework.plugins.dynamicresources.dra_manager import (
     DeviceClasses,
     SliceIndex,
 )
+from kubesched.framework.plugins.dynamicresources.extended import (
+    EXTENDED_CLAIM_ANNOTATION,
+    find_extended_resource_claim,
+)
+from kubesched.framework.types import new_pod_info
 from kubesched.testing.framework import lister_with
 
 Obj = dict[str, Any]
@@ -222,3 +228,42 @@ def test_slices_parsed_once_per_version_and_answers_kept() -> None:
     store.delete("ResourceSlice", "", "n1")
     index.allocator(allocated_state([]))
     assert view not in selectors._answers  # the deleted slice's answers are dropped
+
+
+extended_ops = st.lists(
+    st.tuples(
+        st.sampled_from(["create", "update", "delete"]),
+        st.integers(0, 3),  # the claim
+        st.integers(0, 2),  # the pod that controls it
+        st.booleans(),  # annotated as a claim for extended resources
+    ),
+    max_size=20,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(extended_ops)
+def test_extended_claims_of_finds_what_a_scan_finds(steps: list[tuple[str, int, int, bool]]) -> None:
+    """findExtendedResourceClaim over the owner index gives what it gives over every claim, for both trackers."""
+    store = lister_with()
+    trackers = [ClaimTracker(store), ClaimTracker(PlainLister(store))]
+    pods = [new_pod_info({"metadata": {"name": f"p{k}", "namespace": "default", "uid": f"pod-{k}"}}) for k in range(3)]
+    for op, i, owner, annotated in steps:
+        name = f"c{i}"
+        current = store.get("ResourceClaim", "default", name)
+        c = claim(name)
+        c["metadata"]["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": "Pod", "name": f"p{owner}", "uid": f"pod-{owner}", "controller": True}
+        ]
+        if annotated:
+            c["metadata"]["annotations"] = {EXTENDED_CLAIM_ANNOTATION: "true"}
+        if op == "create" and current is None:
+            store.create(c)
+        elif op == "update" and current is not None:
+            store.update({**copy.deepcopy(current), "metadata": {**current["metadata"], **c["metadata"]}})
+        elif op == "delete" and current is not None:
+            store.delete("ResourceClaim", "default", name)
+        for tracker in trackers:
+            for pod in pods:
+                found = find_extended_resource_claim(pod, tracker.extended_claims_of(pod.uid))
+                assert found == find_extended_resource_claim(pod, tracker.all())
