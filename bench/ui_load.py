@@ -38,17 +38,9 @@ from typing import Any
 import yaml
 
 SRC = Path(__file__).resolve().parent.parent / "src"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(SRC))
+from kubesched.testing.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402 - after the path to this tree's src
+
 TIMEOUT_MS = 600_000
 
 
@@ -114,7 +106,7 @@ def time_ui(path: Path, screenshots: Path | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.set_default_timeout(TIMEOUT_MS)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)

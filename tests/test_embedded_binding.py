@@ -73,3 +73,30 @@ def test_binding_refusals(obj: dict, message: str) -> None:
     c.create(obj)
     with pytest.raises(ConflictError, match=message):
         c.bind(new_pod_info(c.get("Pod", "default", obj["metadata"]["name"])), "n1")
+
+
+def _claim(allocation: dict | None, reserved: list | None = None) -> dict:
+    status: dict = {}
+    if allocation is not None:
+        status["allocation"] = allocation
+    if reserved is not None:
+        status["reservedFor"] = reserved
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "gpu", "namespace": "default"},
+        "spec": {},
+        "status": status,
+    }
+
+
+def test_a_claims_allocation_once_set_is_immutable_as_the_api_server_says() -> None:
+    cluster = EmbeddedCluster()
+    first = {"devices": {"results": [{"request": "r", "driver": "d", "pool": "p", "device": "g0"}]}}
+    cluster.create(_claim(None))
+    cluster.update_status(_claim(first))  # setting it is allowed
+    cluster.update_status(_claim(first, reserved=[{"resource": "pods", "name": "p", "uid": "u"}]))  # so is reserving
+    stamped = {**first, "allocationTimestamp": "2026-01-01T00:00:00Z"}
+    with pytest.raises(ValueError, match=r"status\.allocation: field is immutable"):
+        cluster.update_status(_claim(stamped))
+    cluster.update_status(_claim(None))  # and clearing it (deallocation)

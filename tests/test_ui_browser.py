@@ -21,18 +21,8 @@ import pytest
 from test_ui import write_cluster
 
 import kubesched
+from kubesched.testing.browser import CHROMIUM, CHROMIUM_ARGS
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 START_TIMEOUT = 60.0
 
 if not CHROMIUM.exists():

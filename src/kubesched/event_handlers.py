@@ -73,6 +73,8 @@ class EventHandlers:
         """A storage object changed: pods rejected by plugins watching that kind may be retried."""
         action = {"ADDED": events.ADD, "MODIFIED": events.UPDATE, "DELETED": events.DELETE}[event]
         self._event(kind, action, old, new)
+        if self.sched.suspended_bindings:
+            self.sched.wake_bindings(kind, new if new is not None else old)
 
     def add_pod(self, pod: PodInfo) -> None:
         if pod.node_name:

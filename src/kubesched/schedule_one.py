@@ -17,6 +17,7 @@ simulator's full record.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import operator
 import random
@@ -29,12 +30,12 @@ import numpy as np
 
 from kubesched.cache.cache import Cache, CacheError
 from kubesched.cache.snapshot import Snapshot
-from kubesched.clock import VirtualClock
+from kubesched.clock import Timer, VirtualClock
 from kubesched.extender import extender_score
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.extender import EXTENDER_NAME, Extender, ExtenderError
-from kubesched.framework.interface import APIClient, ClusterEvent, NominatingInfo
+from kubesched.framework.interface import APIClient, BindingWait, ClusterEvent, NominatingInfo
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.runtime.framework import Framework
@@ -97,6 +98,18 @@ class _Binding:
     feasible_nodes: int
 
 
+@dataclass(eq=False, slots=True)
+class _SuspendedBinding:
+    """A binding cycle that a PreBind plugin suspended (BindingWait): it resumes on a timer, never on a thread
+    held for it, so other pods schedule and bind meanwhile (in simulations as against a cluster)."""
+
+    binding: _Binding
+    wait: BindingWait
+    deadline: float
+    timer: Timer | None = None
+    dispatched: bool = False  # a check is on its way to the binding executor
+
+
 class SchedulerObserver(Protocol):
     def on_outcome(self, outcome: Outcome) -> None: ...
     def on_event(self, event: SchedulerEvent) -> None: ...
@@ -127,6 +140,8 @@ class ScheduleOne:
     next_start_node_index: int
     percentage_of_nodes_to_score: int
     _pod_lookup: Callable[[str, str], PodInfo | None]
+    suspended_bindings: dict[str, _SuspendedBinding]  # by pod uid
+    expired_binding_waits: set[str]  # pods whose binding wait ran out at least once
 
     def _observe_attempt(self, result: str, profile: str, qpi: QueuedPodInfo) -> None:
         m = self.metrics
@@ -226,7 +241,8 @@ class ScheduleOne:
             self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err)), record)
             return None
         except Exception as err:  # a plugin's bug must not take other pods down
-            log.exception("Error scheduling pod pod=%s", pod.key)
+            # The traceback only for -v 4 and up: a Python API user without a logging setup sees the message.
+            log.error("Error scheduling pod pod=%s err=%s", pod.key, err, exc_info=log.isEnabledFor(V(4)))
             self._handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
             return None
         host = result.suggested_host
@@ -319,8 +335,76 @@ class ScheduleOne:
             self._bind(b)
 
     def _bind(self, b: _Binding) -> None:
+        s = b.fwk.run_pre_bind_plugins(b.state, b.assumed, b.host)
+        if isinstance(s, BindingWait):
+            self._suspend_binding(b, s)
+            return
+        self._bind_after_pre_bind(b, s)
+
+    # A binding suspended by PreBind (BindingWait)
+
+    def _suspend_binding(self, b: _Binding, wait: BindingWait) -> None:
+        info(log, V(5), "Binding cycle waits in PreBind", pod=b.assumed.key, node=b.host, plugin=wait.plugin)
+        sb = _SuspendedBinding(b, wait, self.clock.now + wait.timeout)
+        self.suspended_bindings[b.assumed.uid] = sb
+        self._arm_poll(sb)
+
+    def _arm_poll(self, sb: _SuspendedBinding) -> None:
+        when = min(self.clock.now + sb.wait.poll, sb.deadline)
+        sb.timer = self.clock.call_at(when, lambda: self._dispatch_check(sb))
+
+    def wake_bindings(self, kind: str, obj: object) -> None:
+        """An informer event: suspended bindings that wait on it check again at once (after the event's
+        other handlers, which update what they read)."""
+        for sb in self.suspended_bindings.values():
+            if sb.dispatched or not sb.wait.wake(kind, obj):
+                continue
+            if sb.timer is not None:
+                sb.timer.cancel()
+            sb.timer = self.clock.call_later(0, functools.partial(self._dispatch_check, sb))
+
+    def only_repeated_binding_waits(self) -> bool:
+        """Whether every pending timer is the poll of a binding wait whose pod already waited it out once: with
+        nothing else to happen, such a wait can only run out again, and again (a simulation may end)."""
+        waits = self.suspended_bindings
+        return (
+            bool(waits)
+            and all(uid in self.expired_binding_waits for uid in waits)
+            and self.clock.pending() == sum(sb.timer is not None for sb in waits.values())
+        )
+
+    def _dispatch_check(self, sb: _SuspendedBinding) -> None:
+        """A timer fired: the check runs where binding cycles run (a binding thread, or here)."""
+        sb.timer = None
+        if sb.dispatched:
+            return
+        sb.dispatched = True
+        if self.bind_executor is not None:
+            self.bind_executor(lambda: self._resume_binding(sb))
+        else:
+            self._resume_binding(sb)
+
+    def _resume_binding(self, sb: _SuspendedBinding) -> None:
+        sb.dispatched = False
+        b = sb.binding
+        expired = self.clock.now >= sb.deadline
+        if expired:
+            self.expired_binding_waits.add(b.assumed.uid)
+        s = b.fwk.run_pre_bind_plugins(b.state, b.assumed, b.host, sb.wait, expired)
+        if s is sb.wait:
+            if sb.timer is None:
+                self._arm_poll(sb)
+            return
+        if sb.timer is not None:
+            sb.timer.cancel()
+        self.suspended_bindings.pop(b.assumed.uid, None)
+        if isinstance(s, BindingWait):  # a later PreBind plugin waits in turn
+            self._suspend_binding(b, s)
+            return
+        self._bind_after_pre_bind(b, s)
+
+    def _bind_after_pre_bind(self, b: _Binding, s: Status | None) -> None:
         fwk, state, assumed, host = b.fwk, b.state, b.assumed, b.host
-        s = fwk.run_pre_bind_plugins(state, assumed, host)
         if s is None or s.is_success():
             bound, s = self._extenders_binding(assumed, host)
             if not bound:

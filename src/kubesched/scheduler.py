@@ -118,6 +118,8 @@ class Scheduler(ScheduleOne):
         self.cache = Cache()
         self.snapshot = Snapshot()
         self.next_start_node_index = 0
+        self.suspended_bindings = {}
+        self.expired_binding_waits = set()
         first = next(iter(self.profiles.values()))
         self.queue = PriorityQueue(
             first.queue_sort.less,  # type: ignore[attr-defined]
@@ -181,7 +183,9 @@ class Scheduler(ScheduleOne):
         """Schedule until nothing is left to do: the queue idle and no timer pending (or `until` reached).
 
         Pods left unschedulable do not keep the run alive: only a timer (a scenario step,
-        a binding, a Permit timeout) or a pod in backoff can change anything.
+        a binding, a Permit timeout) or a pod in backoff can change anything. Nor does a
+        binding that waits in PreBind again after its wait ran out once, with nothing else
+        left to happen.
         """
         clock = self.clock
         while True:
@@ -191,6 +195,8 @@ class Scheduler(ScheduleOne):
                 self.schedule_one(qpi)
                 continue
             nxt = clock.next_timer()
+            if self.suspended_bindings and self.only_repeated_binding_waits():
+                nxt = None
             wake = self.queue.next_wakeup()
             if nxt is None:
                 retry = self.queue.next_error_backoff()

@@ -108,7 +108,17 @@ class EmbeddedCluster(ObjectStore):
         return self.update({**current, "status": {**(current.get("status") or {}), **fields}})
 
     def update_status(self, obj: Obj) -> Obj:
-        """The status subresource: the store keeps whole objects, so this is `update`."""
+        """The status subresource: the store keeps whole objects, so this is `update`, with the API
+        server's one status rule a scheduler can trip: a ResourceClaim's allocation, once set, is immutable."""
+        if obj.get("kind") == "ResourceClaim":
+            old = self.objects["ResourceClaim"].get(object_key(obj))
+            before = ((old or {}).get("status") or {}).get("allocation")
+            after = (obj.get("status") or {}).get("allocation")
+            if before is not None and after is not None and after != before:
+                name = (obj.get("metadata") or {}).get("name")
+                raise ValueError(
+                    f'ResourceClaim.resource.k8s.io "{name}" is invalid: status.allocation: field is immutable'
+                )
         return self.update(obj)
 
     def delete(self, kind: str, namespace: str, name: str) -> Obj:

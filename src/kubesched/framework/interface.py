@@ -25,7 +25,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.extender import Extender
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
-from kubesched.framework.status import Status
+from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeToStatus, PodInfo
 
 MAX_NODE_SCORE = 100
@@ -199,6 +199,40 @@ class PermitPlugin(Plugin):
         raise NotImplementedError
 
 
+DEFAULT_BINDING_POLL = 5.0
+
+
+class BindingWait(Status):
+    """PreBind's "not yet": the pod's binding is suspended, not failed, while every other pod goes on.
+
+    Upstream's PreBind blocks its binding goroutine (DynamicResources polls its claims); here
+    the binding cycle is a continuation that the scheduler resumes, on the clock in both modes:
+    `check` runs again every `poll` seconds, and as soon as an informer event passes `wake`
+    (kind, object), until `timeout` seconds after the wait began. `check` answers as PreBind
+    does (None when ready, a failure to end the binding), or a Wait status to keep waiting;
+    once the time is up, `expired()` is PreBind's answer, without another check.
+    """
+
+    __slots__ = ("check", "timeout", "expired", "poll", "wake", "index")
+
+    def __init__(
+        self,
+        check: Callable[[], Status | None],
+        timeout: float,
+        expired: Callable[[], Status],
+        *,
+        poll: float = DEFAULT_BINDING_POLL,
+        wake: Callable[[str, Any], bool] = lambda kind, obj: False,
+    ) -> None:
+        super().__init__(Code.WAIT)
+        self.check = check
+        self.timeout = timeout
+        self.expired = expired
+        self.poll = poll
+        self.wake = wake
+        self.index = 0  # the PreBind plugin's place, set by the runtime: the ones after it run once it is ready
+
+
 class PreBindPlugin(Plugin):
     def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         """Whether PreBind will have work for this pod: Success (the default), Skip (PreBind is not run) or Error.
@@ -209,6 +243,7 @@ class PreBindPlugin(Plugin):
         return None
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Success, a failure, or a BindingWait when the pod must wait for something outside the scheduler."""
         raise NotImplementedError
 
 

@@ -26,11 +26,13 @@ from typing import Any
 import yaml
 
 from kubesched.backend.kube.api import KubeAPI
-from kubesched.backend.kube.resources import BY_KIND
+from kubesched.backend.kube.resources import BY_KIND, Resource
 
 ASSETS_ENV = "KUBESCHED_K8S_ASSETS"
 TOKEN = "kubesched-admin-token"
 BINARIES = ("etcd", "kube-apiserver", "kube-scheduler")
+# Read by kube-controller-manager's resourceclaim controller, never by the scheduler: not among BY_KIND.
+RESOURCE_CLAIM_TEMPLATE = Resource("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates", True)
 
 
 class ControlPlaneError(RuntimeError):
@@ -356,24 +358,25 @@ def namespaces(api: KubeAPI) -> list[str]:
 def reset_cluster(api: KubeAPI, timeout: float = 30.0) -> None:
     """Delete what tests create, pods at once (no kubelet); namespaces stay, as nothing would finalise them.
 
-    Finalizers that only kube-controller-manager removes (pv/pvc-protection) are dropped first.
+    Finalizers that only kube-controller-manager removes (pv/pvc-protection, the delete-protection
+    the scheduler puts on the ResourceClaims it allocates) are dropped first.
     """
-    for kind in ("PersistentVolumeClaim", "PersistentVolume", "Pod"):
+    for kind in ("PersistentVolumeClaim", "PersistentVolume", "Pod", "ResourceClaim"):
         r = BY_KIND[kind]
         for obj in api.request("GET", r.path()).get("items") or ():
             meta = obj["metadata"]
             if meta.get("finalizers"):
-                api.request(
-                    "PATCH",
-                    r.path(meta.get("namespace", ""), meta["name"]),
-                    body={"metadata": {"finalizers": None}},
-                    content_type="application/merge-patch+json",
-                )
+                # An update, not a patch: v1.36's API server refuses any patch of a ResourceClaim whose spec
+                # holds opaque config ("spec: field is immutable"), as the patched parameters re-encode differently.
+                meta["finalizers"] = None
+                body = {**obj, "apiVersion": r.group_version, "kind": r.kind}
+                api.request("PUT", r.path(meta.get("namespace", ""), meta["name"]), body=body)
     for ns in namespaces(api):
-        for kind in ("Pod", "Service", "PersistentVolumeClaim", "PodDisruptionBudget", "ReplicaSet"):
+        for kind in ("Pod", "Service", "PersistentVolumeClaim", "PodDisruptionBudget", "ReplicaSet", "ResourceClaim"):
             r = BY_KIND[kind]
             api.request("DELETE", r.path(ns), query={"gracePeriodSeconds": "0"} if kind == "Pod" else None)
-    for kind in ("Node", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver"):
+        api.request("DELETE", RESOURCE_CLAIM_TEMPLATE.path(ns))
+    for kind in ("Node", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "ResourceSlice", "DeviceClass"):
         api.request("DELETE", BY_KIND[kind].path())
     pcs = BY_KIND["PriorityClass"]
     for pc in api.request("GET", pcs.path()).get("items") or ():

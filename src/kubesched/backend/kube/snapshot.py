@@ -22,7 +22,7 @@ _META_NOISE = ("managedFields", "resourceVersion", "selfLink", "generation", "cr
 _ANNOTATION_NOISE = ("kubectl.kubernetes.io/last-applied-configuration",)
 # Status fields the scheduler reads, by kind; other kinds keep no status.
 _STATUS_KEPT = {
-    "Pod": ("phase", "startTime", "nominatedNodeName", "conditions"),
+    "Pod": ("phase", "startTime", "nominatedNodeName", "conditions", "resourceClaimStatuses"),
     "Node": ("allocatable", "capacity", "images", "declaredFeatures"),
     "PersistentVolume": ("phase",),
     "PersistentVolumeClaim": ("phase", "capacity", "accessModes"),

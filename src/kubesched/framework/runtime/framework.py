@@ -24,6 +24,7 @@ from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     MAX_TOTAL_SCORE,
     MIN_NODE_SCORE,
+    BindingWait,
     Handle,
     IntArray,
     MetricsRecorder,
@@ -800,9 +801,25 @@ class Framework:
         return pod.uid in self.waiting_pods
 
     @extension_point("PreBind")
-    def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+    def run_pre_bind_plugins(
+        self, state: CycleState, pod: PodInfo, node_name: str, resume: BindingWait | None = None, expired: bool = False
+    ) -> Status | None:
+        """PreBind plugins in order; a BindingWait that one returns suspends the run, which `resume`
+        (that wait, checked again or `expired`) takes up where it stopped. The wait comes back while
+        it is still not over."""
+        start = 0
+        if resume is not None:
+            s = resume.expired() if expired else resume.check()
+            if s is not None and s.is_wait():
+                return resume
+            failed = self._pre_bind_failure(resume.plugin, s)
+            if failed is not None:
+                return failed
+            start = resume.index + 1
         metrics = self._sampled() if self.handle.metrics is not None else None
-        for pl in self.pre_bind_plugins:
+        plugins = self.pre_bind_plugins
+        for index in range(start, len(plugins)):
+            pl = plugins[index]
             if pl.name in state.skip_pre_bind_plugins:
                 continue
             s = (
@@ -810,15 +827,22 @@ class Framework:
                 if metrics is None
                 else self._run_plugin(metrics, "PreBind", pl.name, pl.pre_bind, state, pod, node_name)
             )
-            if s is not None and s.is_skip():
-                continue
-            if s is not None and not s.is_success():
-                if s.is_rejected():
-                    return s.with_plugin(pl.name)
-                return as_status(RuntimeError(f'running PreBind plugin "{pl.name}": {s.message()}')).with_plugin(
-                    pl.name
-                )
+            if isinstance(s, BindingWait):
+                s.index = index
+                return s.with_plugin(pl.name)
+            failed = self._pre_bind_failure(pl.name, s)
+            if failed is not None:
+                return failed
         return None
+
+    @staticmethod
+    def _pre_bind_failure(plugin: str, s: Status | None) -> Status | None:
+        """What one PreBind plugin's answer means for the run: None to go on, else the run's failure."""
+        if s is None or s.is_skip() or s.is_success():
+            return None
+        if s.is_rejected():
+            return s.with_plugin(plugin)
+        return as_status(RuntimeError(f'running PreBind plugin "{plugin}": {s.message()}')).with_plugin(plugin)
 
     @extension_point("Bind")
     def run_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:

@@ -14,7 +14,7 @@ from kubesched.testing.parity.ours import OurAttempt, replay
 from kubesched.testing.parity.upstream import Attempt, Decision
 
 # Kinds of difference, in the order a report lists them.
-KINDS = ("result", "message", "feasible", "scores", "node", "nominated", "victims", "replay")
+KINDS = ("result", "message", "feasible", "scores", "node", "allocation", "nominated", "victims", "replay")
 
 
 @dataclass
@@ -50,7 +50,8 @@ def compare(up: Attempt, ours: OurAttempt) -> tuple[list[str], list[str]]:
     up_bound, our_bound = up.node is not None, ours.node is not None
     if up_bound != our_bound or up.error != ours.error:
         add("result", f"upstream {_result(up.node, up.error)}, kubesched {_result(ours.node, ours.error)}")
-    if not up_bound and not our_bound and (up.message or "") != (ours.message or ""):
+    raced = up.error and ours.error and up.message in ours.raced_errors
+    if not up_bound and not our_bound and (up.message or "") != (ours.message or "") and not raced:
         add("message", f"\n    upstream:  {up.message}\n    kubesched: {ours.message}")
     if up.scores or ours.scores:
         up_nodes, our_nodes = set(up.scores), set(ours.scores)
@@ -64,6 +65,12 @@ def compare(up: Attempt, ours: OurAttempt) -> tuple[list[str], list[str]]:
                     add("scores", f"{node} {plugin}: upstream {a.get(plugin)}, kubesched {b.get(plugin)}")
     if up_bound and our_bound and up.node not in ours.top and up.node != ours.node:
         add("node", f"upstream chose {up.node}, kubesched's top set is {ours.top}")
+    elif up_bound and our_bound and up.allocations != ours.allocations:
+        for claim in sorted(set(up.allocations) | set(ours.allocations)):
+            ua, oa = up.allocations.get(claim), ours.allocations.get(claim)
+            if ua != oa:
+                both = f"\n    upstream:  {_devices(ua)}\n    kubesched: {_devices(oa)}"
+                add("allocation", f"{claim} on {up.node}:{both}")
     if not up_bound and (up.nominated or None) != (ours.nominated or None):
         add("nominated", f"upstream {up.nominated}, kubesched {ours.nominated}")
     if not up_bound and sorted(up.victims) != sorted(ours.victims):
@@ -71,20 +78,59 @@ def compare(up: Attempt, ours: OurAttempt) -> tuple[list[str], list[str]]:
     return kinds, details
 
 
+def _devices(allocation: dict[str, Any] | None) -> str:
+    """An allocation in one line: request=driver/pool/device per result, then what else it holds."""
+    if allocation is None:
+        return "none"
+    parts = [f"{r.get('request')}={r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in allocation["results"]]
+    rest = {k: v for k, v in allocation.items() if k != "results"}
+    named = ("request", "driver", "pool", "device")
+    extras = [{k: v for k, v in r.items() if k not in named} for r in allocation["results"]]
+    if any(extras):
+        rest["result fields"] = extras
+    return " ".join(parts) + (f" {json.dumps(rest, sort_keys=True)}" if rest else "")
+
+
 def _result(node: str | None, error: bool) -> str:
     return f"bound to {node}" if node is not None else ("error" if error else "unschedulable")
 
 
-def check(decision: Decision, config: dict[str, Any], *, restrict: bool = False) -> Mismatch | None:
-    """`restrict`: replay on upstream's feasible nodes (large clusters, where which nodes it examined is timing)."""
+RACED = "filter errors raced between nodes"
+
+
+def check(
+    decision: Decision, config: dict[str, Any], *, restrict: bool = False, notes: dict[str, int] | None = None
+) -> Mismatch | None:
+    """`restrict`: replay on upstream's feasible nodes (large clusters, where which nodes it examined is timing).
+
+    `notes` counts the decisions matched only as one of several possible outcomes (RACED).
+    """
     up = decision.upstream
     only = set(up.scores) if restrict and up.node is not None and up.scores else None
     try:
         ours = replay(decision.state, decision.pod, config, only_nodes=only)
+        if up.node is not None and ours.node not in (None, up.node) and up.node in ours.top and up.allocations:
+            # A tie broken the other way: the devices to compare are those kubesched allocates on upstream's node.
+            ours.allocations = replay(decision.state, decision.pod, config, only_nodes={up.node}).allocations
+        if up.error and ours.error and up.message != ours.message:
+            ours.raced_errors = _errors_per_node(decision, config)
     except Exception as err:  # the replay itself failing is a finding, not a crash of the harness
         return Mismatch(decision, None, ["replay"], [f"replay: {type(err).__name__}: {err}"])
     kinds, details = compare(decision.upstream, ours)
+    if not kinds and notes is not None and up.error and up.message != ours.message:
+        notes[RACED] = notes.get(RACED, 0) + 1
     return Mismatch(decision, ours, kinds, details) if kinds else None
+
+
+def _errors_per_node(decision: Decision, config: dict[str, Any]) -> list[str]:
+    """The error each node alone gives: any of them is what upstream's parallel Filter may report."""
+    out = []
+    for o in decision.state:
+        if o.get("kind") == "Node":
+            alone = replay(decision.state, decision.pod, config, examine={o["metadata"]["name"]})
+            if alone.error and alone.message:
+                out.append(alone.message)
+    return out
 
 
 def tally(
@@ -100,16 +146,20 @@ def tally(
             ("batch hints", d.upstream.batch_hint),
             ("preemptions (a node nominated)", d.upstream.nominated is not None and d.upstream.node is None),
             ("attempts after a preemption", d.label == "after preemption"),
+            ("attempts after a deallocation", d.label == "after deallocation"),
             ("decided beside a standing nomination", d.nominations > 0),
             ("unschedulable", d.upstream.node is None),
+            ("bound with devices allocated", any(d.upstream.allocations.values())),
+            ("claims upstream allocated or shared", sum(1 for a in d.upstream.allocations.values() if a)),
+            ("device results in those claims", sum(len(a["results"]) for a in d.upstream.allocations.values() if a)),
         ):
             if counted:
-                report.notes[note] = report.notes.get(note, 0) + 1
+                report.notes[note] = report.notes.get(note, 0) + int(counted)
         if d.ambiguous:
             report.ambiguous += 1
             continue
         report.decisions += 1
-        m = check(d, config_of(d), restrict=restrict)
+        m = check(d, config_of(d), restrict=restrict, notes=report.notes)
         if m is None:
             report.exact += 1
             continue
@@ -140,6 +190,7 @@ def write_mismatch(m: Mismatch, out_dir: Path, config: dict[str, Any]) -> Path:
             "scores": d.upstream.scores,
             "totals": d.upstream.totals,
             "evaluated": d.upstream.evaluated,
+            "allocations": d.upstream.allocations,
         },
         "kubesched": None
         if m.ours is None
@@ -151,6 +202,7 @@ def write_mismatch(m: Mismatch, out_dir: Path, config: dict[str, Any]) -> Path:
             "scores": m.ours.scores,
             "totals": m.ours.totals,
             "filters": m.ours.filters,
+            "allocations": m.ours.allocations,
         },
     }
     (out_dir / f"{stem}.json").write_text(json.dumps(detail, indent=1, sort_keys=True))

@@ -587,11 +587,487 @@ def large(seed: int) -> Case:
     return case
 
 
+GPU_DRIVER = "gpu.example.com"
+NIC_DRIVER = "nic.example.com"
+FPGA_DRIVER = "fpga.example.com"
+ADMIN_NAMESPACE = "dra-admin"
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
+DEVICE_TAINT = "example.com/unhealthy"
+GPU_MODELS = {"l4": 16, "a100": 40, "h100": 80}  # model -> memory in Gi
+GPU_VERSIONS = ("1.4.0", "1.6.2", "2.0.0")
+
+
+def _attr(value: str | int | bool, kind: str) -> Obj:
+    return {kind: value}
+
+
+def _cel(expression: str) -> Obj:
+    return {"cel": {"expression": expression}}
+
+
+def _zone_term(zone: str) -> Obj:
+    return {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}
+
+
+def _slice(name: str, driver: str, pool: str, count: int, where: Obj, generation: int = 1) -> Obj:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {
+            "driver": driver,
+            "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
+            **where,
+        },
+    }
+
+
+class _DRAGen:
+    """Device inventories, DeviceClasses and ResourceClaims for the dra family."""
+
+    def __init__(self, g: _Gen) -> None:
+        self.g = g
+        self.rng = g.rng
+
+    def _taints(self) -> list[Obj]:
+        if not self.g.chance(0.08):
+            return []
+        taint: Obj = {"key": DEVICE_TAINT, "effect": self.rng.choice(("NoSchedule", "NoExecute", "None"))}
+        if self.g.chance(0.5):
+            taint["value"] = self.rng.choice(("ecc", "thermal"))
+        return [taint]
+
+    def _gpu(self, name: str, model: str, index: int, version: str, memory: int, partition: str) -> Obj:
+        dev: Obj = {
+            "name": name,
+            "attributes": {
+                "model": _attr(model, "string"),
+                "index": _attr(index, "int"),
+                "numa": _attr(index // 2, "int"),
+                "driverVersion": _attr(version, "version"),
+                "partition": _attr(partition, "string"),
+            },
+            "capacity": {"memory": {"value": f"{memory}Gi"}},
+        }
+        if taints := self._taints():
+            dev["taints"] = taints
+        return dev
+
+    def gpu_slices(self, node: str) -> list[Obj]:
+        """A node's GPUs: whole ones, or partitionable ones (halves and quarters sharing counters)."""
+        g, rng = self.g, self.rng
+        model = rng.choice(tuple(GPU_MODELS))
+        version = rng.choice(GPU_VERSIONS)
+        partitionable = g.chance(0.3)
+        devices: list[Obj] = []
+        counter_sets: list[Obj] = []
+        for i in range(rng.randint(1, 6)):
+            m = model if g.chance(0.85) else rng.choice(tuple(GPU_MODELS))
+            mem = GPU_MODELS[m]
+            whole = self._gpu(f"gpu-{i}", m, i, version, mem, "whole")
+            devices.append(whole)
+            if not partitionable:
+                continue
+            cs = f"gpu-{i}-cs"
+            counter_sets.append({"name": cs, "counters": {"memory": {"value": f"{mem}Gi"}, "compute": {"value": "8"}}})
+            whole["consumesCounters"] = [
+                {"counterSet": cs, "counters": {"memory": {"value": f"{mem}Gi"}, "compute": {"value": "8"}}}
+            ]
+            for part, n, size in (("half", 2, 2), ("quarter", 4, 4)):
+                for j in range(n):
+                    dev = self._gpu(f"gpu-{i}-{part[0]}{j}", m, i, version, mem // size, part)
+                    dev["consumesCounters"] = [
+                        {
+                            "counterSet": cs,
+                            "counters": {"memory": {"value": f"{mem // size}Gi"}, "compute": {"value": str(8 // size)}},
+                        }
+                    ]
+                    devices.append(dev)
+        where = {"nodeName": node}
+        split = len(devices) > 1 and g.chance(0.2)
+        chunks = [devices[: len(devices) // 2], devices[len(devices) // 2 :]] if split else [devices]
+        count = len(chunks) + (1 if counter_sets else 0)
+        if g.chance(0.04):
+            count += 1  # a slice not published yet: the pool is incomplete
+        generation = 2 if g.chance(0.08) else 1
+        out = []
+        for k, chunk in enumerate(chunks):
+            s = _slice(f"{node}-gpu-{k}", GPU_DRIVER, node, count, where, generation)
+            s["spec"]["devices"] = chunk
+            out.append(s)
+        if counter_sets:
+            s = _slice(f"{node}-gpu-counters", GPU_DRIVER, node, count, where, generation)
+            s["spec"]["sharedCounters"] = counter_sets
+            out.append(s)
+        if generation == 2:
+            # An outdated slice of the pool's previous generation: the allocator ignores it.
+            old = _slice(f"{node}-gpu-old", GPU_DRIVER, node, 1, where, 1)
+            old["spec"]["devices"] = [self._gpu("gpu-old-0", model, 0, "1.0.0", GPU_MODELS[model], "whole")]
+            out.append(old)
+        return out
+
+    def nic_slices(self, node: str) -> list[Obj]:
+        """A node's NICs; some are shared, with bandwidth as consumable capacity."""
+        g, rng = self.g, self.rng
+        shared = g.chance(0.25)
+        devices = []
+        for i in range(rng.randint(1, 3)):
+            dev: Obj = {
+                "name": f"nic-{i}",
+                "attributes": {
+                    "model": _attr(rng.choice(("cx6", "cx7")), "string"),
+                    "numa": _attr(i, "int"),
+                    "rdma": _attr(g.chance(0.5), "bool"),
+                },
+                "capacity": {"bandwidth": {"value": rng.choice(("100G", "200G"))}},
+            }
+            if shared:
+                dev["allowMultipleAllocations"] = True
+                dev["capacity"]["bandwidth"]["requestPolicy"] = {
+                    "default": "10G",
+                    "validRange": {"min": "10G", "step": "10G"},
+                }
+            if taints := self._taints():
+                dev["taints"] = taints
+            devices.append(dev)
+        s = _slice(f"{node}-nic", NIC_DRIVER, node, 1, {"nodeName": node})
+        s["spec"]["devices"] = devices
+        return [s]
+
+    def fpga_slices(self, zones: tuple[str, ...], nodes: list[str]) -> list[Obj]:
+        """Network-attached FPGAs: a pool per zone (a node selector), one reachable from every node, or a pool
+        whose devices say each where they are (perDeviceNodeSelection); some bind to the node allocated on."""
+        g, rng = self.g, self.rng
+        out = []
+        pools: list[tuple[str, Obj]] = []
+        if g.chance(0.5):
+            pools.append(("fpga-all", {"allNodes": True}))
+        for zone in rng.sample(zones, rng.randint(1, len(zones))):
+            pools.append((f"fpga-{zone}", {"nodeSelector": {"nodeSelectorTerms": [_zone_term(zone)]}}))
+        if g.chance(0.4):
+            pools.append(("fpga-mixed", {"perDeviceNodeSelection": True}))
+        for pool, where in pools:
+            s = _slice(pool, FPGA_DRIVER, pool, 1, where)
+            devices = []
+            for i in range(rng.randint(1, 3)):
+                dev: Obj = {
+                    "name": f"fpga-{i}",
+                    "attributes": {
+                        "family": _attr(rng.choice(("agilex", "versal")), "string"),
+                        "firmware": _attr(rng.choice(("0.9.1", "1.2.0")), "version"),
+                    },
+                }
+                if "perDeviceNodeSelection" in where:
+                    place = rng.random()
+                    if place < 0.4:
+                        dev["nodeName"] = rng.choice(nodes)
+                    elif place < 0.8:
+                        dev["nodeSelector"] = {"nodeSelectorTerms": [_zone_term(rng.choice(zones))]}
+                    else:
+                        dev["allNodes"] = True
+                if "nodeName" not in dev and g.chance(0.3):
+                    dev["bindsToNode"] = True
+                devices.append(dev)
+            s["spec"]["devices"] = devices
+            out.append(s)
+        return out
+
+    def classes(self, drivers: set[str]) -> list[Obj]:
+        g = self.g
+
+        def cls(name: str, *expressions: str, config: bool = False) -> Obj:
+            spec: Obj = {"selectors": [_cel(e) for e in expressions]}
+            if config:
+                spec["config"] = [{"opaque": {"driver": GPU_DRIVER, "parameters": {"sharing": "timeSlicing"}}}]
+            return {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": name},
+                "spec": spec,
+            }
+
+        gpu = f'device.driver == "{GPU_DRIVER}"'
+        out = [cls("gpu", gpu, config=g.chance(0.3))]
+        if g.chance(0.5):
+            large = f'device.capacity["{GPU_DRIVER}"].memory.compareTo(quantity("40Gi")) >= 0'
+            out.append(cls("gpu-large", f"{gpu} && {large}"))
+        if g.chance(0.4):
+            out.append(
+                cls("gpu-v2", gpu, f'device.attributes["{GPU_DRIVER}"].driverVersion.isGreaterThan(semver("1.5.0"))')
+            )
+        if NIC_DRIVER in drivers:
+            out.append(cls("nic", f'device.driver == "{NIC_DRIVER}"'))
+        if FPGA_DRIVER in drivers:
+            out.append(cls("fpga", f'device.driver == "{FPGA_DRIVER}"'))
+        return out
+
+    def _selector(self, cls: str) -> list[Obj]:
+        g, rng = self.g, self.rng
+        if not g.chance(0.4):
+            return []
+        if g.chance(0.05):
+            # An attribute of another driver: a CEL runtime error (no such key) on every device of the class.
+            other = NIC_DRIVER if cls.startswith("gpu") else GPU_DRIVER
+            return [_cel(f'device.attributes["{other}"].model == "cx7"')]
+        choices: tuple[str, ...]
+        if cls.startswith("gpu"):
+            a = f'device.attributes["{GPU_DRIVER}"]'
+            choices = (
+                f'{a}.model == "{rng.choice(tuple(GPU_MODELS))}"',
+                f"{a}.index < {rng.randint(1, 3)}",
+                f'{a}.partition == "{rng.choice(("whole", "half", "quarter"))}"',
+                f'{a}.partition != "whole"',
+                f'device.capacity["{GPU_DRIVER}"].memory.isGreaterThan(quantity("{rng.choice(("10Gi", "20Gi"))}"))',
+                f"{a}.driverVersion.major() >= 2",
+            )
+        elif cls == "nic":
+            a = f'device.attributes["{NIC_DRIVER}"]'
+            choices = (f'{a}.model == "cx7"', f"{a}.rdma", f"{a}.numa == 0")
+        elif cls == "fpga":
+            a = f'device.attributes["{FPGA_DRIVER}"]'
+            choices = (
+                f'{a}.family == "agilex"',
+                f'{a}.firmware.isLessThan(semver("1.0.0"))',
+                f'"firmware" in {a} && {a}.firmware.major() == 1',
+            )
+        else:
+            return []
+        return [_cel(rng.choice(choices))]
+
+    def _class(self, classes: list[str]) -> str:
+        """GPU classes most often, a class that does not exist now and then."""
+        g, rng = self.g, self.rng
+        if g.chance(0.02):
+            return "no-such-class"
+        gpus = [c for c in classes if c.startswith("gpu")]
+        return rng.choice(gpus) if g.chance(0.65) else rng.choice(classes)
+
+    def _exact(self, cls: str, admin: bool) -> Obj:
+        g, rng = self.g, self.rng
+        req: Obj = {"deviceClassName": cls}
+        if sel := self._selector(cls):
+            req["selectors"] = sel
+        if g.chance(0.07):
+            req["allocationMode"] = "All"
+        else:
+            req["allocationMode"] = "ExactCount"
+            req["count"] = rng.choice((1, 1, 1, 2, 3) if cls.startswith("gpu") else (1, 1, 1, 2))
+        if g.chance(0.12):
+            tol: Obj = {"key": DEVICE_TAINT, "operator": rng.choice(("Exists", "Equal"))}
+            if tol["operator"] == "Equal":
+                tol["value"] = rng.choice(("ecc", "thermal"))
+            if g.chance(0.5):
+                tol["effect"] = rng.choice(("NoSchedule", "NoExecute"))
+            req["tolerations"] = [tol]
+        if cls == "nic" and g.chance(0.4):
+            req["capacity"] = {"requests": {"bandwidth": rng.choice(("10G", "25G", "50G"))}}
+        if admin and g.chance(0.6):
+            req["adminAccess"] = True
+        return req
+
+    def allocated(self, slices: list[Obj]) -> tuple[list[Obj], list[Obj], list[Obj]]:
+        """Whole GPUs already in use: claims allocated and reserved for running pods, and a few claims
+        allocated but reserved for no pod (their pod went away before it started), which pending pods
+        may name: where such a pod cannot run on the claim's node, PostFilter deallocates the claim.
+
+        Returns the running pods' claims, the pods (bound), and the unreserved claims.
+        """
+        g, rng = self.g, self.rng
+        whole = [
+            (s["spec"]["pool"]["name"], d["name"])
+            for s in slices
+            if s["spec"]["driver"] == GPU_DRIVER and not s["metadata"]["name"].endswith("-gpu-old")
+            for d in s["spec"].get("devices") or ()
+            if d["attributes"]["partition"]["string"] == "whole"
+        ]
+        picked = rng.sample(whole, min(len(whole), rng.randint(0, 5)))
+        claims, pods, idle = [], [], []
+        for i, (node, device) in enumerate(picked):
+            reserved = i == 0 or g.chance(0.5)
+            name = f"run-claim-{i:03d}" if reserved else f"idle-claim-{i:03d}"
+            status: Obj = {
+                "allocation": {
+                    "devices": {"results": [{"request": "gpu", "driver": GPU_DRIVER, "pool": node, "device": device}]},
+                    "nodeSelector": {
+                        "nodeSelectorTerms": [
+                            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                        ]
+                    },
+                    # As v1.36 writes every allocation. Without it, reserving the claim for another pod
+                    # fails upstream: PreBind stamps the time into the allocation, which the API server
+                    # refuses ("status.allocation: ... field is immutable").
+                    "allocationTimestamp": "2026-01-01T00:00:00Z",
+                }
+            }
+            claim: Obj = {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {
+                                "name": "gpu",
+                                "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1},
+                            }
+                        ]
+                    }
+                },
+                "status": status,
+            }
+            if not reserved:
+                idle.append(claim)
+                continue
+            pod_name = f"run-gpu-{i:03d}"
+            status["reservedFor"] = [{"resource": "pods", "name": pod_name}]  # the harness fills in the uid
+            spec = self.g.pod_spec()
+            spec["nodeName"] = node
+            spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": name}]
+            claims.append(claim)
+            pods.append(_pod(pod_name, "default", self.g.labels(), spec))
+        return claims, pods, idle
+
+    def template(self, name: str, namespace: str, classes: list[str]) -> Obj:
+        claim = self.claim(name, namespace, classes)
+        spec: Obj = {"spec": claim["spec"]}
+        if self.g.chance(0.5):
+            spec["metadata"] = {"labels": {"made-from": name}}
+        return {**claim, "kind": "ResourceClaimTemplate", "spec": spec}
+
+    def claim(self, name: str, namespace: str, classes: list[str]) -> Obj:
+        g, rng = self.g, self.rng
+        admin = namespace == ADMIN_NAMESPACE
+        requests: list[Obj] = []
+        first_class = ""
+        for r in range(rng.choice((1, 1, 1, 2))):
+            if g.chance(0.25):
+                subs = [
+                    {"name": f"alt-{i}", **self._exact(self._class(classes), False)} for i in range(rng.randint(2, 3))
+                ]
+                requests.append({"name": f"req-{r}", "firstAvailable": subs})
+                first_class = first_class or subs[0]["deviceClassName"]
+            else:
+                cls = self._class(classes)
+                requests.append({"name": f"req-{r}", "exactly": self._exact(cls, admin)})
+                first_class = first_class or cls
+        devices: Obj = {"requests": requests}
+        if g.chance(0.25):
+            # On an attribute of the first request's driver (now and then of another one).
+            driver = NIC_DRIVER if first_class == "nic" else GPU_DRIVER
+            if g.chance(0.1):
+                driver = FPGA_DRIVER
+            attribute = f"{driver}/{rng.choice(('model', 'numa', 'family', 'index'))}"
+            constraint: Obj = {"distinctAttribute" if g.chance(0.3) else "matchAttribute": attribute}
+            if len(requests) > 1 and g.chance(0.5):
+                constraint["requests"] = [r["name"] for r in requests]
+            devices["constraints"] = [constraint]
+        if g.chance(0.15):
+            config: Obj = {"opaque": {"driver": GPU_DRIVER, "parameters": {"mode": rng.choice(("mps", "exclusive"))}}}
+            if g.chance(0.5):
+                config["requests"] = [requests[0]["name"]]
+            devices["config"] = [config]
+        return {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"devices": devices},
+        }
+
+
+def dra(seed: int) -> Case:
+    """Devices: per-node and network-attached slices, partitionable GPUs, shared NICs, claims shared by pods."""
+    g = _Gen(seed)
+    rng = g.rng
+    g.zones = ZONES[: rng.randint(1, 3)]
+    labels = _namespace_labels(g)
+    labels[ADMIN_NAMESPACE] = {ADMIN_ACCESS_LABEL: "true"}
+    case = Case("dra", seed, namespace_labels=labels)
+    d = _DRAGen(g)
+    nodes = g.nodes(rng.randint(4, 12), taint_p=0.05)
+    slices: list[Obj] = []
+    drivers = {GPU_DRIVER}
+    for n in nodes:
+        name = n["metadata"]["name"]
+        if g.chance(0.75):
+            slices.extend(d.gpu_slices(name))
+        if g.chance(0.45):
+            slices.extend(d.nic_slices(name))
+            drivers.add(NIC_DRIVER)
+    if g.chance(0.3):
+        slices.extend(d.fpga_slices(g.zones, [n["metadata"]["name"] for n in nodes]))
+        drivers.add(FPGA_DRIVER)
+    classes = d.classes(drivers)
+    class_names = [c["metadata"]["name"] for c in classes]
+    # Which pods name claims, and how many: then about as many claims, so that most pods get fresh ones and
+    # some share a claim another pod already uses.
+    plans = []
+    for i in range(rng.randint(10, 30)):
+        ns = rng.choice(("default", "default", "default", "team-a", ADMIN_NAMESPACE))
+        plans.append((f"pod-{i:03d}", ns, rng.choice((1, 1, 1, 2)) if g.chance(0.7) else 0))
+    claims: dict[str, list[Obj]] = {}
+    templates: dict[str, list[Obj]] = {}
+    for ns in ("default", "team-a", ADMIN_NAMESPACE):
+        wanted = sum(n for _, pod_ns, n in plans if pod_ns == ns)
+        count = max(1, round(wanted * rng.uniform(0.6, 1.0))) if wanted else 0
+        claims[ns] = [d.claim(f"claim-{i:03d}", ns, class_names) for i in range(count)]
+        templates[ns] = [
+            d.template(f"tmpl-{i:03d}", ns, class_names) for i in range(rng.randint(0, 2) if wanted else 0)
+        ]
+    in_use, running, idle = d.allocated(slices)
+    if claims["default"]:
+        claims["default"].extend(idle)
+    idle_nodes = {c["metadata"]["name"]: c["status"]["allocation"]["devices"]["results"][0]["pool"] for c in idle}
+    existing = []
+    for i in range(rng.randint(0, 8)):
+        existing.append(_pod(f"run-{i:03d}", "default", g.labels(), g.pod_spec()))
+    g.place(existing, nodes)
+    made = [*(c for cs in claims.values() for c in cs), *(t for ts in templates.values() for t in ts)]
+    case.objects = [*classes, *slices, *in_use, *made, *nodes, *running, *existing]
+    used: set[tuple[str, str]] = set()
+    for name, ns, n_claims in plans:
+        pod_labels = g.labels()
+        spec = g.pod_spec()
+        if g.chance(0.3):
+            g.decorate(spec, pod_labels, affinity_p=0.3)
+        entries: list[Obj] = []
+        for _ in range(n_claims):
+            if templates[ns] and g.chance(0.3):
+                # The harness plays the resourceclaim controller: one claim per pod, made from the template.
+                template = rng.choice(templates[ns])["metadata"]["name"]
+                entries.append({"name": f"rc-{len(entries)}", "resourceClaimTemplateName": template})
+                continue
+            fresh = [c for c in claims[ns] if (ns, c["metadata"]["name"]) not in used]
+            fresh_idle = [c for c in fresh if c["metadata"]["name"] in idle_nodes]
+            if fresh_idle and g.chance(0.3):
+                fresh = fresh_idle
+            pick = rng.choice(fresh if fresh and g.chance(0.8) else claims[ns])["metadata"]["name"]
+            if any(e.get("resourceClaimName") == pick for e in entries):
+                continue
+            used.add((ns, pick))
+            entries.append({"name": f"rc-{len(entries)}", "resourceClaimName": pick})
+            node_of = idle_nodes.get(pick)
+            if node_of and "affinity" not in spec and g.chance(0.6):
+                # Kept off the node of its claim's allocation: PostFilter deallocates the claim.
+                term = {
+                    "matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "NotIn", "values": [node_of]}]
+                }
+                spec["affinity"] = {
+                    "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+                }
+        if entries:
+            spec["resourceClaims"] = entries
+            if g.chance(0.5):
+                spec["containers"][0]["resources"]["claims"] = [{"name": e["name"]} for e in entries]
+        case.pending.append(_pod(name, ns, pod_labels, spec))
+    return case
+
+
 FAMILIES: dict[str, Callable[[int], Case]] = {
     "plain": plain,
     "preemption": preemption,
     "volumes": volumes,
     "large": large,
+    "dra": dra,
 }
 
 

@@ -8,6 +8,7 @@ nominations), and only the pod under test goes through one scheduling cycle.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kubesched.api.object import Obj
@@ -16,7 +17,7 @@ from kubesched.clock import VirtualClock
 from kubesched.config.load import load_config
 from kubesched.event_handlers import informed_scheduler
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import FilterPlugin
+from kubesched.framework.interface import FilterPlugin, PreFilterPlugin, PreFilterResult
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Code, Status
@@ -24,6 +25,7 @@ from kubesched.framework.types import PodInfo
 from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.simulator.load import LoadedInput, SourcedObject, prepare_objects
 from kubesched.simulator.run import _FIRST
+from kubesched.testing.parity.allocations import allocation_record, claim_names
 
 
 @dataclass
@@ -37,6 +39,8 @@ class OurAttempt:
     nominated: str | None = None
     victims: list[str] = field(default_factory=list)
     top: list[str] = field(default_factory=list)  # nodes with the highest total
+    allocations: dict[str, Obj | None] = field(default_factory=dict)  # claim -> its allocation, once bound
+    raced_errors: list[str] = field(default_factory=list)  # the errors single nodes give, when filtering erred
 
 
 RESTRICT = "ParityRestrict"
@@ -62,10 +66,38 @@ class _Restrict(FilterPlugin):
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "not among the nodes upstream found feasible")
 
 
-def _restricted(config: Obj, nodes: set[str]) -> tuple[Obj, Registry]:
+EXAMINE = "ParityExamine"
+
+
+class _Examine(PreFilterPlugin):
+    """Narrows the cycle to some nodes, as a PreFilterResult does: no other node is filtered at all.
+
+    Where a Filter plugin fails with an error on several nodes, upstream reports the error of
+    whichever of its 16 goroutines met one first; filtering one node at a time gives the
+    errors it could have reported.
+    """
+
+    NAME = EXAMINE
+
+    def __init__(self, nodes: set[str]) -> None:
+        self.nodes = nodes
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        return PreFilterResult(set(self.nodes)), None
+
+
+def _restricted(config: Obj, nodes: set[str] | None, examine: set[str] | None) -> tuple[Obj, Registry]:
     registry = Registry()
-    registry.register(RESTRICT, lambda args, handle: _Restrict(nodes))
-    profile = {"schedulerName": "default-scheduler", "plugins": {"filter": {"enabled": [{"name": RESTRICT}]}}}
+    plugins: Obj = {}
+    if nodes is not None:
+        registry.register(RESTRICT, lambda args, handle: _Restrict(nodes))
+        plugins["filter"] = {"enabled": [{"name": RESTRICT}]}
+    if examine is not None:
+        registry.register(EXAMINE, lambda args, handle: _Examine(examine))
+        plugins["preFilter"] = {"enabled": [{"name": EXAMINE}]}
+    profile = {"schedulerName": "default-scheduler", "plugins": plugins}
     return {**config, "profiles": [profile]}, registry
 
 
@@ -87,18 +119,21 @@ def replay(
     config: Obj,
     seed: int = 0,
     only_nodes: set[str] | None = None,
+    examine: set[str] | None = None,
 ) -> OurAttempt:
     """One scheduling cycle for `pod_key` on `state` (the pod pending in it).
 
     Clusters here either have fewer than 100 nodes (every node is examined, wherever the
     rotating start index points) or are replayed with `only_nodes`.
 
+    `examine`: filter only these nodes (a PreFilterResult), the others not at all.
+
     `only_nodes`: score exactly these (upstream's feasible nodes) where upstream's choice of
     nodes to examine cannot be reproduced.
     """
     registry = None
-    if only_nodes is not None:
-        config, registry = _restricted(config, only_nodes)
+    if only_nodes is not None or examine is not None:
+        config, registry = _restricted(config, only_nodes, examine)
     loaded = LoadedInput(objects=[SourcedObject(copy.deepcopy(o), "state", i + 1) for i, o in enumerate(state)])
     objects = prepare_objects(loaded)
     cfg = load_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **config})
@@ -149,6 +184,12 @@ def replay(
             node: {name: verdict for name, verdict in p.items() if name != RESTRICT} for node, p in rec.filter.items()
         }
         out.totals = {node: sum(p.values()) for node, p in rec.final_score.items()}
+    if out.node is not None:
+        ns, name = pod_key.split("/", 1)
+        pod = cluster.get("Pod", ns, name) or {}
+        out.allocations = {
+            f"{ns}/{claim}": allocation_record(cluster.get("ResourceClaim", ns, claim)) for claim in claim_names(pod)
+        }
     if out.totals:
         best = max(out.totals.values())
         out.top = sorted(node for node, t in out.totals.items() if t == best)

@@ -2,7 +2,8 @@
 
 The harness stands in for the components a bare control plane lacks: the kubelet
 (bound pods become Running with distinct start times), the disruption controller
-(PodDisruptionBudget status) and the PV controller (static binding of claims).
+(PodDisruptionBudget status), the PV controller (static binding of claims) and the
+resourceclaim controller (a ResourceClaim from each template a pod names).
 Pods are created one at a time; before each one the cluster is listed, so that
 the state upstream decided on can be replayed exactly by kubesched. Per-plugin
 scores come from kube-scheduler's `--v=10` lines of schedule_one.go.
@@ -26,15 +27,18 @@ from kubesched.api.selectors import parse_label_selector
 from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
 from kubesched.backend.kube.resources import BY_KIND, WATCHED, Resource
 from kubesched.backend.kube.snapshot import clean, take_snapshot
-from kubesched.testing.controlplane import ControlPlane, Process, namespaces, reset_cluster
+from kubesched.simulator.controllers.resource_claim import POD_CLAIM_ANNOTATION, generate_name
+from kubesched.testing.controlplane import RESOURCE_CLAIM_TEMPLATE, ControlPlane, Process, namespaces, reset_cluster
+from kubesched.testing.parity.allocations import allocation_record, claim_names
 from kubesched.testing.parity.families import Case
 from kubesched.testing.parity.klog import Line, LogFollower
 
 log = logging.getLogger(__name__)
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
-# Verbosity: attempts, bindings and preemption at 3; scores (schedule_one.go) at 10; cache events at 4.
-VMODULE = "schedule_one=10,eventhandlers=4"
+# Verbosity: attempts, bindings and preemption at 3; scores (schedule_one.go) at 10; cache events at 4;
+# ResourceClaims entering the scheduler's assume cache at 10.
+VMODULE = "schedule_one=10,eventhandlers=4,assume_cache=10"
 # A victim deleted now, or one already terminating (no API call, but a victim all the same).
 _VICTIM_LINES = (
     "Preemptor Pod preempted victim Pod",
@@ -57,6 +61,7 @@ class Attempt:
     nominated: str | None = None
     victims: list[str] = field(default_factory=list)
     batch_hint: bool = False  # OpportunisticBatching handed this attempt a node
+    allocations: dict[str, Obj | None] = field(default_factory=dict)  # claim -> its allocation, once bound
     done: bool = False
     start_seq: int = 0  # the log line that started it, to order it against other events
     preemption_started: bool = False  # the asynchronous victim deletion began
@@ -86,6 +91,7 @@ class AttemptLog:
         self.deleted_at: dict[str, int] = {}  # pod -> the log line where the scheduler saw it deleted
         self.nodes_added: set[str] = set()
         self.assigned_added: set[str] = set()
+        self.claim_events: dict[str, int] = {}  # claim -> adds and updates its assume cache took in
         self.seq = 0
 
     def _current(self, pod: str) -> Attempt:
@@ -134,6 +140,8 @@ class AttemptLog:
             self.nodes_added.add(v["node"])
         elif msg == "Add event for scheduled pod":
             self.assigned_added.add(v["pod"])
+        elif msg == "Adding object to assume cache" and v.get("description") == "ResourceClaim":
+            self.claim_events[v["cacheKey"]] = self.claim_events.get(v["cacheKey"], 0) + 1
         elif msg == "Update event for scheduled pod":
             self.cache_updates[v["pod"]] = self.cache_updates.get(v["pod"], 0) + 1
         elif msg in ("Delete event for unscheduled pod", "Delete event for scheduled pod"):
@@ -205,7 +213,7 @@ class UpstreamRunner:
                 )
 
     def create(self, obj: Obj) -> Obj:
-        r = BY_KIND[obj["kind"]]
+        r = RESOURCE_CLAIM_TEMPLATE if obj["kind"] == RESOURCE_CLAIM_TEMPLATE.kind else BY_KIND[obj["kind"]]
         ns = obj["metadata"].get("namespace", "default") if r.namespaced else ""
         out = self.api.request("POST", r.path(ns), body=obj)
         if obj["kind"] == "Pod" and obj["spec"].get("nodeName"):
@@ -246,6 +254,47 @@ class UpstreamRunner:
                         self.create(copy.deepcopy(node))
                     continue
                 list(pool.map(lambda o: self.create(copy.deepcopy(o)), group))
+
+    def claim_controller(self, pod: Obj) -> tuple[Obj, list[Obj]]:
+        """The resourceclaim controller's part: a claim from each template the pod names, recorded in its status.
+
+        Named, labelled and owned as kube-controller-manager makes them; until the pod's status
+        names them, the scheduler's DynamicResources PreEnqueue keeps the pod out of the queue.
+        """
+        entries = [e for e in pod["spec"].get("resourceClaims") or () if e.get("resourceClaimTemplateName")]
+        if not entries:
+            return pod, []
+        meta = pod["metadata"]
+        ns = meta["namespace"]
+        owner = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": meta["name"],
+            "uid": meta["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+        made, statuses = [], []
+        for entry in entries:
+            template = self.api.request("GET", RESOURCE_CLAIM_TEMPLATE.path(ns, entry["resourceClaimTemplateName"]))
+            tmeta = template["spec"].get("metadata") or {}
+            claim: Obj = {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {
+                    "generateName": generate_name(meta["name"], entry["name"]),
+                    "namespace": ns,
+                    "annotations": {**(tmeta.get("annotations") or {}), POD_CLAIM_ANNOTATION: entry["name"]},
+                    "ownerReferences": [owner],
+                },
+                "spec": template["spec"]["spec"],
+            }
+            if tmeta.get("labels"):
+                claim["metadata"]["labels"] = tmeta["labels"]
+            out = self.api.request("POST", BY_KIND["ResourceClaim"].path(ns), body=claim)
+            made.append(out)
+            statuses.append({"name": entry["name"], "resourceClaimName": out["metadata"]["name"]})
+        return self._set_status("Pod", pod, {"resourceClaimStatuses": statuses}), made
 
     def kubelet_start(self, pod: Obj) -> Obj:
         """What the kubelet would write once the pod runs: phase Running and a start time."""
@@ -300,6 +349,7 @@ class UpstreamRunner:
         order; nodes it finds at start-up arrive in an order of Go's map iteration instead.
         """
         self._create_all(case.objects)
+        allocated = self._claim_statuses(case)
         self.update_pdbs()
         self.pv_controller()
         nodes = {o["metadata"]["name"] for o in case.objects if o["kind"] == "Node"}
@@ -308,13 +358,37 @@ class UpstreamRunner:
             for o in case.objects
             if o["kind"] == "Pod" and o["spec"].get("nodeName")
         }
+        # Each claim created, and updated again where the case starts with it allocated.
+        claims = {_key(o): 2 if _key(o) in allocated else 1 for o in case.objects if o["kind"] == "ResourceClaim"}
         wait(
-            lambda: nodes <= alog.nodes_added and bound <= alog.assigned_added,
+            lambda: (
+                nodes <= alog.nodes_added
+                and bound <= alog.assigned_added
+                and all(alog.claim_events.get(k, 0) >= n for k, n in claims.items())
+            ),
             120,
             "the scheduler to see the cluster",
             alog.poll,
         )
         self._settle(alog)
+
+    def _claim_statuses(self, case: Case) -> set[str]:
+        """Allocations the case starts with, as an earlier scheduler wrote them, reserved for pods now created."""
+        r = BY_KIND["ResourceClaim"]
+        written = set()
+        for o in case.objects:
+            if o["kind"] != "ResourceClaim" or not o.get("status"):
+                continue
+            ns, name = o["metadata"]["namespace"], o["metadata"]["name"]
+            status = copy.deepcopy(o["status"])
+            for ref in status.get("reservedFor") or ():
+                pod = self._pod(f"{ns}/{ref['name']}")
+                ref["uid"] = pod["metadata"]["uid"] if pod else ""
+            claim = self.api.request("GET", r.path(ns, name))
+            claim["status"] = status
+            self.api.request("PUT", r.path(ns, name, "status"), body=claim)
+            written.add(f"{ns}/{name}")
+        return written
 
     # The PV controller's part (and an external provisioner's), run between and during decisions
 
@@ -484,8 +558,9 @@ class UpstreamRunner:
             self.update_pdbs()
             self._settle(alog)
             state = self.snapshot()
-            created = self.create(pod)
+            created, generated = self.claim_controller(self.create(pod))
             began = alog.seq
+            state.extend(clean(c, WATCHED["ResourceClaim"]) for c in generated)
             state.append(clean(created, WATCHED["Pod"]))
             first = wait(functools.partial(self._ended, alog, key, 0), 60, f"{key}'s first attempt", alog.poll)
             decision = Decision(case.family, case.seed, key, "first attempt", state, first)
@@ -498,7 +573,10 @@ class UpstreamRunner:
                 decisions.extend(self._finish_preemption(case, other, its_first, alog))
             waiting.clear()
             if first.node is not None:
+                first.allocations = self.allocations(created)
                 self._kubelet(key, alog)
+            elif DEALLOCATED in (first.message or ""):
+                decisions.extend(self._after_deallocation(case, created, state, alog))
             elif self._nominated(key, first, alog):
                 if any(self._pod(v) is not None for v in first.victims):
                     waiting.append((key, first))
@@ -509,6 +587,48 @@ class UpstreamRunner:
         for other, its_first in waiting:
             decisions.extend(self._finish_preemption(case, other, its_first, alog))
         return decisions
+
+    def _after_deallocation(self, case: Case, pod: Obj, state: list[Obj], alog: AttemptLog) -> list[Decision]:
+        """PostFilter deallocated a claim of the pod's (allocated, reserved for no pod, on a node unfit for it).
+
+        That write requeues the pod at once. Each next attempt saw the listed state with the claim
+        deallocated (PostFilter clears allocation, reservations and device status); when several of
+        the pod's claims could have been the one (upstream picks at random), the decision is not compared.
+        """
+        key = _key(pod)
+        ns = pod["metadata"]["namespace"]
+        names = set(claim_names(pod))
+        out: list[Decision] = []
+        index = 1
+        while True:
+            candidates = [
+                o
+                for o in state
+                if o["kind"] == "ResourceClaim"
+                and o["metadata"]["namespace"] == ns
+                and o["metadata"]["name"] in names
+                and (o.get("status") or {}).get("allocation")
+                and all(ref.get("uid") == pod["metadata"]["uid"] for ref in o["status"].get("reservedFor") or ())
+            ]
+            if candidates:
+                freed = copy.deepcopy(candidates[0])
+                freed.pop("status", None)
+                state = [freed if o is candidates[0] else o for o in state]
+            attempt = wait(
+                functools.partial(self._ended, alog, key, index), 30, f"{key}'s attempt after deallocation", alog.poll
+            )
+            decision = Decision(case.family, case.seed, key, "after deallocation", list(state), attempt)
+            if len(candidates) != 1:
+                decision.ambiguous = f"{len(candidates)} claims PostFilter could have deallocated"
+            out.append(decision)
+            if attempt.node is not None:
+                attempt.allocations = self.allocations(pod)
+                self._kubelet(key, alog)
+                return out
+            if DEALLOCATED not in (attempt.message or ""):
+                self._delete_pod(key, alog)
+                return out
+            index += 1
 
     def _finish_preemption(self, case: Case, key: str, first: Attempt, alog: AttemptLog) -> list[Decision]:
         after = self._after_preemption(case, key, first, alog)
@@ -534,6 +654,20 @@ class UpstreamRunner:
         pod = wait(lambda: (p := self._pod(key)) and p["spec"].get("nodeName") and p, 30, f"{key} bound")
         self.kubelet_start(pod)
         wait(lambda: alog.cache_updates.get(key, 0) > before, 30, f"the scheduler to see {key} running", alog.poll)
+
+    def allocations(self, pod: Obj) -> dict[str, Obj | None]:
+        """The allocation of each ResourceClaim the pod names, as the scheduler's PreBind wrote it before binding."""
+        out: dict[str, Obj | None] = {}
+        ns = pod["metadata"]["namespace"]
+        for name in claim_names(pod):
+            try:
+                claim = self.api.request("GET", BY_KIND["ResourceClaim"].path(ns, name))
+            except APIError as err:
+                if err.status != 404:
+                    raise
+                claim = None
+            out[f"{ns}/{name}"] = allocation_record(claim)
+        return out
 
     def _settle(self, alog: AttemptLog) -> None:
         """Give informers a moment for writes the log does not show (PodDisruptionBudget status)."""
@@ -609,6 +743,7 @@ class UpstreamRunner:
         elif _saw_unlisted_terminating_pod(last, first.nominated, state):
             decision.ambiguous = "upstream saw a terminating pod on the nominated node that the listing no longer has"
         if last.node is not None:
+            last.allocations = self.allocations(current)
             self._kubelet(key, alog)
         else:
             self._delete_pod(key, alog)
@@ -625,6 +760,9 @@ class UpstreamRunner:
     def _delete_pod(self, key: str, alog: AttemptLog) -> None:
         self._force_delete(key)
         wait(lambda: key in alog.deleted_at, 30, f"the scheduler to see {key} deleted", alog.poll)
+
+
+DEALLOCATED = "deallocation of ResourceClaim completed"  # DynamicResources PostFilter's status
 
 
 def _key(obj: Obj) -> str:

@@ -15,7 +15,8 @@
   see their devices as taken before PreBind writes them (and stop being so on failure).
 - PreBind: each claim's allocation (with the finalizer and allocationTimestamp) and the
   pod's reservation are written through the API; devices with binding conditions must
-  report them true.
+  report them true: PreBind returns a BindingWait, and the scheduler checks again every 5s
+  and on each event for the claims, up to bindingTimeout, while other pods go on.
 
 Extended resources a DeviceClass serves (extended.py) ride along as one more claim, made
 per node in Filter and created in PreBind. Feature gates as v1.36's defaults:
@@ -46,6 +47,7 @@ from kubesched.dra.allocator import AllocationAborted, AllocationError, Allocato
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, StateNotFound
 from kubesched.framework.interface import (
+    BindingWait,
     ClusterEventWithHint,
     EnqueueExtensions,
     FilterPlugin,
@@ -108,6 +110,7 @@ NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 STATE_NOT_FOUND: Final = "not found"
 BINDING_TIMEOUT: Final = "device binding timeout"
 BINDING_FAILED: Final = "device binding failed"
+BINDING_POLL: Final = 5.0  # seconds between checks of the binding conditions, as upstream's PreBind polls
 
 
 class BindingFailed(Exception):
@@ -795,7 +798,24 @@ class DynamicResources(
                     return Status(Code.ERROR, err=err)
         if not any(_has_binding_conditions(c) for c in s.claims):
             return None
-        return self._check_binding_conditions(s)
+        client = self.handle.api_client()
+        client.record_event(
+            pod,
+            "Normal",
+            "BindingConditionsPending",
+            "Scheduling",
+            f"waiting for binding conditions for device on node {node_name}",
+        )
+        status = self._check_binding_conditions(s)
+        if status is None or not status.is_wait():
+            return status
+        return BindingWait(
+            lambda: self._check_binding_conditions(s),
+            self.binding_timeout,
+            lambda: _error(f"{BINDING_TIMEOUT}: context deadline exceeded"),
+            poll=BINDING_POLL,
+            wake=lambda kind, obj: kind == events.RESOURCE_CLAIM and any(_same_claim(obj, c) for c in s.claims),
+        )
 
     def _bind_claim(self, s: _StateData, index: int, pod: PodInfo, node_name: str) -> Obj:
         """bindClaim: write the allocation from Reserve (if any) and the pod's reservation into the claim.
@@ -919,12 +939,8 @@ class DynamicResources(
             raise ClaimError(f"{what} claim {kobj(claim)}: {err}") from err
 
     def _check_binding_conditions(self, s: _StateData) -> Status | None:
-        """isPodReadyForBinding, once: nothing can change a claim while PreBind holds the scheduler.
-
-        Upstream polls every 5s up to bindingTimeout; here the binding cycle cannot wait
-        without stopping every other cycle, so devices whose conditions are not true yet fail
-        PreBind as upstream's wait would end, and the pod's next attempt looks again.
-        """
+        """isPodReadyForBinding: None when every device's binding conditions are true, Wait while some are not
+        (PreBind's BindingWait checks again), an error once a failure condition is true or the claim timed out."""
         tracker = self.manager.claims
         for index, claim in enumerate(s.claims):
             meta = claim.get("metadata") or {}
@@ -939,8 +955,18 @@ class DynamicResources(
             if not ready:
                 if self.is_claim_timed_out(current):
                     return _error(f"{BINDING_TIMEOUT}: claim={meta.get('name', '')}")
-                return _error(f"{BINDING_TIMEOUT}: context deadline exceeded")
+                return Status(Code.WAIT)
         return None
+
+
+def _same_claim(obj: object, claim: Mapping[str, Any]) -> bool:
+    """Whether an informer's object is this claim (by namespace and name, as the claim tracker looks it up)."""
+    if not isinstance(obj, Mapping):
+        return False
+    meta, want = _meta(obj), _meta(claim)
+    return meta.get("name") == want.get("name") and (meta.get("namespace") or "default") == (
+        want.get("namespace") or "default"
+    )
 
 
 def _names_claim(pod: PodInfo, claim: Mapping[str, Any]) -> bool:

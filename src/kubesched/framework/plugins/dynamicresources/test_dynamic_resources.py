@@ -21,7 +21,7 @@ from kubesched.clock import VirtualClock
 from kubesched.config.defaults import default_args
 from kubesched.config.types import DynamicResourcesArgs
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import Handle, NodeScoreList, QueueingHint
+from kubesched.framework.interface import BindingWait, Handle, NodeScoreList, QueueingHint
 from kubesched.framework.plugins.dynamicresources import dynamic_resources as dr
 from kubesched.framework.plugins.dynamicresources.dra_manager import shared_manager
 from kubesched.framework.status import Code, Status
@@ -238,6 +238,18 @@ class Run:
     cluster: Any = None
 
 
+def _stamped(c: Obj) -> Obj:
+    """A claim allocated before the test, with the allocationTimestamp v1.36 writes (binding conditions are on).
+
+    Upstream's table leaves it out, which its fake clientset allows; the API server, as the embedded
+    cluster, refuses PreBind's later stamping of a set (immutable) allocation."""
+    out = copy.deepcopy(c)
+    alloc = (out.get("status") or {}).get("allocation")
+    if alloc is not None:
+        alloc.setdefault("allocationTimestamp", "2026-01-01T00:00:00Z")
+    return out
+
+
 def run(
     pod: Obj,
     claims: list[Obj] = (),  # type: ignore[assignment]
@@ -252,7 +264,7 @@ def run(
     clock = VirtualClock()
     cluster = lister_with(clock=clock)
     nodes = nodes if nodes is not None else [node(NODE)]
-    for o in (*classes, *objs, *nodes, *(copy.deepcopy(c) for c in claims)):
+    for o in (*classes, *objs, *nodes, *(_stamped(c) for c in claims)):
         cluster.create(copy.deepcopy(o))
     cluster.create(copy.deepcopy(pod))
     snapshot = build_snapshot(nodes)
@@ -566,7 +578,7 @@ def test_postfilter_keeps_a_claim_other_pods_use() -> None:
     in_use = reserved(wrong_topology(PENDING_CLAIM), "other-pod", "other-uid")
     r = run(POD_WITH_CLAIM_NAME, claims=[in_use])
     assert msg(r.postfilter) == (UNSCHED, "still not schedulable")
-    assert in_flight(r.claims[CLAIM]) == in_use
+    assert in_flight(r.claims[CLAIM]) == _stamped(in_use)
 
 
 def test_good_topology() -> None:
@@ -588,7 +600,7 @@ def test_bind_failure_unreserves() -> None:
 def test_reserved_okay() -> None:
     r = run(POD_WITH_CLAIM_NAME, claims=[IN_USE_CLAIM])
     assert r.filter == {NODE: None} and r.prebind is None
-    assert in_flight(r.claims[CLAIM]) == IN_USE_CLAIM  # nothing written: the pod is already there
+    assert in_flight(r.claims[CLAIM]) == _stamped(IN_USE_CLAIM)  # nothing written: the pod is already there
 
 
 def test_two_claims_one_allocated() -> None:
@@ -656,12 +668,60 @@ BINDING_ALLOCATION: Obj = {
 
 
 def test_bind_claim_with_binding_conditions_not_met() -> None:
-    """The device reports nothing yet: PreBind cannot wait (it holds the scheduler) and fails as a timeout."""
+    """The device reports nothing yet: PreBind waits (a BindingWait the scheduler resumes), for bindingTimeout."""
     r = run(POD_WITH_CLAIM_NAME, claims=[PENDING_CLAIM], classes=[device_class()], objs=[fabric_slice()])
-    assert msg(r.prebind) == (ERROR, "device binding timeout: context deadline exceeded")
+    wait = r.prebind
+    assert isinstance(wait, BindingWait) and wait.is_wait()
+    assert (wait.timeout, wait.poll) == (600.0, 5.0)
+    assert msg(wait.check()) == (Code.WAIT, "")
+    assert msg(wait.expired()) == (ERROR, "device binding timeout: context deadline exceeded")
+    assert wait.wake("ResourceClaim", r.claims[CLAIM]) and not wait.wake("ResourceClaim", r.claims.get(CLAIM2, {}))
+    assert not wait.wake("ResourceSlice", r.claims[CLAIM])
     results = r.claims[CLAIM]["status"]["allocation"]["devices"]["results"]
     assert results[0]["bindingConditions"] == BINDING and results[0]["bindingFailureConditions"] == FAILURE
     assert r.claims[CLAIM]["status"]["allocation"]["allocationTimestamp"] == "2026-01-01T00:00:00Z"
+
+
+@pytest.mark.parametrize(
+    ("condition", "failed", "expected"),
+    [
+        ("True", "False", None),
+        ("False", "False", (Code.WAIT, "")),
+        (
+            "False",
+            "True",
+            (ERROR, 'device binding failed: claim=my-pod-my-resource, reason=Broken, message="device failed"'),
+        ),
+    ],
+)
+def test_binding_wait_checks_the_claim_as_the_informer_has_it(
+    condition: str, failed: str, expected: tuple[Code, str] | None
+) -> None:
+    """A driver writes the device's conditions after PreBind began waiting: the next check reads them."""
+    r = run(POD_WITH_CLAIM_NAME, claims=[PENDING_CLAIM], classes=[device_class()], objs=[fabric_slice()])
+    wait = r.prebind
+    assert isinstance(wait, BindingWait)
+    r.cluster.update_status(with_device_status(r.cluster.get("ResourceClaim", NS, CLAIM), condition, failed))
+    assert msg(wait.check()) == expected
+
+
+def test_pre_bind_records_binding_conditions_pending() -> None:
+    recorded: list[tuple[str, str, str, str]] = []
+
+    def recording(cluster: Any) -> Any:
+        class Recorder:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(cluster, name)
+
+            def record_event(self, pod: Any, kind: str, reason: str, action: str, note: str) -> None:
+                recorded.append((kind, reason, action, note))
+
+        return Recorder()
+
+    run(POD_WITH_CLAIM_NAME, claims=[PENDING_CLAIM], classes=[device_class()], objs=[fabric_slice()], client=recording)
+    assert recorded == [
+        ("Normal", "BindingConditionsPending", "Scheduling", "waiting for binding conditions for device on node worker")
+    ]
 
 
 def test_bound_claim_with_succeeded_binding_conditions() -> None:
