@@ -13,22 +13,27 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.object import Obj
-from kubesched.simulator.resource_validation import drop_disabled_fields
+from kubesched.backend.embedded import EPOCH
+from kubesched.simulator.resource_validation import LIST_ATTRIBUTES
 
-CREATION_TIME = "2026-01-01T00:00:00Z"  # virtual time 0 (the embedded cluster's EPOCH), for timeAdded
+CREATION_TIME = EPOCH.strftime("%Y-%m-%dT%H:%M:%SZ")  # virtual time 0, for timeAdded
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
+def _default_tolerations(holder: dict[str, Any]) -> None:
+    for tol in _dicts(holder.get("tolerations")):
+        if not tol.get("operator"):
+            tol["operator"] = "Equal"
+
+
 def _default_request(request: dict[str, Any]) -> None:
     request.setdefault("allocationMode", "ExactCount")
     if request["allocationMode"] == "ExactCount" and not request.get("count"):
         request["count"] = 1
-    for tol in _dicts(request.get("tolerations")):
-        if not tol.get("operator"):
-            tol["operator"] = "Equal"
+    _default_tolerations(request)
 
 
 def default_claim_spec(spec: Any) -> None:
@@ -50,9 +55,7 @@ def default_resource_claim(claim: Obj) -> None:
     devices = allocation.get("devices") if isinstance(allocation, dict) else None
     if isinstance(devices, dict):
         for result in _dicts(devices.get("results")):
-            for tol in _dicts(result.get("tolerations")):
-                if not tol.get("operator"):
-                    tol["operator"] = "Equal"
+            _default_tolerations(result)
 
 
 def default_resource_claim_template(template: Obj) -> None:
@@ -61,8 +64,20 @@ def default_resource_claim_template(template: Obj) -> None:
         default_claim_spec(spec.get("spec"))
 
 
+def _drop_disabled_fields(spec: Any) -> None:
+    """What the API server drops from a new ResourceSlice with v1.36's default gates: list-valued attributes
+    (DRAListTypeAttributes) and node allocatable resource mappings (DRANodeAllocatableResources), both alpha."""
+    for device in _dicts(spec.get("devices") if isinstance(spec, dict) else None):
+        device.pop("nodeAllocatableResourceMappings", None)
+        attributes = device.get("attributes")
+        for attr in attributes.values() if isinstance(attributes, dict) else ():
+            if isinstance(attr, dict):
+                for key in LIST_ATTRIBUTES:
+                    attr.pop(key, None)
+
+
 def default_resource_slice(rs: Obj) -> None:
-    drop_disabled_fields(rs)
+    _drop_disabled_fields(rs.get("spec"))
     spec = rs.get("spec")
     for device in _dicts(spec.get("devices") if isinstance(spec, dict) else None):
         for taint in _dicts(device.get("taints")):

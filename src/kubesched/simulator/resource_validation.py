@@ -11,7 +11,8 @@ them, with its cost limit) and a claim's status as a snapshot holds it. Messages
 API server's; errors of one object come in upstream's order.
 
 Fields that only alpha features read (list-valued attributes, node allocatable resource
-mappings) are dropped on create, as the API server drops them with those gates off.
+mappings) are dropped before this, by resource_defaulting.py, as the API server drops them
+on create with those gates off.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ _ATTRIBUTE_GO_FIELDS = (
     ("StringValues", "strings"),
     ("VersionValues", "versions"),
 )
-_LIST_ATTRIBUTES = ("bools", "ints", "strings", "versions")
+LIST_ATTRIBUTES = ("bools", "ints", "strings", "versions")
 _NUMERIC = r"(0|[1-9]\d*)"
 _PRERELEASE = r"(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
 _BUILD = r"[0-9a-zA-Z-]+"
@@ -583,7 +584,7 @@ def validate_device_attribute(attr: Mapping[str, Any], path: str) -> Errors:
     if "version" in attr:
         count += 1
         errs += _validate_version(str(attr["version"]), f"{path}.version")
-    for key in _LIST_ATTRIBUTES:
+    for key in LIST_ATTRIBUTES:
         if key in attr:
             count += 1
             if not attr[key]:
@@ -671,6 +672,18 @@ def _validate_request_range(top: Fraction, default: Fraction | None, rng: Mappin
     return errs
 
 
+def _named_counters(name_key: str, limit: int) -> Callable[[Any, str], Errors]:
+    """A counter set of a slice (`name`) or a device's consumption of one (`counterSet`): the name, its counters."""
+
+    def check(item: Any, path: str) -> Errors:
+        item = _map(item)
+        name = str(item.get(name_key) or "")
+        errs = [field.required(f"{path}.{name_key}")] if not name else _dns_label(name, f"{path}.{name_key}")
+        return errs + _validate_counters(item.get("counters"), limit, f"{path}.counters")
+
+    return check
+
+
 def _validate_counters(counters: Any, limit: int, path: str) -> Errors:
     counters = _map(counters)
     if not counters:
@@ -726,7 +739,7 @@ def _validate_device(device: Any, path: str, per_device: bool) -> Errors:
             )
         )
     values = sum(
-        sum(len(_list(a.get(k))) for k in _LIST_ATTRIBUTES) or 1 for a in (_map(x) for x in attributes.values())
+        sum(len(_list(a.get(k))) for k in LIST_ATTRIBUTES) or 1 for a in (_map(x) for x in attributes.values())
     )
     if values > ATTRIBUTE_VALUES_MAX:
         errs.append(
@@ -749,17 +762,10 @@ def _validate_device(device: Any, path: str, per_device: bool) -> Errors:
     errs += _seq(
         _list(device.get("taints")), DEVICE_TAINTS_MAX, lambda t, p: validate_device_taint(_map(t), p), f"{path}.taints"
     )
-
-    def consumption(item: Any, p: str) -> Errors:
-        item = _map(item)
-        name = str(item.get("counterSet") or "")
-        out = [field.required(f"{p}.counterSet")] if not name else _dns_label(name, f"{p}.counterSet")
-        return out + _validate_counters(item.get("counters"), COUNTERS_PER_CONSUMPTION_MAX, f"{p}.counters")
-
     errs += _seq(
         _list(device.get("consumesCounters")),
         COUNTER_CONSUMPTIONS_PER_DEVICE_MAX,
-        consumption,
+        _named_counters("counterSet", COUNTERS_PER_CONSUMPTION_MAX),
         f"{path}.consumesCounters",
         key=lambda c: str(_map(c).get("counterSet") or ""),
     )
@@ -828,17 +834,10 @@ def validate_resource_slice(rs: Obj) -> Errors:
         "spec.devices",
         key=lambda d: str(_map(d).get("name") or ""),
     )
-
-    def counter_set(item: Any, p: str) -> Errors:
-        item = _map(item)
-        name = str(item.get("name") or "")
-        out = [field.required(f"{p}.name")] if not name else _dns_label(name, f"{p}.name")
-        return out + _validate_counters(item.get("counters"), COUNTERS_PER_SET_MAX, f"{p}.counters")
-
     errs += _seq(
         _list(spec.get("sharedCounters")),
         SLICE_MAX_COUNTER_SETS,
-        counter_set,
+        _named_counters("name", COUNTERS_PER_SET_MAX),
         "spec.sharedCounters",
         key=lambda c: str(_map(c).get("name") or ""),
     )
@@ -846,20 +845,7 @@ def validate_resource_slice(rs: Obj) -> Errors:
 
 
 def _has_list_attributes(device: Mapping[str, Any]) -> bool:
-    return any(any(k in _map(a) for k in _LIST_ATTRIBUTES) for a in _map(device.get("attributes")).values())
-
-
-def drop_disabled_fields(rs: Obj) -> None:
-    """What the API server drops from a new ResourceSlice with v1.36's default gates: list-valued attributes
-    (DRAListTypeAttributes) and node allocatable resource mappings (DRANodeAllocatableResources), both alpha."""
-    for device in _list(_map(rs.get("spec")).get("devices")):
-        if not isinstance(device, dict):
-            continue
-        device.pop("nodeAllocatableResourceMappings", None)
-        for attr in _map(device.get("attributes")).values():
-            if isinstance(attr, dict):
-                for key in _LIST_ATTRIBUTES:
-                    attr.pop(key, None)
+    return any(any(k in _map(a) for k in LIST_ATTRIBUTES) for a in _map(device.get("attributes")).values())
 
 
 # Pods' references to claims (core validation, validatePodResourceClaims and the containers' claims).
