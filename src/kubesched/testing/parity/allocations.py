@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 from kubesched.api.object import Obj
+from kubesched.simulator.controllers.resource_claim import claim_name
 
 
 def claim_names(pod: Obj) -> list[str]:
     """The ResourceClaims a pod names: directly, or as the resourceclaim controller recorded a template's claim."""
-    statuses = {
-        s.get("name"): s.get("resourceClaimName") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()
-    }
-    out = []
-    for entry in (pod.get("spec") or {}).get("resourceClaims") or ():
-        name = entry.get("resourceClaimName") or statuses.get(entry.get("name"))
-        if name:
-            out.append(name)
-    return out
+    names = (claim_name(pod, entry) for entry in (pod.get("spec") or {}).get("resourceClaims") or ())
+    return [name for name in names if name]
 
 
 def allocation_record(claim: Obj | None) -> Obj | None:
