@@ -54,6 +54,10 @@ class _State:
     type_error_path: str = ""
     unknown: list[str] = field(default_factory=list)
 
+    def type_error_at(self, message: str, path: str) -> None:
+        if self.type_error is None:
+            self.type_error, self.type_error_path = message, path
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -160,10 +164,8 @@ class _Decoder:
         self.state = state
 
     def _type_error(self, value_kind: str, struct: str, keys: list[str], go: str, path: str) -> None:
-        if self.state.type_error is None:
-            where = f"Go struct field {struct}.{'.'.join(keys)}" if struct else "Go value"
-            self.state.type_error = f"json: cannot unmarshal {value_kind} into {where} of type {_go_name(go)}"
-            self.state.type_error_path = path
+        where = f"Go struct field {struct}.{'.'.join(keys)}" if struct else "Go value"
+        self.state.type_error_at(f"json: cannot unmarshal {value_kind} into {where} of type {_go_name(go)}", path)
 
     def value(self, v: Any, spec: Spec, struct: str, keys: list[str], path: str) -> Any:
         """The normalised value, or _SKIP where Go leaves the field at its zero value."""
@@ -246,9 +248,7 @@ class _Decoder:
             bad = next((i for i, c in enumerate(clean) if c not in alphabet and c != "="), None)
             if bad is None:
                 bad = clean.index("=") if "=" in clean else len(clean) - len(clean) % 4
-            if self.state.type_error is None:
-                self.state.type_error = f"illegal base64 data at input byte {bad}"
-                self.state.type_error_path = path
+            self.state.type_error_at(f"illegal base64 data at input byte {bad}", path)
             return ""
         return base64.b64encode(data).decode()
 

@@ -106,10 +106,8 @@ class ConfigError(ValueError):
         self.message = message if message is not None else aggregate([str(e) for e in errors])
         self.field = field
         prefix = f"{source}: " if source else ""
-        if framework:
-            super().__init__(prefix + (f"{field}: " if field else "") + self.message)
-        else:
-            super().__init__(prefix + f"invalid {kind}: " + (f"{field}: " if field else "") + self.message)
+        invalid = "" if framework else f"invalid {kind}: "
+        super().__init__(prefix + invalid + (f"{field}: " if field else "") + self.message)
 
 
 @dataclass
