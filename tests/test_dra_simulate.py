@@ -20,7 +20,7 @@ from kubesched.dra import cel
 from kubesched.framework.plugins.dynamicresources.dra_manager import AllocationMemo
 from kubesched.simulator.load import LoadedInput, add_document, finish_loading, load_manifests
 from kubesched.simulator.report import to_json
-from kubesched.simulator.run import build_config, simulate
+from kubesched.simulator.run import SimulationResult, build_config, simulate
 
 # celpy raises the recursion limit when its environment is first made; Hypothesis refuses a test during which
 # that happens, so it is made now.
@@ -45,6 +45,37 @@ def slice_devices() -> dict[tuple[str, str], Obj]:
             for d in so.obj["spec"].get("devices") or ():
                 out[(so.obj["spec"]["pool"]["name"], d["name"])] = d
     return out
+
+
+def node_slice(node: str, devices: list[Obj]) -> Obj:
+    """One node's ResourceSlice of DRIVER, in a pool named after the node."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": node},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
+
+
+def device_class(name: str, expression: str, extended: str = "") -> Obj:
+    spec: Obj = {"selectors": [{"cel": {"expression": expression}}]}
+    if extended:
+        spec["extendedResourceName"] = extended
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name}, "spec": spec}
+
+
+def simulated(docs: list[Obj]) -> SimulationResult:
+    """`simulate` in this process on (a copy of) these manifests, without recording."""
+    loaded = LoadedInput()
+    for i, doc in enumerate(copy.deepcopy(docs)):
+        add_document(loaded, doc, "test", i)
+    finish_loading(loaded)
+    return simulate(loaded, build_config(loaded, None, ""), seed=1, record=False)
 
 
 def test_example_pods_get_gpus(capsys: pytest.CaptureFixture[str]) -> None:
@@ -119,21 +150,8 @@ def test_pods_without_claims_have_an_empty_list(capsys: pytest.CaptureFixture[st
 @st.composite
 def clusters(draw: st.DrawFn) -> list[Obj]:
     docs: list[Obj] = [
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": "gpu"},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-        },
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": "big-gpu"},
-            "spec": {
-                "selectors": [{"cel": {"expression": f'device.attributes["{DRIVER}"].mem >= 80'}}],
-                "extendedResourceName": "example.com/gpu",
-            },
-        },
+        device_class("gpu", f'device.driver == "{DRIVER}"'),
+        device_class("big-gpu", f'device.attributes["{DRIVER}"].mem >= 80', "example.com/gpu"),
     ]
     for i in range(draw(st.integers(1, 5))):
         name = f"node-{i}"
@@ -158,19 +176,7 @@ def clusters(draw: st.DrawFn) -> list[Obj]:
             }
             for g in range(draw(st.integers(0, 4)))
         ]
-        docs.append(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceSlice",
-                "metadata": {"name": name},
-                "spec": {
-                    "driver": DRIVER,
-                    "nodeName": name,
-                    "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-                    "devices": devices,
-                },
-            }
-        )
+        docs.append(node_slice(name, devices))
     big = f'device.attributes["{DRIVER}"].mem >= 80'
     shapes = {
         "one": [{"name": "g", "exactly": {"deviceClassName": "gpu"}}],
@@ -215,11 +221,7 @@ def clusters(draw: st.DrawFn) -> list[Obj]:
 
 def outcome(docs: list[Obj], memo: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
     monkeypatch.setattr(AllocationMemo, "enabled_by_default", memo)
-    loaded = LoadedInput()
-    for i, doc in enumerate(copy.deepcopy(docs)):
-        add_document(loaded, doc, "test", i)
-    finish_loading(loaded)
-    result = simulate(loaded, build_config(loaded, None, ""), seed=1, record=False)
+    result = simulated(docs)
     doc = to_json(result, record=False)
     assert result.scheduler is not None
     claims = sorted(  # with those for extended resources, which the pods' resourceClaims do not list
@@ -244,12 +246,7 @@ def test_memo_changes_no_decision(docs: list[Obj]) -> None:
 def test_memo_is_used(extended: bool) -> None:
     """The bench's shape: pods from one template (or asking for one extended resource) on many nodes mostly
     reuse answers."""
-    loaded = LoadedInput()
-    docs = clusters_for_reuse(extended)
-    for i, doc in enumerate(docs):
-        add_document(loaded, doc, "test", i)
-    finish_loading(loaded)
-    result = simulate(loaded, build_config(loaded, None, ""), seed=1, record=False)
+    result = simulated(clusters_for_reuse(extended))
     assert result.scheduler is not None
     memo = result.scheduler.profiles["default-scheduler"].handle.shared["dynamicresources.DRAManager"].memo
     assert memo.hits > memo.misses
@@ -258,15 +255,7 @@ def test_memo_is_used(extended: bool) -> None:
 
 def clusters_for_reuse(extended: bool) -> list[Obj]:
     docs: list[Obj] = [
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": "gpu"},
-            "spec": {
-                "selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}],
-                "extendedResourceName": "example.com/gpu",
-            },
-        },
+        device_class("gpu", f'device.driver == "{DRIVER}"', "example.com/gpu"),
         {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaimTemplate",
@@ -279,19 +268,7 @@ def clusters_for_reuse(extended: bool) -> list[Obj]:
         docs.append(
             {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": {"capacity": {"pods": "110"}}}
         )
-        docs.append(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceSlice",
-                "metadata": {"name": name},
-                "spec": {
-                    "driver": DRIVER,
-                    "nodeName": name,
-                    "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-                    "devices": [{"name": f"gpu-{g}"} for g in range(4)],
-                },
-            }
-        )
+        docs.append(node_slice(name, [{"name": f"gpu-{g}"} for g in range(4)]))
     one_gpu = {"example.com/gpu": "1"}
     for p in range(20):
         spec: Obj = {"containers": [{"name": "c", "image": "i"}]}
