@@ -9,11 +9,12 @@ names, times and uids are set aside.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -137,17 +138,28 @@ class Kubesched:
         return self.code
 
 
-@pytest.fixture
-def sides(control_plane: ControlPlane, admin_api: KubeAPI) -> Iterator[tuple[Side, Side]]:
+S = TypeVar("S", bound=Side)
+
+
+@contextlib.contextmanager
+def side_by_side(control_plane: ControlPlane, admin_api: KubeAPI, side: type[S]) -> Iterator[tuple[S, S, Process]]:
+    """Both schedulers running on a reset cluster: each one's share, and upstream's process (for its log).
+    The cluster is reset again after."""
     reset_cluster(admin_api)
     ours = Kubesched(str(control_plane.kubeconfig_path))
     theirs: Process = control_plane.start_scheduler(profile(THEIRS))
     try:
-        yield Side(admin_api, OURS), Side(admin_api, THEIRS)
+        yield side(admin_api, OURS), side(admin_api, THEIRS), theirs
     finally:
         assert ours.stop() == 0
         theirs.stop()
         reset_cluster(admin_api)
+
+
+@pytest.fixture
+def sides(control_plane: ControlPlane, admin_api: KubeAPI) -> Iterator[tuple[Side, Side]]:
+    with side_by_side(control_plane, admin_api, Side) as (ours, theirs, _):
+        yield ours, theirs
 
 
 def same_writes(ours: Side, theirs: Side, *names: str) -> None:
@@ -314,12 +326,9 @@ def test_bindings_and_failures_are_logged_as_upstream_logs_them_at_v2(
     control_plane: ControlPlane, admin_api: KubeAPI, caplog: pytest.LogCaptureFixture
 ) -> None:
     """`kubesched run -v 2` logs each binding and each unschedulable pod with upstream's message and values."""
-    reset_cluster(admin_api)
     caplog.set_level(klog.V(2), logger="kubesched")
-    ours = Kubesched(str(control_plane.kubeconfig_path))
-    theirs = control_plane.start_scheduler(profile(THEIRS), verbosity=2)
-    sides = (Side(admin_api, OURS), Side(admin_api, THEIRS))
-    try:
+    with side_by_side(control_plane, admin_api, Side) as (ours, upstream_side, theirs):  # upstream at its -v 2
+        sides = (ours, upstream_side)
         for side in sides:
             side.node("a", cpu="1")
         time.sleep(1.0)  # both schedulers' node informers, as in the unschedulable test above
@@ -329,10 +338,6 @@ def test_bindings_and_failures_are_logged_as_upstream_logs_them_at_v2(
         for side in sides:
             for name in ("fits", "huge"):
                 wait_for(lambda s=side, n=name: s.writes(n)["events"], f"{side.name}'s {name} event")
-    finally:
-        assert ours.stop() == 0
-        theirs.stop()
-        reset_cluster(admin_api)
     mine = sorted(
         (r.msg.text, {k: sides[0].plain(str(v)) for k, v in r.msg.values.items()})
         for r in caplog.records

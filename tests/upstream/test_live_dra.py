@@ -14,28 +14,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.upstream.test_live import OURS, THEIRS, Kubesched, Side, profile, wait_for
+from tests.upstream.test_live import Side, side_by_side, wait_for
 
 from kubesched.backend.kube.api import KubeAPI
-from kubesched.testing.controlplane import ControlPlane, Process, reset_cluster
+from kubesched.testing.controlplane import ControlPlane
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 RESOURCE = "/apis/resource.k8s.io/v1"
 CLAIMS = f"{RESOURCE}/namespaces/default/resourceclaims"
-
-
-def clean_dra(api: KubeAPI) -> None:
-    """Claims lose the scheduler's finalizer (no controller-manager here), then every DRA object goes."""
-    for claim in api.request("GET", CLAIMS).get("items") or ():
-        if claim["metadata"].get("finalizers"):
-            api.request(
-                "PATCH",
-                f"{CLAIMS}/{claim['metadata']['name']}",
-                body={"metadata": {"finalizers": None}},
-                content_type="application/merge-patch+json",
-            )
-    for path in (CLAIMS, f"{RESOURCE}/resourceslices", f"{RESOURCE}/deviceclasses"):
-        api.request("DELETE", path)
 
 
 class DRASide(Side):
@@ -154,17 +140,9 @@ class DRASide(Side):
 
 @pytest.fixture
 def dra_sides(control_plane: ControlPlane, admin_api: KubeAPI) -> Iterator[tuple[DRASide, DRASide]]:
-    reset_cluster(admin_api)
-    clean_dra(admin_api)
-    ours = Kubesched(str(control_plane.kubeconfig_path))
-    theirs: Process = control_plane.start_scheduler(profile(THEIRS))
-    try:
-        yield DRASide(admin_api, OURS), DRASide(admin_api, THEIRS)
-    finally:
-        assert ours.stop() == 0
-        theirs.stop()
-        reset_cluster(admin_api)
-        clean_dra(admin_api)
+    """The live side by side, with each side's DRA objects; reset_cluster removes those too."""
+    with side_by_side(control_plane, admin_api, DRASide) as (ours, theirs, _):
+        yield ours, theirs
 
 
 def test_claims_allocated_and_reserved_as_upstream(dra_sides: tuple[DRASide, DRASide]) -> None:
