@@ -605,6 +605,11 @@ def _cel(expression: str) -> Obj:
     return {"cel": {"expression": expression}}
 
 
+def _gpu_counters(memory_gi: int, compute: int) -> Obj:
+    """A GPU's counters, or what one of its partitions consumes of them."""
+    return {"memory": {"value": f"{memory_gi}Gi"}, "compute": {"value": str(compute)}}
+
+
 def _zone_term(zone: str) -> Obj:
     return {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}
 
@@ -669,19 +674,12 @@ class _DRAGen:
             if not partitionable:
                 continue
             cs = f"gpu-{i}-cs"
-            counter_sets.append({"name": cs, "counters": {"memory": {"value": f"{mem}Gi"}, "compute": {"value": "8"}}})
-            whole["consumesCounters"] = [
-                {"counterSet": cs, "counters": {"memory": {"value": f"{mem}Gi"}, "compute": {"value": "8"}}}
-            ]
+            counter_sets.append({"name": cs, "counters": _gpu_counters(mem, 8)})
+            whole["consumesCounters"] = [{"counterSet": cs, "counters": _gpu_counters(mem, 8)}]
             for part, n, size in (("half", 2, 2), ("quarter", 4, 4)):
                 for j in range(n):
                     dev = self._gpu(f"gpu-{i}-{part[0]}{j}", m, i, version, mem // size, part)
-                    dev["consumesCounters"] = [
-                        {
-                            "counterSet": cs,
-                            "counters": {"memory": {"value": f"{mem // size}Gi"}, "compute": {"value": str(8 // size)}},
-                        }
-                    ]
+                    dev["consumesCounters"] = [{"counterSet": cs, "counters": _gpu_counters(mem // size, 8 // size)}]
                     devices.append(dev)
         where = {"nodeName": node}
         split = len(devices) > 1 and g.chance(0.2)
