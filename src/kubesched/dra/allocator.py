@@ -772,12 +772,8 @@ class _Run:
             del self.results[ci][undo.previous_results :]
         if undo.capacity_inserted:
             entry = self.allocating_capacity.get(c.id)
-            if entry is not None:
-                for name, v in undo.consumed.items():
-                    if name in entry:
-                        entry[name] -= v
-                if all(v == 0 for v in entry.values()):
-                    del self.allocating_capacity[c.id]
+            if entry is not None and cap.subtract(entry, undo.consumed):
+                del self.allocating_capacity[c.id]
             if undo.capacity_entry_existed and c.id not in self.allocating_capacity:
                 # An earlier share of the device still holds it (and, with it, the device's counters).
                 self.allocating_capacity[c.id] = {}
