@@ -381,6 +381,7 @@ class _Run:
         self.allocating_devices: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, cap.ConsumedCapacity] = {}
         self.results: list[list[_Result]] = [[] for _ in claims]
+        self.requests = [_requests(claim) for claim in claims]
 
     # Setup: pools, requests, constraints.
 
@@ -388,8 +389,7 @@ class _Run:
         depth = 0
         for ci, claim in enumerate(self.claims):
             min_devices = 0
-            requests = _requests(claim)
-            for ri, request in enumerate(requests):
+            for ri, request in enumerate(self.requests[ci]):
                 subs = list(request.get("firstAvailable") or ())
                 if not self.features.prioritized_list and subs:
                     raise AllocationError(
@@ -516,11 +516,12 @@ class _Run:
                     )
                 for s in pool.slices:
                     for di, device in enumerate(s.devices):
-                        if not self._selectable(key, data, s, di):
+                        device_id = DeviceID(s.driver, s.pool, device.name)
+                        if not self._selectable(key, data, s, di, device_id):
                             continue
-                        if self.features.consumable_capacity and not self._fits(data, s, device):
+                        if self.features.consumable_capacity and not self._fits(data, device, device_id):
                             continue
-                        data.all_devices.append(_Candidate(DeviceID(s.driver, s.pool, device.name), device, s, pool))
+                        data.all_devices.append(_Candidate(device_id, device, s, pool))
             data.num_devices = len(data.all_devices)
         else:
             raise AllocationError(f"claim {_kobj(claim)}, request {request.name}: unsupported count mode {mode}")
@@ -540,7 +541,7 @@ class _Run:
             raise AllocationAborted("filter operation aborted: context deadline exceeded")
         if ci >= len(self.claims):
             return True
-        if ri >= len(_requests(self.claims[ci])):
+        if ri >= len(self.requests[ci]):
             try:
                 return self._allocate_one(ci + 1, 0, 0, 0, False, (0, 0, 0))
             except _MaxSizeExceeded:
@@ -608,9 +609,9 @@ class _Run:
                             continue
                     elif self._in_use(device_id):
                         continue
-                    if not self._selectable(key, data, s, dvi):
+                    if not self._selectable(key, data, s, dvi, device_id):
                         continue
-                    if self.features.consumable_capacity and not self._fits(data, s, device):
+                    if self.features.consumable_capacity and not self._fits(data, device, device_id):
                         continue
                     candidate = _Candidate(device_id, device, s, pool)
                     undo = self._allocate_device(ci, ri, si, candidate, False, fits_checked=True)
@@ -632,12 +633,13 @@ class _Run:
     def _capacity_in_use(self, device_id: DeviceID) -> bool:
         return device_id in self.a.allocated.aggregated_capacity or device_id in self.allocating_capacity
 
-    def _selectable(self, key: tuple[int, int, int], data: _RequestData, s: Slice, index: int) -> bool:
+    def _selectable(
+        self, key: tuple[int, int, int], data: _RequestData, s: Slice, index: int, device_id: DeviceID
+    ) -> bool:
         """isSelectable: class selectors, then request selectors, then the device's own node selection."""
         device = s.devices[index]
         if not self.features.device_binding_and_status and device.binding_conditions:
             return False
-        device_id = DeviceID(s.driver, s.pool, device.name)
         cache_key = (device_id, key)
         cached = self.matches_cache.get(cache_key)
         if cached is not None:
@@ -675,9 +677,8 @@ class _Run:
                 raise AllocationError(f"{owner}: selector #{i}: CEL {kind} error: {err}") from err
         return True
 
-    def _fits(self, data: _RequestData, s: Slice, device: Device) -> bool:
+    def _fits(self, data: _RequestData, device: Device, device_id: DeviceID) -> bool:
         """The request's capacity fits what the device has left (False also when it names unknown capacity)."""
-        device_id = DeviceID(s.driver, s.pool, device.name)
         demands = self.a.demands
         key = (id(device), data.capacity_key)
         known = demands.get(key)
@@ -734,7 +735,7 @@ class _Run:
         consumed: dict[str, Quantity] | None = None
         share_id: str | None = None
         if self.features.consumable_capacity:
-            if not fits_checked and not self._fits(data, c.slice, device):
+            if not fits_checked and not self._fits(data, device, c.id):
                 self._rollback(ci, data, c, undo)
                 return None
             if multi:
@@ -772,12 +773,8 @@ class _Run:
             del self.results[ci][undo.previous_results :]
         if undo.capacity_inserted:
             entry = self.allocating_capacity.get(c.id)
-            if entry is not None:
-                for name, v in undo.consumed.items():
-                    if name in entry:
-                        entry[name] -= v
-                if all(v == 0 for v in entry.values()):
-                    del self.allocating_capacity[c.id]
+            if entry is not None and cap.subtract(entry, undo.consumed):
+                del self.allocating_capacity[c.id]
             if undo.capacity_entry_existed and c.id not in self.allocating_capacity:
                 # An earlier share of the device still holds it (and, with it, the device's counters).
                 self.allocating_capacity[c.id] = {}
@@ -878,7 +875,7 @@ class _Run:
                 out["consumedCapacity"] = {name: str(q) for name, q in sorted(r.consumed.items())}
             results.append(out)
 
-        requests = _requests(claim)
+        requests = self.requests[ci]
         config: list[dict[str, Any]] = []
         class_ranges: dict[str, tuple[int, int]] = {}
         for ri in range(len(requests)):

@@ -129,3 +129,11 @@ def consumed_by_request(
 def add(into: ConsumedCapacity, amounts: Mapping[str, Fraction]) -> None:
     for name, v in amounts.items():
         into[name] = into.get(name, 0) + v
+
+
+def subtract(from_: ConsumedCapacity, amounts: Mapping[str, Fraction]) -> bool:
+    """Take back amounts `add` counted in (capacities `from_` lacks are left alone); True once nothing is left."""
+    for name, v in amounts.items():
+        if name in from_:
+            from_[name] -= v
+    return all(v == 0 for v in from_.values())

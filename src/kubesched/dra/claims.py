@@ -19,13 +19,20 @@ class ClaimReader(Protocol):
     def get(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None: ...
 
 
-def _claim_name(pod: Mapping[str, Any], entry: Mapping[str, Any]) -> str | None:
+def claim_status_name(pod: Mapping[str, Any], entry: str) -> str | None:
+    """The claim recorded for a template entry in the pod's status ('' when none is needed, None when none is
+    recorded yet)."""
+    for status in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
+        if isinstance(status, Mapping) and status.get("name") == entry:
+            return str(status.get("resourceClaimName") or "")
+    return None
+
+
+def claim_name(pod: Mapping[str, Any], entry: Mapping[str, Any]) -> str | None:
+    """resourceclaim.Name: the claim a pod entry refers to; None when a template's claim is not made (or needed)."""
     if entry.get("resourceClaimName"):
         return str(entry["resourceClaimName"])
-    for status in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
-        if isinstance(status, Mapping) and status.get("name") == entry.get("name"):
-            return str(status.get("resourceClaimName") or "") or None
-    return None
+    return claim_status_name(pod, str(entry.get("name") or "")) or None
 
 
 def allocated_devices(claim: Mapping[str, Any] | None) -> list[dict[str, str]]:
@@ -46,7 +53,7 @@ def pod_resource_claims(reader: ClaimReader, pod: Mapping[str, Any]) -> list[dic
     for entry in (pod.get("spec") or {}).get("resourceClaims") or ():
         if not isinstance(entry, Mapping):
             continue
-        name = _claim_name(pod, entry)
+        name = claim_name(pod, entry)
         claim = reader.get("ResourceClaim", namespace, name) if name else None
         out.append(
             {

@@ -46,23 +46,47 @@ def _applies(names: frozenset[str], request: str, subrequest: str) -> bool:
     return request in names or f"{request}/{subrequest}" in names
 
 
-class MatchAttribute:
-    """All devices share one value of the attribute (the first device's)."""
+class _AttributeConstraint:
+    """What both constraints share: the requests they apply to and the attribute they look at.
 
-    __slots__ = ("names", "attribute", "value", "count")
+    A device of a request the constraint does not name always may join; one without the
+    attribute never may.
+    """
+
+    __slots__ = ("names", "attribute", "count")
 
     def __init__(self, names: frozenset[str], attribute: str) -> None:
         self.names = names
         self.attribute = attribute
-        self.value: Attribute = {}
         self.count = 0
 
     def add(self, request: str, subrequest: str, attributes: Mapping[str, Attribute], device_id: DeviceID) -> bool:
         if not _applies(self.names, request, subrequest):
             return True
         attr = lookup_attribute(attributes, device_id, self.attribute)
-        if attr is None:
-            return False
+        return attr is not None and self._add(request, attr)
+
+    def remove(self, request: str, subrequest: str, attributes: Mapping[str, Attribute], device_id: DeviceID) -> None:
+        if _applies(self.names, request, subrequest):
+            self._remove(request)
+
+    def _add(self, request: str, attr: Attribute) -> bool:
+        raise NotImplementedError
+
+    def _remove(self, request: str) -> None:
+        raise NotImplementedError
+
+
+class MatchAttribute(_AttributeConstraint):
+    """All devices share one value of the attribute (the first device's)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, names: frozenset[str], attribute: str) -> None:
+        super().__init__(names, attribute)
+        self.value: Attribute = {}
+
+    def _add(self, request: str, attr: Attribute) -> bool:
         if self.count == 0:
             self.value = attr
             self.count = 1
@@ -75,32 +99,24 @@ class MatchAttribute:
                 return True
         return False  # a value of no known type matches nothing
 
-    def remove(self, request: str, subrequest: str, attributes: Mapping[str, Attribute], device_id: DeviceID) -> None:
-        if _applies(self.names, request, subrequest):
-            self.count -= 1
+    def _remove(self, request: str) -> None:
+        self.count -= 1
 
 
-class DistinctAttribute:
+class DistinctAttribute(_AttributeConstraint):
     """No two devices share a value of the attribute.
 
     As upstream, values are remembered per request name, so a later device of the same
     request replaces the earlier one's value, and removing either forgets it.
     """
 
-    __slots__ = ("names", "attribute", "values", "count")
+    __slots__ = ("values",)
 
     def __init__(self, names: frozenset[str], attribute: str) -> None:
-        self.names = names
-        self.attribute = attribute
+        super().__init__(names, attribute)
         self.values: dict[str, Attribute] = {}
-        self.count = 0
 
-    def add(self, request: str, subrequest: str, attributes: Mapping[str, Attribute], device_id: DeviceID) -> bool:
-        if not _applies(self.names, request, subrequest):
-            return True
-        attr = lookup_attribute(attributes, device_id, self.attribute)
-        if attr is None:
-            return False
+    def _add(self, request: str, attr: Attribute) -> bool:
         if self.count and not self._distinct(attr):
             return False
         self.values[request] = attr
@@ -116,7 +132,6 @@ class DistinctAttribute:
                 return False
         return True
 
-    def remove(self, request: str, subrequest: str, attributes: Mapping[str, Attribute], device_id: DeviceID) -> None:
-        if _applies(self.names, request, subrequest):
-            self.values.pop(request, None)
-            self.count -= 1
+    def _remove(self, request: str) -> None:
+        self.values.pop(request, None)
+        self.count -= 1

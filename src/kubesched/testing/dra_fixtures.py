@@ -8,7 +8,7 @@ predicate, failing loudly on any expression it was not given.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -451,27 +451,29 @@ Predicate = Callable[[DeviceView], bool]
 _KINDS = ("int", "bool", "string", "version")
 
 
-def attribute(view: DeviceView, domain: str, name: str) -> Any:
-    """device.attributes[domain].name as CEL sees it: a missing key is a runtime error."""
-    for qualified, attr in view.attributes.items():
+def _entries(view: DeviceView, entries: Mapping[str, Any], domain: str, name: str) -> Iterator[Any]:
+    """The entries named domain/name (a name without a domain is in the driver's)."""
+    for qualified, entry in entries.items():
         d, sep, short = qualified.partition("/")
         if not sep:
             d, short = view.driver, qualified
         if d == domain and short == name:
-            for kind in _KINDS:
-                if kind in attr:
-                    return attr[kind]
+            yield entry
+
+
+def attribute(view: DeviceView, domain: str, name: str) -> Any:
+    """device.attributes[domain].name as CEL sees it: a missing key is a runtime error."""
+    for attr in _entries(view, view.attributes, domain, name):
+        for kind in _KINDS:
+            if kind in attr:
+                return attr[kind]
     raise SelectorRuntimeError(f"no such key: {name}")
 
 
 def capacity(view: DeviceView, domain: str, name: str) -> Fraction:
     """device.capacity[domain].name as a number; a missing key is a runtime error."""
-    for qualified, cap in view.capacity.items():
-        d, sep, short = qualified.partition("/")
-        if not sep:
-            d, short = view.driver, qualified
-        if d == domain and short == name:
-            return quantity.parse(cap["value"]).value
+    for cap in _entries(view, view.capacity, domain, name):
+        return quantity.parse(cap["value"]).value
     raise SelectorRuntimeError(f"no such key: {name}")
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from kubesched.api.object import Obj, ObjView
 from kubesched.backend.embedded import ConflictError, EmbeddedCluster
+from kubesched.dra.claims import claim_name, claim_status_name
 from kubesched.simulator.controllers.controller_utils import NameGenerator, meta, name_of, namespace_of, spec
 
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
@@ -68,21 +69,6 @@ def owning_pod(claim: ObjView) -> tuple[str, str] | None:
         if ref.get("apiVersion") == "v1" and ref.get("kind") == "Pod":
             return str(ref.get("name") or ""), str(ref.get("uid") or "")
     return None
-
-
-def claim_status_name(pod: ObjView, entry: str) -> str | None:
-    """The claim recorded for a template entry in the pod's status (None when none is recorded yet)."""
-    for status in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
-        if isinstance(status, Mapping) and status.get("name") == entry:
-            return str(status.get("resourceClaimName") or "")
-    return None
-
-
-def claim_name(pod: ObjView, entry: Mapping[str, Any]) -> str | None:
-    """resourceclaim.Name: the claim a pod entry refers to; None when a template's claim is not made yet."""
-    if entry.get("resourceClaimName"):
-        return str(entry["resourceClaimName"])
-    return claim_status_name(pod, str(entry.get("name") or "")) or None
 
 
 def _reserved_for_pod(claim: ObjView, pod: ObjView) -> bool:

@@ -50,8 +50,8 @@ def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 def allocation_of(claim: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     if claim is None:
         return None
-    allocation = (claim.get("status") or {}).get("allocation")
-    return allocation if allocation is not None else None
+    allocation: Mapping[str, Any] | None = (claim.get("status") or {}).get("allocation")
+    return allocation
 
 
 def _version(obj: Mapping[str, Any]) -> int:
@@ -126,15 +126,20 @@ class AllocatedDevices:
         self.ids: set[DeviceID] = set()
         self.share_ids: set[SharedDeviceID] = set()
         self.capacities: dict[DeviceID, dict[str, Fraction]] = {}
-        self.revision = 0
         self.epochs = epochs
 
-    def add(self, allocation: Mapping[str, Any]) -> None:
+    def _use(self, allocation: Mapping[str, Any]) -> DeviceUse | None:
+        """The devices the allocation holds, their pools' epochs moved; None when it holds none."""
         use = device_use(allocation)
         if not (use.ids or use.share_ids or use.capacities):
-            return
-        self.revision += 1
+            return None
         self.epochs.bump(use)
+        return use
+
+    def add(self, allocation: Mapping[str, Any]) -> None:
+        use = self._use(allocation)
+        if use is None:
+            return
         self.ids.update(use.ids)
         self.share_ids.update(use.share_ids)
         for device_id, amounts in use.capacities:
@@ -145,21 +150,14 @@ class AllocatedDevices:
                 cap.add(entry, amounts)
 
     def remove(self, allocation: Mapping[str, Any]) -> None:
-        use = device_use(allocation)
-        if not (use.ids or use.share_ids or use.capacities):
+        use = self._use(allocation)
+        if use is None:
             return
-        self.revision += 1
-        self.epochs.bump(use)
         self.ids.difference_update(use.ids)
         self.share_ids.difference_update(use.share_ids)
         for device_id, amounts in use.capacities:
             entry = self.capacities.get(device_id)
-            if entry is None:
-                continue
-            for name, v in amounts.items():
-                if name in entry:
-                    entry[name] -= v
-            if all(v == 0 for v in entry.values()):
+            if entry is not None and cap.subtract(entry, amounts):
                 del self.capacities[device_id]
 
     def state(self) -> AllocatedState:

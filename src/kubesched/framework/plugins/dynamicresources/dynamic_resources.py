@@ -185,6 +185,15 @@ def _memo_key(specs: list[Any]) -> str:
     return json.dumps(specs, sort_keys=True, separators=(",", ":"))
 
 
+def _state_data(state: CycleState) -> _StateData | Status:
+    """PreFilter's findings for this cycle, or the error status for a cycle whose PreFilter of this plugin never ran."""
+    try:
+        data: _StateData = state.read(STATE_KEY)
+    except StateNotFound as err:
+        return Status(Code.ERROR, err=err)
+    return data
+
+
 def has_claims(pod: PodInfo) -> bool:
     return bool((pod.obj.get("spec") or {}).get("resourceClaims"))
 
@@ -423,10 +432,9 @@ class DynamicResources(
     # Filter.
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        try:
-            s: _StateData = state.read(STATE_KEY)
-        except StateNotFound as err:
-            return Status(Code.ERROR, err=err)
+        s = _state_data(state)
+        if isinstance(s, Status):
+            return s
         if not s.claims:
             return None
         node = node_info.node
@@ -593,9 +601,8 @@ class DynamicResources(
     def post_filter(
         self, state: CycleState, pod: PodInfo, filtered_node_status_map: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
-        try:
-            s: _StateData = state.read(STATE_KEY)
-        except StateNotFound:
+        s = _state_data(state)
+        if isinstance(s, Status):
             return None, _error(STATE_NOT_FOUND)
         if not s.claims:
             return None, Status(Code.UNSCHEDULABLE, NO_CLAIMS_TO_DEALLOCATE)
@@ -651,10 +658,9 @@ class DynamicResources(
     # Score.
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
-        try:
-            s: _StateData = state.read(STATE_KEY)
-        except StateNotFound as err:
-            return 0, Status(Code.ERROR, err=err)
+        s = _state_data(state)
+        if isinstance(s, Status):
+            return 0, s
         if not s.first_available:
             return 0, None
         allocations = s.node_allocations.get(node_info.name)
@@ -668,9 +674,8 @@ class DynamicResources(
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:
         """Score per row: zero unless some claim was allocated here by the allocator this cycle."""
         out = np.zeros(len(positions), dtype=np.int64)
-        try:
-            s: _StateData = state.read(STATE_KEY)
-        except StateNotFound:
+        s = _state_data(state)
+        if isinstance(s, Status):
             return out
         if not s.first_available or not s.node_allocations:
             return out
@@ -688,10 +693,9 @@ class DynamicResources(
     # Reserve and Unreserve.
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        try:
-            s: _StateData = state.read(STATE_KEY)
-        except StateNotFound as err:
-            return Status(Code.ERROR, err=err)
+        s = _state_data(state)
+        if isinstance(s, Status):
+            return s
         pending = list(s.to_allocate())
         if not s.claims or not pending or s.allocator is None:
             return None
@@ -726,9 +730,8 @@ class DynamicResources(
         return None
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
-        try:
-            s: _StateData = state.read(STATE_KEY)
-        except StateNotFound:
+        s = _state_data(state)
+        if isinstance(s, Status):
             return
         tracker = self.manager.claims if s.claims else None
         for claim in s.claims[: s.num_user]:
@@ -777,17 +780,15 @@ class DynamicResources(
     # PreBind.
 
     def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        try:
-            s: _StateData = state.read(STATE_KEY)
-        except StateNotFound as err:
-            return Status(Code.ERROR, err=err)
+        s = _state_data(state)
+        if isinstance(s, Status):
+            return s
         return None if s.claims else Status(Code.SKIP)
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        try:
-            s: _StateData = state.read(STATE_KEY)
-        except StateNotFound as err:
-            return Status(Code.ERROR, err=err)
+        s = _state_data(state)
+        if isinstance(s, Status):
+            return s
         if not s.claims:
             return None
         for index, claim in enumerate(s.claims):
