@@ -20,7 +20,8 @@ import json
 import math
 import random
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cmp_to_key
@@ -383,3 +384,45 @@ def active_pods_order(pods: Iterable[ObjView]) -> list[ObjView]:
         return _compare_for_deletion(a, b, 0, 0, None, False)
 
     return sorted(sorted(pods, key=name_of), key=cmp_to_key(cmp))
+
+
+Key = tuple[str, str, str]  # kind, namespace, name
+
+
+class WorkQueue:
+    """A controller's keys waiting for sync, each at most once, synced until none is left.
+
+    A sync that queues more keys (a controller reacting to what it just wrote) does not
+    start a second drain: the running one takes them, as a controller's workers would.
+    """
+
+    def __init__(self, cluster: Any, sync: Callable[[Obj], None]) -> None:
+        self._cluster = cluster
+        self._sync = sync
+        self._keys: deque[Key] = deque()
+        self._queued: set[Key] = set()
+        self._draining = False
+
+    def add(self, key: Key, *, first: bool = False) -> None:
+        if key in self._queued:
+            return
+        self._queued.add(key)
+        if first:
+            self._keys.appendleft(key)
+        else:
+            self._keys.append(key)
+
+    def drain(self) -> None:
+        """Sync every queued key whose object still exists."""
+        if self._draining:
+            return
+        self._draining = True
+        try:
+            while self._keys:
+                key = self._keys.popleft()
+                self._queued.discard(key)
+                obj = self._cluster.get(*key)
+                if obj is not None:
+                    self._sync(obj)
+        finally:
+            self._draining = False

@@ -22,7 +22,6 @@ per workload, as upstream's controllers record FailedCreate and retry.
 from __future__ import annotations
 
 import copy
-from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -32,8 +31,10 @@ from kubesched.api.selectors import LabelSelector
 from kubesched.backend.embedded import EPOCH, KINDS, NAMESPACED, ConflictError, EmbeddedCluster
 from kubesched.simulator.controllers import cron_job, daemon_set, deployment, job, replica_set, stateful_set
 from kubesched.simulator.controllers.controller_utils import (
+    Key,
     NameGenerator,
     Plan,
+    WorkQueue,
     adopted,
     claim,
     controller_of,
@@ -53,8 +54,6 @@ from kubesched.simulator.controllers.controller_utils import (
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job", "CronJob")
 _POD_OWNERS = ("ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job")
 _MAX_OWNER_DEPTH = 8
-
-Key = tuple[str, str, str]  # kind, namespace, name
 
 
 def _key(obj: ObjView) -> Key:
@@ -87,9 +86,7 @@ class WorkloadControllers:
         self.on_deleted = on_deleted
         self.warn = warn
         self.started = False
-        self._queue: deque[Key] = deque()
-        self._queued: set[Key] = set()
-        self._draining = False
+        self._work = WorkQueue(cluster, self._sync)
         # Indexes hold keys, not objects: a controller ahead in the cluster's list may change an object before this
         # one hears it was added, so events can arrive out of order. Every use reads the object from the store.
         self._dependents: dict[Key, set[Key]] = {}  # owner -> objects naming it in ownerReferences
@@ -115,7 +112,7 @@ class WorkloadControllers:
             self._pod_changed(old, new)
         elif kind == "Node":
             self._node_changed(old, new)
-        self._drain()
+        self._work.drain()
 
     def _index(self, kind: str, obj: ObjView) -> None:
         key = _key(obj)
@@ -146,19 +143,10 @@ class WorkloadControllers:
                 out.append(obj)
         return out
 
-    def _enqueue(self, key: Key, *, first: bool = False) -> None:
-        if key in self._queued:
-            return
-        self._queued.add(key)
-        if first:
-            self._queue.appendleft(key)
-        else:
-            self._queue.append(key)
-
     def _enqueue_controller(self, obj: ObjView) -> None:
         ref = controller_of(obj)
         if ref is not None and ref.get("kind") in WORKLOAD_KINDS:
-            self._enqueue(_ref_key(ref, namespace_of(obj)))
+            self._work.add(_ref_key(ref, namespace_of(obj)))
 
     def _enqueue_matching(self, kind: str, obj: ObjView) -> None:
         """An orphan may be adopted: queue the workloads in its namespace whose selector matches it."""
@@ -169,7 +157,7 @@ class WorkloadControllers:
             if workload is not None and template_of(workload) is not None:
                 selector = self._selector(workload)
                 if selector is not None and selector.matches(labels):
-                    self._enqueue(key)
+                    self._work.add(key)
 
     def _workload_changed(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
         obj = new if new is not None else old
@@ -178,7 +166,7 @@ class WorkloadControllers:
         if new is None:
             self._collect_garbage(_key(obj))
             return
-        self._enqueue(_key(new), first=event == "ADDED")
+        self._work.add(_key(new), first=event == "ADDED")
         if event == "ADDED" and kind == "ReplicaSet" and controller_of(new) is None:
             self._enqueue_matching(kind, new)
 
@@ -213,7 +201,7 @@ class WorkloadControllers:
             selector = self._selector(owner) if owner is not None else None
             changed = selector is not None and not selector.matches(labels_of(new))
         if changed:
-            self._enqueue(owner_key)
+            self._work.add(owner_key)
 
     def _node_changed(self, old: Obj | None, new: Obj | None) -> None:
         if old is not None and new is not None and labels_of(old) == labels_of(new) and spec(old) == spec(new):
@@ -221,7 +209,7 @@ class WorkloadControllers:
         for workloads in self._workloads.values():
             for key in sorted(workloads):
                 if key[0] == "DaemonSet":
-                    self._enqueue(key)
+                    self._work.add(key)
 
     def _selector(self, workload: ObjView) -> LabelSelector | None:
         key = _key(workload)
@@ -260,22 +248,8 @@ class WorkloadControllers:
         self.started = True
         for obj in workloads:
             if obj.get("kind") in WORKLOAD_KINDS:
-                self._enqueue(_key(obj))
-        self._drain()
-
-    def _drain(self) -> None:
-        if self._draining:
-            return
-        self._draining = True
-        try:
-            while self._queue:
-                key = self._queue.popleft()
-                self._queued.discard(key)
-                obj = self.cluster.get(*key)
-                if obj is not None:
-                    self._sync(obj)
-        finally:
-            self._draining = False
+                self._work.add(_key(obj))
+        self._work.drain()
 
     def now(self) -> datetime:
         return EPOCH + timedelta(seconds=self.cluster.clock())

@@ -21,21 +21,26 @@ as upstream records FailedResourceClaimCreation and retries.
 from __future__ import annotations
 
 import copy
-from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubesched.api.object import Obj, ObjView
 from kubesched.backend.embedded import ConflictError, EmbeddedCluster
 from kubesched.dra.claims import claim_name, claim_status_name
-from kubesched.simulator.controllers.controller_utils import NameGenerator, meta, name_of, namespace_of, spec
+from kubesched.simulator.controllers.controller_utils import (
+    Key,
+    NameGenerator,
+    WorkQueue,
+    meta,
+    name_of,
+    namespace_of,
+    spec,
+)
 
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 FINALIZER = "resource.kubernetes.io/delete-protection"
 MAX_BASE_LENGTH = 57  # leaves room for five random characters in a 63-character name
 API_VERSION = "resource.k8s.io/v1"
-
-Key = tuple[str, str, str]  # kind, namespace, name
 
 
 def uid_of(obj: ObjView) -> str:
@@ -94,9 +99,7 @@ class ResourceClaimController:
         self.admit = admit
         self.warn = warn
         self.started = False
-        self._queue: deque[Key] = deque()
-        self._queued: set[Key] = set()
-        self._draining = False
+        self._work = WorkQueue(cluster, self._sync)
         self._warned: set[Key] = set()
         self._deleted_pods: set[str] = set()  # uids of pods seen deleted (upstream's deletedObjects)
         # Claims by the uids of the pods that own them or that they are reserved for (upstream's claim
@@ -147,25 +150,20 @@ class ResourceClaimController:
             obj = new if new is not None else old
             assert obj is not None
             if new is not None:
-                self._enqueue(("Pod", namespace_of(new), name_of(new)))
+                self._work.add(("Pod", namespace_of(new), name_of(new)))
             self._enqueue_claims_of(obj)
         elif kind == "ResourceClaim" and new is not None:
-            self._enqueue(("ResourceClaim", namespace_of(new), name_of(new)))
-        self._drain()
+            self._work.add(("ResourceClaim", namespace_of(new), name_of(new)))
+        self._work.drain()
 
     def start(self) -> None:
         """Sync every pod and claim the cluster holds, then follow changes."""
         self.started = True
         for pod in self.cluster.list("Pod"):
-            self._enqueue(("Pod", namespace_of(pod), name_of(pod)))
+            self._work.add(("Pod", namespace_of(pod), name_of(pod)))
         for claim in self.cluster.list("ResourceClaim"):
-            self._enqueue(("ResourceClaim", namespace_of(claim), name_of(claim)))
-        self._drain()
-
-    def _enqueue(self, key: Key) -> None:
-        if key not in self._queued:
-            self._queued.add(key)
-            self._queue.append(key)
+            self._work.add(("ResourceClaim", namespace_of(claim), name_of(claim)))
+        self._work.drain()
 
     def _enqueue_claims_of(self, pod: ObjView) -> None:
         """Claims that name the pod (its entries) or are reserved for or owned by it."""
@@ -174,26 +172,16 @@ class ResourceClaimController:
             if isinstance(entry, Mapping):
                 name = claim_name(pod, entry)
                 if name:
-                    self._enqueue(("ResourceClaim", ns, name))
+                    self._work.add(("ResourceClaim", ns, name))
         for claim in self._claims_of_pod(uid):
             if namespace_of(claim) == ns:
-                self._enqueue(("ResourceClaim", ns, name_of(claim)))
+                self._work.add(("ResourceClaim", ns, name_of(claim)))
 
-    def _drain(self) -> None:
-        if self._draining:
-            return
-        self._draining = True
-        try:
-            while self._queue:
-                key = self._queue.popleft()
-                self._queued.discard(key)
-                obj = self.cluster.get(*key)
-                if key[0] == "Pod" and obj is not None:
-                    self._sync_pod(obj)
-                elif key[0] == "ResourceClaim" and obj is not None:
-                    self._sync_claim(obj)
-        finally:
-            self._draining = False
+    def _sync(self, obj: Obj) -> None:
+        if obj.get("kind") == "Pod":
+            self._sync_pod(obj)
+        elif obj.get("kind") == "ResourceClaim":
+            self._sync_claim(obj)
 
     # Pods.
 
