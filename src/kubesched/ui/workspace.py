@@ -29,7 +29,7 @@ from kubesched.api.quantity import parse_quantity
 from kubesched.backend.embedded import NAMESPACED
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation, simulate
-from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_text
+from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_object_file, read_text
 
 __all__ = ["Entry", "InputError", "View", "Workspace"]
 
@@ -498,10 +498,10 @@ def read_files(paths: Sequence[str]) -> tuple[list[Entry], dict[str, Any] | None
 
 
 def read_config(path: str) -> dict[str, Any]:
-    docs = _documents(_read(Path(path)), path)
-    if len(docs) != 1:
-        raise InputError(f"{path}: expected one KubeSchedulerConfiguration object, found {len(docs)} documents")
-    return docs[0][0]
+    try:
+        return read_object_file(path)
+    except LoadError as err:
+        raise InputError(str(err)) from err
 
 
 def _files(paths: Sequence[str]) -> Iterator[tuple[str, str]]:
