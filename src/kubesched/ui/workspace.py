@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -29,13 +28,13 @@ from kubesched.api.quantity import parse_quantity
 from kubesched.backend.embedded import NAMESPACED
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation, simulate
-from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_object_file, read_text
+from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_object_file
+from kubesched.simulator.load import manifest_files
 
 __all__ = ["Entry", "InputError", "View", "Workspace"]
 
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 NO_ZONE = "(no zone)"
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 FULL_RECORD_PAIRS = 250_000
 """Pending pods times nodes up to which every pod's record is kept (a record costs ~1 KB per node looked at)."""
 MAX_PAGE = 1000
@@ -506,24 +505,12 @@ def read_config(path: str) -> dict[str, Any]:
 
 def _files(paths: Sequence[str]) -> Iterator[tuple[str, str]]:
     for p in paths:
-        path = Path(p)
         if p == "-":
             raise InputError("-: kubesched ui reads files and directories, not standard input")
-        if path.is_dir():
-            for f in sorted(path.rglob("*")):
-                if f.is_file() and f.suffix in MANIFEST_SUFFIXES:
-                    yield str(f), _read(f)
-        elif path.is_file():
-            yield str(path), _read(path)
-        else:
-            raise InputError(f"{p}: no such file or directory")
-
-
-def _read(path: Path) -> str:
-    try:
-        return read_text(path)
-    except LoadError as err:
-        raise InputError(str(err)) from err
+        try:
+            yield from manifest_files(p)
+        except LoadError as err:
+            raise InputError(str(err)) from err
 
 
 def _documents(text: str, source: str) -> list[tuple[dict[str, Any], str]]:
