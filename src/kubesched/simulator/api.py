@@ -226,7 +226,8 @@ def simulate(
         )
     except (LoadError, ConfigError, FrameworkError) as err:
         raise InputError(str(err)) from err
-    return _typed(to_json(result, record=bool(record)), summarize(result), config_source or loaded.config_source)
+    summary = summarize(result)
+    return _typed(to_json(result, record=bool(record), summary=summary), summary, config_source or loaded.config_source)
 
 
 def _load(inputs: tuple[Input, ...], text: str | None, overlays: tuple[Input, ...]) -> LoadedInput:
