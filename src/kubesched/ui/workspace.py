@@ -24,12 +24,13 @@ from typing import Any
 
 import yaml
 
-from kubesched.api.quantity import parse_quantity
+from kubesched.api.resources import CPU, MEMORY, PODS
 from kubesched.backend.embedded import NAMESPACED
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation, simulate
 from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_object_file
 from kubesched.simulator.load import manifest_files
+from kubesched.simulator.summary import Usage
 
 __all__ = ["Entry", "InputError", "View", "Workspace"]
 
@@ -606,9 +607,11 @@ def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: b
     for key, how in gone.items():
         if key in pod_index:
             pod_index[key]["result"] = how  # off its node at the end: Preempted or Deleted
+    usage = {n.name: n.resources for n in sim.summary.nodes}
     nodes: list[dict[str, Any]] = []
     for n in sim.nodes:
         zone = next((str(labels[n.name][k]) for k in ZONE_LABELS if k in labels.get(n.name, {})), NO_ZONE)
+        use = usage[n.name]
         nodes.append(
             {
                 "name": n.name,
@@ -616,9 +619,9 @@ def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: b
                 "pods": n.pods,
                 "requested": dict(n.requested),
                 "allocatable": dict(n.allocatable),
-                "cpu": n.utilisation("cpu"),
-                "memory": n.utilisation("memory"),
-                "podShare": n.utilisation("pods"),
+                "cpu": use[CPU].utilisation,
+                "memory": use[MEMORY].utilisation,
+                "podShare": use[PODS].utilisation,
             }
         )
     node_index = {n["name"]: n for n in nodes}
@@ -631,7 +634,7 @@ def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: b
         sim=sim,
         nodes=nodes,
         node_index=node_index,
-        zones=_zones(nodes),
+        zones=_zones(nodes, usage),
         pods=pods,
         pod_index=pod_index,
         pods_on=pods_on,
@@ -691,20 +694,21 @@ def _scenario_nodes(scenario: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[
                 yield meta["name"], labels if isinstance(labels, dict) else {}
 
 
-def _zones(nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    sums: dict[str, dict[str, float]] = {}
+def _zones(nodes: Sequence[dict[str, Any]], usage: Mapping[str, Mapping[str, Usage]]) -> list[dict[str, Any]]:
+    """Pods and cpu and memory utilisation by zone, from the summary's figures per node."""
+    sums: dict[str, dict[str, int]] = {}
     for n in nodes:
         z = sums.setdefault(n["zone"], {"nodes": 0, "pods": 0, "cpuReq": 0, "cpuAlloc": 0, "memReq": 0, "memAlloc": 0})
         z["nodes"] += 1
         z["pods"] += n["pods"]
-        for res, key in (("cpu", "cpu"), ("memory", "mem")):
-            z[f"{key}Req"] += float(parse_quantity(n["requested"].get(res, "0")))
-            z[f"{key}Alloc"] += float(parse_quantity(n["allocatable"].get(res, "0")))
+        for res, key in ((CPU, "cpu"), (MEMORY, "mem")):
+            z[f"{key}Req"] += usage[n["name"]][res].requested
+            z[f"{key}Alloc"] += usage[n["name"]][res].allocatable
     return [
         {
             "zone": zone,
-            "nodes": int(z["nodes"]),
-            "pods": int(z["pods"]),
+            "nodes": z["nodes"],
+            "pods": z["pods"],
             "cpu": z["cpuReq"] / z["cpuAlloc"] if z["cpuAlloc"] else None,
             "memory": z["memReq"] / z["memAlloc"] if z["memAlloc"] else None,
         }
