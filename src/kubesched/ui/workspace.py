@@ -30,6 +30,7 @@ from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation, simulate
 from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_object_file
 from kubesched.simulator.load import manifest_files
+from kubesched.simulator.report_html import waiting_series
 from kubesched.simulator.summary import Usage
 
 __all__ = ["Entry", "InputError", "View", "Workspace"]
@@ -437,20 +438,9 @@ class Workspace:
         return {**page, "types": sorted({e.type for e in events})}
 
     def pending_over_time(self) -> list[list[float]]:
-        """(time, pods waiting) at each time with events: a pod waits from an unschedulable, gated or failed
-        attempt until it is scheduled or gone."""
-        waiting: set[str] = set()
-        points: list[list[float]] = []
-        for e in self.view.sim.events:
-            if e.type in ("Scheduled", "Bound", "Deleted", "Preempted"):
-                waiting.discard(e.pod)
-            elif e.type in PENDING or e.type == "Nominated":
-                waiting.add(e.pod)
-            if points and points[-1][0] == e.time:
-                points[-1][1] = len(waiting)
-            else:
-                points.append([e.time, len(waiting)])
-        return points
+        """(time, pods waiting) at each time with events, as the HTML report counts them: a pod waits from an
+        unschedulable, gated or failed attempt until it is scheduled or gone."""
+        return [[t, n] for t, n in waiting_series(self.view.sim.events)]
 
     def objects_page(self, kind: str = "", q: str = "", offset: int = 0, limit: int = 100) -> dict[str, Any]:
         needle = q.lower()
