@@ -29,6 +29,7 @@ from kubesched.backend.embedded import NAMESPACED
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation, simulate
 from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_object_file
+from kubesched.simulator.inputs import SCALED_KINDS
 from kubesched.simulator.load import manifest_files
 from kubesched.simulator.report_html import waiting_series
 from kubesched.simulator.summary import Usage
@@ -554,7 +555,7 @@ def _estimated_pending(entries: Sequence[Entry], nodes: int) -> int:
             count += 0 if spec.get("nodeName") else 1
         elif e.kind == "DaemonSet":
             count += nodes
-        elif e.kind in ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController", "Job"):
+        elif e.kind in SCALED_KINDS or e.kind == "Job":
             n = spec.get("parallelism" if e.kind == "Job" else "replicas", 1)
             count += n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 1
     return count
