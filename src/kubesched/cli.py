@@ -14,14 +14,13 @@ import stat
 import sys
 import urllib.parse
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from kubesched import klog
 from kubesched.api.duration import parse_duration
 from kubesched.config.load import ConfigError, SchedulerConfig, load_config
 from kubesched.framework.runtime.framework import FrameworkError
-from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_text
+from kubesched.simulator.documents import LoadError, read_object_file
 
 # The simulation, its report (rich) and legacy policies are imported where simulate uses them:
 # `kubesched run` restarts faster without them.
@@ -221,18 +220,6 @@ def _duration(text: str) -> float:
         raise argparse.ArgumentTypeError(str(err)) from err
 
 
-def _load_config_file(path: str, kind: str = "KubeSchedulerConfiguration") -> dict:
-    """One YAML or JSON document from a file, read with the same limits as manifests."""
-    try:
-        docs = [d for d in parse_documents(read_text(Path(path))) if d is not None]
-    except DocumentError as err:
-        raise LoadError(f"{path}: {err}") from err
-    if len(docs) != 1 or not isinstance(docs[0], dict):
-        found = "no document" if not docs else f"{len(docs)} documents" if len(docs) > 1 else type(docs[0]).__name__
-        raise LoadError(f"{path}: expected one {kind} object, found {found}")
-    return docs[0]
-
-
 def _scheduler_config(args: argparse.Namespace, loaded: LoadedInput) -> tuple[SchedulerConfig, list[str]]:
     """--config, a configuration among the manifests, or a legacy Policy or algorithm provider."""
     from kubesched.config.legacy import load_algorithm_provider, load_policy, parse_feature_gates
@@ -249,7 +236,7 @@ def _scheduler_config(args: argparse.Namespace, loaded: LoadedInput) -> tuple[Sc
     if not legacy:
         if args.feature_gates:
             raise LoadError("--feature-gates only applies with --policy-config-file or --algorithm-provider")
-        config_doc = _load_config_file(args.config) if args.config else None
+        config_doc = read_object_file(args.config) if args.config else None
         return build_config(loaded, config_doc, args.config or ""), []
     others = legacy[1:] + (["--config"] if args.config else [])
     if others:
@@ -258,7 +245,7 @@ def _scheduler_config(args: argparse.Namespace, loaded: LoadedInput) -> tuple[Sc
         raise LoadError(f"{legacy[0]} cannot be combined with the KubeSchedulerConfiguration in {loaded.config_source}")
     gates = parse_feature_gates(args.feature_gates)
     if args.policy_config_file:
-        doc = _load_config_file(args.policy_config_file, "Policy")
+        doc = read_object_file(args.policy_config_file, "Policy")
         result = load_policy(doc, source=args.policy_config_file, gates=gates)
         return result.config, [f"{args.policy_config_file}: {w}" for w in result.warnings]
     result = load_algorithm_provider(args.algorithm_provider, gates=gates)
@@ -488,7 +475,7 @@ def run_command(args: argparse.Namespace) -> int:
     from kubesched.app import RunOptions, SchedulerApp
 
     try:
-        config = load_config(_load_config_file(args.config) if args.config else None, source=args.config or "")
+        config = load_config(read_object_file(args.config) if args.config else None, source=args.config or "")
         opts = RunOptions(
             kubeconfig=args.kubeconfig,
             master=args.master,

@@ -11,14 +11,13 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast
 
 from kubesched.api.duration import parse_duration
 from kubesched.api.quantity import parse_quantity
 from kubesched.config.load import ConfigError
 from kubesched.framework.runtime.framework import FrameworkError
-from kubesched.simulator.documents import DocumentError, parse_documents
+from kubesched.simulator.documents import read_object_file
 from kubesched.simulator.load import (
     LoadedInput,
     LoadError,
@@ -26,7 +25,6 @@ from kubesched.simulator.load import (
     add_text,
     finish_loading,
     load_manifests,
-    read_text,
 )
 from kubesched.simulator.summary import Summary
 
@@ -228,7 +226,8 @@ def simulate(
         )
     except (LoadError, ConfigError, FrameworkError) as err:
         raise InputError(str(err)) from err
-    return _typed(to_json(result, record=bool(record)), summarize(result), config_source or loaded.config_source)
+    summary = summarize(result)
+    return _typed(to_json(result, record=bool(record), summary=summary), summary, config_source or loaded.config_source)
 
 
 def _load(inputs: tuple[Input, ...], text: str | None, overlays: tuple[Input, ...]) -> LoadedInput:
@@ -282,13 +281,7 @@ def _config_document(config: str | os.PathLike[str] | Manifest | None) -> tuple[
     if isinstance(config, Mapping):
         return _plain(config), "<config>"
     path = os.fspath(config)
-    try:
-        docs = [d for d in parse_documents(read_text(Path(path))) if d is not None]
-    except DocumentError as err:
-        raise LoadError(f"{path}: {err}") from err
-    if len(docs) != 1 or not isinstance(docs[0], dict):
-        raise LoadError(f"{path}: expected one KubeSchedulerConfiguration object, found {len(docs)} documents")
-    return docs[0], path
+    return read_object_file(path), path
 
 
 def _seconds(name: str, value: float | str | None) -> float | None:

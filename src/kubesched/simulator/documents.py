@@ -337,6 +337,18 @@ def read_text(path: Path) -> str:
     return decode_text(str(path), data)
 
 
+def read_object_file(path: str, kind: str = "KubeSchedulerConfiguration") -> dict[str, Any]:
+    """The one object of a configuration file (YAML or JSON), read with the same limits as manifests."""
+    try:
+        docs = [d for d in parse_documents(read_text(Path(path))) if d is not None]
+    except DocumentError as err:
+        raise LoadError(f"{path}: {err}") from err
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        found = "no document" if not docs else f"{len(docs)} documents" if len(docs) > 1 else type(docs[0]).__name__
+        raise LoadError(f"{path}: expected one {kind} object, found {found}")
+    return docs[0]
+
+
 def decode_text(source: str, data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")

@@ -13,11 +13,10 @@ import copy
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kubesched.simulator.documents import DocumentError, parse_documents
-from kubesched.simulator.load import MANIFEST_SUFFIXES, LoadError, read_text
+from kubesched.simulator.load import LoadError, manifest_files
 
 if TYPE_CHECKING:
     from kubesched.simulator.api import Simulation
@@ -74,20 +73,10 @@ def read_objects(paths: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def _files(paths: Sequence[str]) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    for p in rereadable(paths):
-        path = Path(p)
-        try:
-            if path.is_dir():
-                files = [f for f in sorted(path.rglob("*")) if f.is_file() and f.suffix in MANIFEST_SUFFIXES]
-            elif path.is_file():
-                files = [path]
-            else:
-                raise WhatIfError(f"{p}: no such file or directory")
-            out.extend((str(f), read_text(f)) for f in files)
-        except LoadError as err:
-            raise WhatIfError(str(err)) from err
-    return out
+    try:
+        return [file for p in rereadable(paths) for file in manifest_files(p)]
+    except LoadError as err:
+        raise WhatIfError(str(err)) from err
 
 
 def _opened(doc: dict[str, Any]) -> list[dict[str, Any]]:

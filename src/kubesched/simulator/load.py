@@ -12,6 +12,7 @@ names. Anything refused stops the run with
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ __all__ = [
     "add_document",
     "finish_loading",
     "load_manifests",
+    "manifest_files",
     "prepare_objects",
 ]
 
@@ -84,21 +86,27 @@ class LoadedInput:
     admission: admission.Context | None = None  # what prepare_objects admitted against, for objects made later
 
 
+def manifest_files(p: str) -> Iterator[tuple[str, str]]:
+    """(name, text) of a file, or of a directory's manifests at any depth in sorted order, as `kubesched
+    simulate` reads them; each read as it is reached."""
+    path = Path(p)
+    if path.is_dir():
+        for f in sorted(path.rglob("*")):
+            if f.is_file() and f.suffix in MANIFEST_SUFFIXES:
+                yield str(f), read_text(f)
+    elif path.is_file():
+        yield str(path), read_text(path)
+    else:
+        raise LoadError(f"{p}: no such file or directory")
+
+
 def _files(paths: list[str]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for p in paths:
         if p == "-":
             out.append(("<stdin>", _read_stdin()))
-            continue
-        path = Path(p)
-        if path.is_dir():
-            for f in sorted(path.rglob("*")):
-                if f.is_file() and f.suffix in MANIFEST_SUFFIXES:
-                    out.append((str(f), read_text(f)))
-        elif path.is_file():
-            out.append((str(path), read_text(path)))
         else:
-            raise LoadError(f"{p}: no such file or directory")
+            out.extend(manifest_files(p))
     return out
 
 

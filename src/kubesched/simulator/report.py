@@ -22,15 +22,16 @@ from kubesched.simulator import table
 from kubesched.simulator.explain import natural_key
 from kubesched.simulator.run import SimulationResult
 from kubesched.simulator.states import SCHEDULED, PodState, outcome_state, pod_states
-from kubesched.simulator.summary import node_resources, summarize
+from kubesched.simulator.summary import Summary, node_resources, summarize
 
 _TIMELINE_ONLY = ("Deleted", "Preempted", "Nominated")
 _EVENT_FIELDS = tuple(f.name for f in dataclasses.fields(SchedulerEvent))
 _BASIC = (CPU, MEMORY, PODS)
 
 
-def to_json(result: SimulationResult, *, record: bool) -> dict[str, Any]:
-    """The contract's JSON document; with `record`, each pod's per-plugin record of its last attempt."""
+def to_json(result: SimulationResult, *, record: bool, summary: Summary | None = None) -> dict[str, Any]:
+    """The contract's JSON document; with `record`, each pod's per-plugin record of its last attempt.
+    `summary` is the result's, when the caller has it already."""
     sched = result.scheduler
     assert sched is not None
     pods = [pod_entry(result, st, record=record) for st in pod_states(result)]
@@ -40,7 +41,7 @@ def to_json(result: SimulationResult, *, record: bool) -> dict[str, Any]:
         "events": event_entries(result),
         "endTime": result.end_time,
         "warnings": result.warnings,
-        "summary": summarize(result).to_json(),
+        "summary": (summary or summarize(result)).to_json(),
     }
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "from_result",
     "from_simulation",
     "pending_series",
+    "waiting_series",
     "render",
     "require_plotting",
     "write_report",
@@ -208,6 +209,21 @@ class _Tracker:
         self.state[event.pod] = new
 
 
+def waiting_series(events: Iterable[EventLike]) -> list[tuple[float, int]]:
+    """(time, pods waiting once every event at that time happened), one point per time with events."""
+    tracker = _Tracker()
+    points: list[tuple[float, int]] = []
+    now: float | None = None
+    for event in events:
+        if now is not None and event.time != now:
+            points.append((now, tracker.waiting))
+        now = event.time
+        tracker.see(event)
+    if now is not None:
+        points.append((now, tracker.waiting))
+    return points
+
+
 def pending_series(events: Iterable[EventLike], end_time: float, *, untried: int = 0) -> list[tuple[float, int]]:
     """Pods waiting for a node over virtual time: (time, pods waiting once every event at that time happened).
 
@@ -217,16 +233,7 @@ def pending_series(events: Iterable[EventLike], end_time: float, *, untried: int
     schedulerName: they leave no event) count as waiting throughout. The series starts at 0 and
     ends at `end_time`; events must be in time order, as the contract's are.
     """
-    tracker = _Tracker()
-    points: list[tuple[float, int]] = []
-    now: float | None = None
-    for event in events:
-        if now is not None and event.time != now:
-            points.append((now, tracker.waiting + untried))
-        now = event.time
-        tracker.see(event)
-    if now is not None:
-        points.append((now, tracker.waiting + untried))
+    points = [(t, waiting + untried) for t, waiting in waiting_series(events)]
     if not points or points[0][0] > 0:
         points.insert(0, (0.0, untried))
     if end_time > points[-1][0]:

@@ -20,22 +20,24 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-from kubesched.api.quantity import parse_quantity
+from kubesched.api.resources import CPU, MEMORY, PODS
 from kubesched.backend.embedded import NAMESPACED
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation, simulate
-from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_text
+from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_object_file
+from kubesched.simulator.inputs import SCALED_KINDS
+from kubesched.simulator.load import manifest_files
+from kubesched.simulator.report_html import waiting_series
+from kubesched.simulator.summary import Usage
 
 __all__ = ["Entry", "InputError", "View", "Workspace"]
 
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 NO_ZONE = "(no zone)"
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 FULL_RECORD_PAIRS = 250_000
 """Pending pods times nodes up to which every pod's record is kept (a record costs ~1 KB per node looked at)."""
 MAX_PAGE = 1000
@@ -437,20 +439,9 @@ class Workspace:
         return {**page, "types": sorted({e.type for e in events})}
 
     def pending_over_time(self) -> list[list[float]]:
-        """(time, pods waiting) at each time with events: a pod waits from an unschedulable, gated or failed
-        attempt until it is scheduled or gone."""
-        waiting: set[str] = set()
-        points: list[list[float]] = []
-        for e in self.view.sim.events:
-            if e.type in ("Scheduled", "Bound", "Deleted", "Preempted"):
-                waiting.discard(e.pod)
-            elif e.type in PENDING or e.type == "Nominated":
-                waiting.add(e.pod)
-            if points and points[-1][0] == e.time:
-                points[-1][1] = len(waiting)
-            else:
-                points.append([e.time, len(waiting)])
-        return points
+        """(time, pods waiting) at each time with events, as the HTML report counts them: a pod waits from an
+        unschedulable, gated or failed attempt until it is scheduled or gone."""
+        return [[t, n] for t, n in waiting_series(self.view.sim.events)]
 
     def objects_page(self, kind: str = "", q: str = "", offset: int = 0, limit: int = 100) -> dict[str, Any]:
         needle = q.lower()
@@ -498,32 +489,20 @@ def read_files(paths: Sequence[str]) -> tuple[list[Entry], dict[str, Any] | None
 
 
 def read_config(path: str) -> dict[str, Any]:
-    docs = _documents(_read(Path(path)), path)
-    if len(docs) != 1:
-        raise InputError(f"{path}: expected one KubeSchedulerConfiguration object, found {len(docs)} documents")
-    return docs[0][0]
+    try:
+        return read_object_file(path)
+    except LoadError as err:
+        raise InputError(str(err)) from err
 
 
 def _files(paths: Sequence[str]) -> Iterator[tuple[str, str]]:
     for p in paths:
-        path = Path(p)
         if p == "-":
             raise InputError("-: kubesched ui reads files and directories, not standard input")
-        if path.is_dir():
-            for f in sorted(path.rglob("*")):
-                if f.is_file() and f.suffix in MANIFEST_SUFFIXES:
-                    yield str(f), _read(f)
-        elif path.is_file():
-            yield str(path), _read(path)
-        else:
-            raise InputError(f"{p}: no such file or directory")
-
-
-def _read(path: Path) -> str:
-    try:
-        return read_text(path)
-    except LoadError as err:
-        raise InputError(str(err)) from err
+        try:
+            yield from manifest_files(p)
+        except LoadError as err:
+            raise InputError(str(err)) from err
 
 
 def _documents(text: str, source: str) -> list[tuple[dict[str, Any], str]]:
@@ -576,7 +555,7 @@ def _estimated_pending(entries: Sequence[Entry], nodes: int) -> int:
             count += 0 if spec.get("nodeName") else 1
         elif e.kind == "DaemonSet":
             count += nodes
-        elif e.kind in ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController", "Job"):
+        elif e.kind in SCALED_KINDS or e.kind == "Job":
             n = spec.get("parallelism" if e.kind == "Job" else "replicas", 1)
             count += n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 1
     return count
@@ -619,9 +598,11 @@ def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: b
     for key, how in gone.items():
         if key in pod_index:
             pod_index[key]["result"] = how  # off its node at the end: Preempted or Deleted
+    usage = {n.name: n.resources for n in sim.summary.nodes}
     nodes: list[dict[str, Any]] = []
     for n in sim.nodes:
         zone = next((str(labels[n.name][k]) for k in ZONE_LABELS if k in labels.get(n.name, {})), NO_ZONE)
+        use = usage[n.name]
         nodes.append(
             {
                 "name": n.name,
@@ -629,9 +610,9 @@ def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: b
                 "pods": n.pods,
                 "requested": dict(n.requested),
                 "allocatable": dict(n.allocatable),
-                "cpu": n.utilisation("cpu"),
-                "memory": n.utilisation("memory"),
-                "podShare": n.utilisation("pods"),
+                "cpu": use[CPU].utilisation,
+                "memory": use[MEMORY].utilisation,
+                "podShare": use[PODS].utilisation,
             }
         )
     node_index = {n["name"]: n for n in nodes}
@@ -644,7 +625,7 @@ def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: b
         sim=sim,
         nodes=nodes,
         node_index=node_index,
-        zones=_zones(nodes),
+        zones=_zones(nodes, usage),
         pods=pods,
         pod_index=pod_index,
         pods_on=pods_on,
@@ -704,20 +685,21 @@ def _scenario_nodes(scenario: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[
                 yield meta["name"], labels if isinstance(labels, dict) else {}
 
 
-def _zones(nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    sums: dict[str, dict[str, float]] = {}
+def _zones(nodes: Sequence[dict[str, Any]], usage: Mapping[str, Mapping[str, Usage]]) -> list[dict[str, Any]]:
+    """Pods and cpu and memory utilisation by zone, from the summary's figures per node."""
+    sums: dict[str, dict[str, int]] = {}
     for n in nodes:
         z = sums.setdefault(n["zone"], {"nodes": 0, "pods": 0, "cpuReq": 0, "cpuAlloc": 0, "memReq": 0, "memAlloc": 0})
         z["nodes"] += 1
         z["pods"] += n["pods"]
-        for res, key in (("cpu", "cpu"), ("memory", "mem")):
-            z[f"{key}Req"] += float(parse_quantity(n["requested"].get(res, "0")))
-            z[f"{key}Alloc"] += float(parse_quantity(n["allocatable"].get(res, "0")))
+        for res, key in ((CPU, "cpu"), (MEMORY, "mem")):
+            z[f"{key}Req"] += usage[n["name"]][res].requested
+            z[f"{key}Alloc"] += usage[n["name"]][res].allocatable
     return [
         {
             "zone": zone,
-            "nodes": int(z["nodes"]),
-            "pods": int(z["pods"]),
+            "nodes": z["nodes"],
+            "pods": z["pods"],
             "cpu": z["cpuReq"] / z["cpuAlloc"] if z["cpuAlloc"] else None,
             "memory": z["memReq"] / z["memAlloc"] if z["memAlloc"] else None,
         }
