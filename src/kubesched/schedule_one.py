@@ -166,10 +166,6 @@ class ScheduleOne:
         if self.observer is not None:
             self.observer.on_outcome(outcome)
 
-    def _current_pod(self, pod: PodInfo) -> PodInfo | None:
-        """The informer's copy of the pod, or None if it is gone."""
-        return self._pod_lookup(pod.namespace, pod.name)
-
     def informer_pod(self, namespace: str, name: str) -> PodInfo | None:
         """The pod as the scheduler's informer holds it (parsed), or None if it has none."""
         return self._pod_lookup(namespace, name)
@@ -508,7 +504,7 @@ class ScheduleOne:
             log.error(Message("Error scheduling pod; retrying", pod=pod.key, err=message))
         if clear_nomination:
             nominating = NominatingInfo("", "Override")
-        current = self._current_pod(pod)
+        current = self.informer_pod(pod.namespace, pod.name)
         if current is None:
             log.info("Pod doesn't exist in informer cache pod=%s", pod.key)
             self.queue.done(pod.uid)
