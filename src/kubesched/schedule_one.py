@@ -226,10 +226,11 @@ class ScheduleOne:
             nominating = self._run_post_filter(fwk, state, pod, fit_err)
             qpi.unschedulable_plugins = set(fit_err.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(fit_err.diagnosis.pending_plugins)
-            message = str(fit_err)
+            reasons = fit_err.reason_counts()  # a walk over every rejected node: once, for message and outcome
+            message = fit_err.message(reasons)
             info(log, V(2), "Unable to schedule pod; no fit; waiting", pod=pod.key, err=message)
             status = Status(Code.UNSCHEDULABLE, message)
-            self._handle_failure(fwk, qpi, status, record, nominating, reasons=fit_err.reason_counts())
+            self._handle_failure(fwk, qpi, status, record, nominating, reasons=reasons)
             return None
         except NoNodesAvailable as err:
             info(log, V(2), "Unable to schedule pod; no nodes are registered to the cluster; waiting", pod=pod.key)
