@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import logging
 
-MAX_VERBOSITY = 10
-
 
 def V(n: int) -> int:  # noqa: N802 - klog's name
     """The logging level of klog's V(n)."""

@@ -166,10 +166,6 @@ class ScheduleOne:
         if self.observer is not None:
             self.observer.on_outcome(outcome)
 
-    def _current_pod(self, pod: PodInfo) -> PodInfo | None:
-        """The informer's copy of the pod, or None if it is gone."""
-        return self._pod_lookup(pod.namespace, pod.name)
-
     def informer_pod(self, namespace: str, name: str) -> PodInfo | None:
         """The pod as the scheduler's informer holds it (parsed), or None if it has none."""
         return self._pod_lookup(namespace, name)
@@ -230,10 +226,11 @@ class ScheduleOne:
             nominating = self._run_post_filter(fwk, state, pod, fit_err)
             qpi.unschedulable_plugins = set(fit_err.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(fit_err.diagnosis.pending_plugins)
-            message = str(fit_err)
+            reasons = fit_err.reason_counts()  # a walk over every rejected node: once, for message and outcome
+            message = fit_err.message(reasons)
             info(log, V(2), "Unable to schedule pod; no fit; waiting", pod=pod.key, err=message)
             status = Status(Code.UNSCHEDULABLE, message)
-            self._handle_failure(fwk, qpi, status, record, nominating, reasons=fit_err.reason_counts())
+            self._handle_failure(fwk, qpi, status, record, nominating, reasons=reasons)
             return None
         except NoNodesAvailable as err:
             info(log, V(2), "Unable to schedule pod; no nodes are registered to the cluster; waiting", pod=pod.key)
@@ -508,7 +505,7 @@ class ScheduleOne:
             log.error(Message("Error scheduling pod; retrying", pod=pod.key, err=message))
         if clear_nomination:
             nominating = NominatingInfo("", "Override")
-        current = self._current_pod(pod)
+        current = self.informer_pod(pod.namespace, pod.name)
         if current is None:
             log.info("Pod doesn't exist in informer cache pod=%s", pod.key)
             self.queue.done(pod.uid)

@@ -347,12 +347,16 @@ class FitError(Exception):
         self.diagnosis = diagnosis
 
     def __str__(self) -> str:
+        return self.message(self.reason_counts())
+
+    def message(self, reasons: dict[str, int]) -> str:
+        """The message, over this error's reason_counts() taken once by a caller that wants both."""
         d = self.diagnosis
         msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
         if d.pre_filter_msg:
             msg += f" {d.pre_filter_msg}."
         else:
-            histogram = sorted(f"{n} {r}" for r, n in self.reason_counts().items())
+            histogram = sorted(f"{n} {r}" for r, n in reasons.items())
             if histogram:
                 msg += f" {', '.join(histogram)}."
         if d.post_filter_msg:

@@ -17,7 +17,16 @@ from collections.abc import Callable, Iterable
 
 from kubesched.api.object import Obj
 from kubesched.backend.errors import ConflictError
-from kubesched.backend.kube.api import RETRYABLE, STRATEGIC_MERGE_PATCH, APIError, KubeAPI, micro_time, rfc3339
+from kubesched.backend.kube.api import (
+    JSON,
+    MERGE_PATCH,
+    RETRYABLE,
+    STRATEGIC_MERGE_PATCH,
+    APIError,
+    KubeAPI,
+    micro_time,
+    rfc3339,
+)
 from kubesched.backend.kube.dispatcher import DELETE, EVENT, EVENT_SERIES, STATUS_PATCH, APICall, APIDispatcher
 from kubesched.backend.kube.events import EventSeries
 from kubesched.backend.kube.reflector import Backoff, Reflector
@@ -29,7 +38,6 @@ from kubesched.framework.types import PodInfo
 from kubesched.klog import V
 
 log = logging.getLogger(__name__)
-MERGE_PATCH = "application/merge-patch+json"
 
 
 # The API server's answer to a second binding of a bound pod names the node it is on.
@@ -358,29 +366,16 @@ class KubeClient:
         return self._write("POST", BY_KIND[obj["kind"]].path(ns), obj)
 
     def delete(self, kind: str, namespace: str, name: str) -> Obj:
-        try:
-            obj: Obj = self.api.request("DELETE", BY_KIND[kind].path(namespace, name))
-        except APIError as err:
-            if err.conflict:
-                raise ConflictError(err.message) from err
-            raise
-        return obj
+        return self._write("DELETE", BY_KIND[kind].path(namespace, name))
 
     def merge_status(self, kind: str, namespace: str, name: str, fields: Obj) -> Obj:
         """PATCH status fields (a pod's extendedResourceClaimStatus) with a JSON merge patch."""
-        path = BY_KIND[kind].path(namespace, name, "status")
-        try:
-            obj: Obj = self.api.request("PATCH", path, body={"status": fields}, content_type=MERGE_PATCH)
-        except APIError as err:
-            if err.conflict:
-                raise ConflictError(err.message) from err
-            raise
-        return obj
+        return self._write("PATCH", BY_KIND[kind].path(namespace, name, "status"), {"status": fields}, MERGE_PATCH)
 
-    def _write(self, method: str, path: str, body: Obj) -> Obj:
+    def _write(self, method: str, path: str, body: Obj | None = None, content_type: str = JSON) -> Obj:
         """A write whose 409/404 means the object moved on: the caller gets ConflictError, never a retry."""
         try:
-            return self.api.request(method, path, body=body)
+            return self.api.request(method, path, body=body, content_type=content_type)
         except APIError as err:
             if err.conflict:
                 raise ConflictError(err.message) from err

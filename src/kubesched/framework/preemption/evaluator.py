@@ -434,10 +434,7 @@ class Evaluator:
                 "message": f"{self.handle.profile_name}: preempting to accommodate a higher priority pod",
             }
             try:
-                if done is None:
-                    client.delete_pod(victim, condition)
-                else:
-                    client.delete_pod(victim, condition, done)
+                client.delete_pod(victim, condition, done)
             except Exception:  # already gone: nothing left to evict
                 if done is not None:
                     done(True)
