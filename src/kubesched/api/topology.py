@@ -16,3 +16,8 @@ def get_zone_key(labels: Mapping[str, str]) -> str:
     if not region and not zone:
         return ""
     return f"{region}:\x00:{zone}"
+
+
+def zone_of(labels: Mapping[str, str]) -> str:
+    """A node's zone as people name it: the GA label, else the deprecated beta one; "" with neither."""
+    return labels.get(ZONE_LABELS[1]) or labels.get(ZONE_LABELS[0]) or ""

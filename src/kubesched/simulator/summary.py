@@ -19,11 +19,11 @@ from typing import Any
 
 from kubesched.api.quantity import format_quantity
 from kubesched.api.resources import CPU, MEMORY, PODS
+from kubesched.api.topology import zone_of
 from kubesched.framework.node_info import NodeInfo
 from kubesched.simulator.run import SimulationResult
 from kubesched.simulator.states import SCHEDULED, PodState, pod_states
 
-ZONE_LABEL = "topology.kubernetes.io/zone"
 NO_ZONE = "(no zone)"
 _ALWAYS = (CPU, MEMORY, PODS)
 
@@ -154,7 +154,7 @@ def summarize(result: SimulationResult) -> Summary:
         else:
             pending.append(st)
     nodes = [
-        NodeUsage(ni.name, ni.labels.get(ZONE_LABEL) or NO_ZONE, len(ni.pods), node_resources(ni))
+        NodeUsage(ni.name, zone_of(ni.labels) or NO_ZONE, len(ni.pods), node_resources(ni))
         for ni in sched.cache.nodes.values()
         if ni.node is not None
     ]

@@ -204,3 +204,11 @@ def test_quantities_for_people(resource: str, quantity: str, shown: str) -> None
     from kubesched.simulator.report import human
 
     assert human(resource, quantity) == shown
+
+
+def test_a_node_with_only_the_beta_zone_label_is_in_that_zone(tmp_path: Path) -> None:
+    beta = node("old", "2").replace(
+        "kubernetes.io/hostname: old", "kubernetes.io/hostname: old, failure-domain.beta.kubernetes.io/zone: z1"
+    )
+    s = summarize(run(tmp_path, node("new", "2", zone="z1") + beta + node("none", "2")))
+    assert [(z.zone, z.nodes) for z in s.zones] == [("z1", 2), (NO_ZONE, 1)]

@@ -36,8 +36,6 @@ from kubesched.simulator.summary import Usage
 
 __all__ = ["Entry", "InputError", "View", "Workspace"]
 
-ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
-NO_ZONE = "(no zone)"
 FULL_RECORD_PAIRS = 250_000
 """Pending pods times nodes up to which every pod's record is kept (a record costs ~1 KB per node looked at)."""
 MAX_PAGE = 1000
@@ -565,20 +563,14 @@ def _estimated_pending(entries: Sequence[Entry], nodes: int) -> int:
 
 
 def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: bool, seconds: dict[str, float]) -> View:
-    labels: dict[str, Mapping[str, Any]] = {}
     running: list[dict[str, Any]] = []
     for e in entries:
-        if e.kind == "Node":
-            labels[e.ident[2]] = (e.obj.get("metadata") or {}).get("labels") or {}
-        elif e.kind == "Pod":
+        if e.kind == "Pod":
             spec = e.obj.get("spec") or {}
             phase = (e.obj.get("status") or {}).get("phase")
             if isinstance(spec, dict) and spec.get("nodeName") and phase not in TERMINAL_PHASES:
                 _, ns, name = e.ident
                 running.append(_pod_row(ns, name, spec["nodeName"], "Running", ""))
-        elif e.kind == "Scenario":
-            for node in _scenario_nodes(e.obj):
-                labels.setdefault(node[0], node[1])
     pods = [
         {
             **_pod_row(p.namespace, p.name, p.node, p.result, p.message),
@@ -599,9 +591,10 @@ def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: b
         if key in pod_index:
             pod_index[key]["result"] = how  # off its node at the end: Preempted or Deleted
     usage = {n.name: n.resources for n in sim.summary.nodes}
+    zones = {n.name: n.zone for n in sim.summary.nodes}
     nodes: list[dict[str, Any]] = []
     for n in sim.nodes:
-        zone = next((str(labels[n.name][k]) for k in ZONE_LABELS if k in labels.get(n.name, {})), NO_ZONE)
+        zone = zones[n.name]
         use = usage[n.name]
         nodes.append(
             {
@@ -672,17 +665,6 @@ def _event(e: Event) -> dict[str, Any]:
         "message": e.message,
         "preemptor": e.preemptor,
     }
-
-
-def _scenario_nodes(scenario: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    steps = scenario.get("steps")
-    for step in steps if isinstance(steps, list) else []:
-        created = step.get("create") if isinstance(step, dict) else None
-        for obj in created if isinstance(created, list) else []:
-            meta = obj.get("metadata") if isinstance(obj, dict) and obj.get("kind") == "Node" else None
-            if isinstance(meta, dict) and isinstance(meta.get("name"), str):
-                labels = meta.get("labels")
-                yield meta["name"], labels if isinstance(labels, dict) else {}
 
 
 def _zones(nodes: Sequence[dict[str, Any]], usage: Mapping[str, Mapping[str, Usage]]) -> list[dict[str, Any]]:
