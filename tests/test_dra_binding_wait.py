@@ -173,6 +173,13 @@ def test_never_set_times_out_at_binding_timeout_and_the_run_ends() -> None:
     assert result.bound_at == {"default/web": 0.0, "default/web-2": 10.0}
 
 
+def test_a_deleted_pod_leaves_no_mark_of_its_expired_wait() -> None:
+    delete = {"at": "700s", "delete": [{"kind": "Pod", "namespace": "default", "name": "trainer"}]}
+    result = run([SECOND_POD, delete])
+    assert ("default/trainer", "Deleted") in {(e.pod, e.type) for e in result.events}
+    assert result.scheduler is not None and result.scheduler.expired_binding_waits == set()
+
+
 def test_binding_timeout_from_the_plugin_args() -> None:
     loaded = LoadedInput()
     config = {

@@ -91,6 +91,7 @@ class EventHandlers:
 
     def update_pod(self, old: PodInfo, new: PodInfo) -> None:
         if not old.node_name and new.node_name:
+            self.sched.expired_binding_waits.discard(new.uid)  # bound: it waits no more
             self.sched.queue.delete(old)
             self._add_assigned(new)
         elif new.node_name:
@@ -131,6 +132,7 @@ class EventHandlers:
         self._event(events.ASSIGNED_POD, events.DELETE, assumed, None)
 
     def delete_pod(self, pod: PodInfo) -> None:
+        self.sched.expired_binding_waits.discard(pod.uid)
         if pod.node_name:
             try:
                 self.sched.cache.remove_pod(pod)

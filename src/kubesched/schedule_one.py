@@ -385,8 +385,8 @@ class ScheduleOne:
         sb.dispatched = False
         b = sb.binding
         expired = self.clock.now >= sb.deadline
-        if expired:
-            self.expired_binding_waits.add(b.assumed.uid)
+        if expired and self.informer_pod(b.assumed.namespace, b.assumed.name) is not None:
+            self.expired_binding_waits.add(b.assumed.uid)  # kept while the pod exists (see delete_pod)
         s = b.fwk.run_pre_bind_plugins(b.state, b.assumed, b.host, sb.wait, expired)
         if s is sb.wait:
             if sb.timer is None:
