@@ -237,7 +237,7 @@ def main() -> int:
     with manifests.open("w") as f:
         yaml.dump_all(objs, f, Dumper=yaml.CSafeDumper, sort_keys=False)
     n_pods = sum(1 for o in objs if o["kind"] == "Pod")
-    cmd = [sys.executable, "-m", "kubesched.cli", "simulate", str(manifests), "--output", "json", "--record", "none"]
+    cmd = [sys.executable, "-m", "kubesched", "simulate", str(manifests), "--output", "json", "--record", "none"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     with (out / "result.json").open("w") as sink:

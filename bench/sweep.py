@@ -99,7 +99,7 @@ def run(spec: Path, extra: list[str]) -> dict[str, Any]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "kubesched.cli", "sweep", str(spec), "--output", "json", *extra],
+        [sys.executable, "-m", "kubesched", "sweep", str(spec), "--output", "json", *extra],
         capture_output=True,
         text=True,
         check=True,

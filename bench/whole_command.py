@@ -156,7 +156,7 @@ def write(path: Path, objects: list[Obj], multi: bool) -> None:
 
 def run(path: Path, output: str, out: Path, src: Path) -> dict[str, float]:
     """One `kubesched simulate` in a child process: wall and CPU seconds, peak RSS, output bytes."""
-    cmd = [sys.executable, "-m", "kubesched.cli", "simulate", str(path), "--output", output, "--record", "none"]
+    cmd = [sys.executable, "-m", "kubesched", "simulate", str(path), "--output", output, "--record", "none"]
     cmd += ["--seed", "1"]
     env = {**os.environ, "PYTHONPATH": str(src)}
     start = time.perf_counter()

@@ -41,7 +41,8 @@ from kubesched.config.types import (
 from kubesched.config.validation import validate_args, validate_configuration, validate_fit_args
 from kubesched.framework.interface import Handle
 from kubesched.framework.plugins.registry import new_in_tree_registry
-from kubesched.framework.runtime.framework import Framework, FrameworkError
+from kubesched.framework.runtime.errors import FrameworkError
+from kubesched.framework.runtime.framework import Framework
 
 V1 = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 

@@ -205,7 +205,7 @@ def test_the_same_grid_on_a_local_ray(spec_dir: Path) -> None:
     spec = _spec(spec_dir, GRID)
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     done = subprocess.run(
-        [sys.executable, "-m", "kubesched.cli", "sweep", spec, "--ray", "local", "--workers", "2", "--output", "json"],
+        [sys.executable, "-m", "kubesched", "sweep", spec, "--ray", "local", "--workers", "2", "--output", "json"],
         capture_output=True,
         text=True,
         timeout=600,

@@ -1,7 +1,12 @@
 """`kubesched run`: the scheduler against a real cluster (cmd/kube-scheduler/app/server.go).
 
-Order of start, as upstream: serve the secure port, start informers and wait for
-their first lists, win the leader lease (if enabled), then schedule. Scheduling
+Order of start: start the informers, serve the secure port, wait for the informers'
+first lists, win the leader lease (if enabled), then schedule. Upstream serves
+before its informers start; here the informers start first, before the scheduler's
+own modules are even imported, so that the API server answers the lists while
+Python loads the framework and plugins (a restart binds its first pod that much
+sooner). Nothing reads the lists before the scheduler is built: they wait in the
+store's inbox. Scheduling
 cycles run on this thread; binding cycles run on a pool of threads, sharing the
 scheduler lock with it and letting go of it while they wait on the API server.
 A lost lease stops scheduling at once and ends the process with status 1; a
@@ -18,10 +23,9 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.api.duration import parse_duration
-from kubesched.backend.kube.annotations import AnnotationRecorder
 from kubesched.backend.kube.api import KubeAPI, load_configuration
 from kubesched.backend.kube.cluster import ClusterStore, KubeClient
 from kubesched.backend.kube.dispatcher import APIDispatcher
@@ -31,10 +35,14 @@ from kubesched.backend.kube.reflector import Backoff
 from kubesched.clock import WallClock
 from kubesched.config.goduration import format_go_duration
 from kubesched.config.load import SchedulerConfig
-from kubesched.config.render import go_number, render_config
-from kubesched.event_handlers import informed_scheduler
-from kubesched.metrics import SchedulerMetrics
-from kubesched.serving import Endpoints
+
+# Imported once the informers are listing (SchedulerApp.__init__), not before.
+if TYPE_CHECKING:
+    from kubernetes.client import Configuration
+
+    from kubesched.metrics import SchedulerMetrics
+    from kubesched.scheduler import Scheduler
+    from kubesched.serving import Endpoints
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +90,8 @@ def configz(config: SchedulerConfig, opts: RunOptions) -> dict[str, Any]:
     flags fill in clientConnection (upstream's deprecated flags apply only then). Below
     -v=2 the profiles are as defaulted, from -v=2 as the frameworks captured them.
     """
+    from kubesched.config.render import go_number, render_config
+
     out = render_config(config, completed=opts.verbosity >= 2)
     le = out["leaderElection"]
     for key, value in (
@@ -105,7 +115,7 @@ def configz(config: SchedulerConfig, opts: RunOptions) -> dict[str, Any]:
 class SchedulerApp:
     def __init__(self, config: SchedulerConfig, opts: RunOptions) -> None:
         raw = config.raw
-        cc, le = raw.clientConnection, raw.leaderElection
+        cc = raw.clientConnection
         kubeconfig = opts.kubeconfig or cc.kubeconfig or ""
         self.opts = opts
         self.stop = threading.Event()
@@ -116,15 +126,31 @@ class SchedulerApp:
         self.api = KubeAPI(cfg, qps=qps, burst=burst, lock=self.lock)
         informer_api = KubeAPI(cfg, qps=qps, burst=burst)  # its own pool: watches hold connections for minutes
         informer_api.limiter = self.api.limiter  # one client-side budget, as one client-go client
-        self.metrics = SchedulerMetrics()
+        self.store = ClusterStore(informer_api, self.stop, backoff=opts.informer_backoff)
+        self.store.start()
+        try:
+            self._build(config, opts, cfg)
+        except BaseException:
+            self.stop.set()  # the informers end with the app that failed to build
+            raise
+
+    def _build(self, config: SchedulerConfig, opts: RunOptions, cfg: Configuration) -> None:
+        """Everything but the informers: the scheduler, its client and dispatcher, metrics, leader election and
+        the endpoints, with the modules they need (most of `kubesched run`'s start-up imports)."""
+        from kubesched.backend.kube.annotations import AnnotationRecorder
+        from kubesched.event_handlers import informed_scheduler
+        from kubesched.metrics import SchedulerMetrics
+        from kubesched.serving import Endpoints
+
+        le = config.raw.leaderElection
+        self.metrics: SchedulerMetrics = SchedulerMetrics()
         self.dispatcher = APIDispatcher(observe=self.metrics.observe_api_call)
         self.client = KubeClient(self.api, self.dispatcher, instance=socket.gethostname(), stop=self.stop)
-        self.store = ClusterStore(informer_api, self.stop, backoff=opts.informer_backoff)
         self.client.wake = self.store.wake.set
         self.clock = WallClock()
         self.pool = ThreadPoolExecutor(max_workers=BINDING_WORKERS, thread_name_prefix="binding")
         observer = AnnotationRecorder(self.api, self.dispatcher) if opts.record_annotations else None
-        self.scheduler = informed_scheduler(
+        self.scheduler: Scheduler = informed_scheduler(
             config,
             self.store,
             client=self.client,
@@ -149,7 +175,7 @@ class SchedulerApp:
                     retry_period=_first(opts.retry_period, parse_duration(le.retryPeriod)),
                 ),
             )
-        self.endpoints = Endpoints(
+        self.endpoints: Endpoints = Endpoints(
             registry=self.metrics.registry,
             configz={"componentconfig": configz(config, opts)},
             healthz={"ping": lambda: True, "leaderElection": self._leader_healthy},
@@ -190,7 +216,6 @@ class SchedulerApp:
             log.info("Serving securely on %s:%d", host, port)
             if self.opts.on_serving is not None:
                 self.opts.on_serving(host, port)
-        self.store.start()
         if not self.store.wait_for_cache_sync(self.stop, self.opts.sync_timeout):
             log.error("informers did not sync before stopping")
             return self._shutdown(1)

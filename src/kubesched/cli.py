@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from kubesched import klog
 from kubesched.api.duration import parse_duration
 from kubesched.config.load import ConfigError, SchedulerConfig, load_config
-from kubesched.framework.runtime.framework import FrameworkError
+from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.simulator.documents import LoadError, read_object_file
+from kubesched.startup import without_gc
 
 # The simulation, its report (rich) and legacy policies are imported where simulate uses them:
 # `kubesched run` restarts faster without them.
@@ -495,7 +496,8 @@ def run_command(args: argparse.Namespace) -> int:
             record_annotations=args.record_annotations,
             verbosity=args.verbosity,
         )
-        app = SchedulerApp(config, opts)
+        with without_gc():
+            app = SchedulerApp(config, opts)
     except (LoadError, ConfigError) as err:
         _say(f"{err}")
         return EXIT_BAD_INPUT

@@ -28,7 +28,8 @@ from kubesched.framework.interface import (
     Lister,
 )
 from kubesched.framework.plugins.registry import new_in_tree_registry
-from kubesched.framework.runtime.framework import Framework, FrameworkError
+from kubesched.framework.runtime.errors import FrameworkError
+from kubesched.framework.runtime.framework import Framework
 from kubesched.framework.runtime.out_of_tree import entry_point_registry, is_import_path
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Status

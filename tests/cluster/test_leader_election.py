@@ -31,7 +31,7 @@ def launch(apiserver: FakeAPIServer, tmp_path: Path) -> Iterator:
         cfg = tmp_path / f"kubeconfig-{token}"
         cfg.write_text(apiserver.kubeconfig(token))
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kubesched.cli", "run", "--kubeconfig", str(cfg), *LEASE_FLAGS],
+            [sys.executable, "-m", "kubesched", "run", "--kubeconfig", str(cfg), *LEASE_FLAGS],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from typing import Any
 
+import pytest
+from tests.cluster.conftest import fast_backoff
 from tests.cluster.helpers import node, pod, wait_for
 
+from kubesched.app import RunOptions, SchedulerApp
+from kubesched.config.load import load_config
 from kubesched.testing.apiserver import DROP_RESPONSE, FakeAPIServer
 
 
@@ -298,3 +304,31 @@ def test_shutdown_finishes_bindings_and_releases_the_lease(apiserver: FakeAPISer
     assert running.app.dispatcher.pending() == 0  # queued events and patches went out before exit
     scheduled = [e for e in apiserver.list("Event") if e["reason"] == "Scheduled"]
     assert len(scheduled) == 5
+
+
+def test_informers_list_while_the_scheduler_is_built_and_stop_when_it_cannot_be(
+    apiserver: FakeAPIServer, kubeconfig: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The informers start before the scheduler (and its modules) are built, so the API server answers the lists
+    meanwhile; an app that then fails to build leaves no informer running."""
+    import kubesched.event_handlers as handlers
+
+    def pods_listed() -> bool:
+        return any(m == "GET" and p.startswith("/api/v1/pods") for m, p in list(apiserver.requests))
+
+    seen_before_build: list[bool] = []
+
+    def unbuildable(*args: Any, **kwargs: Any) -> Any:
+        seen_before_build.append(wait_for(pods_listed, timeout=5.0))
+        raise RuntimeError("no scheduler today")
+
+    monkeypatch.setattr(handlers, "informed_scheduler", unbuildable)
+    opts = RunOptions(kubeconfig=kubeconfig, secure_port=-1, leader_elect=False, qps=0, informer_backoff=fast_backoff)
+    with pytest.raises(RuntimeError, match="no scheduler today"):
+        SchedulerApp(load_config(None), opts)
+    assert seen_before_build == [True]
+
+    def informers_alive() -> list[str]:
+        return [t.name for t in threading.enumerate() if t.name.startswith("reflector-")]
+
+    assert wait_for(lambda: not informers_alive(), timeout=10.0), informers_alive()

@@ -14,8 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kubesched.dra import cel
-
 
 @dataclass(frozen=True, slots=True, eq=False)
 class DeviceView:
@@ -63,6 +61,10 @@ class CELSelectors:
     """The evaluator the scheduler uses: cel.py's DRA environment, each expression compiled once."""
 
     def matches(self, expression: str, device: DeviceView) -> bool:
+        # Imported here: cel.py and its parser (celpy, lark) cost a tenth of `kubesched run`'s start, and most
+        # clusters never evaluate a selector; after the first call this is a lookup in sys.modules.
+        from kubesched.dra import cel
+
         compiled = cel.compile_expression(expression)
         if compiled.error is not None:
             raise SelectorCompileError(str(compiled.error))

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeAlias, cast
 from kubesched.api.duration import parse_duration
 from kubesched.api.quantity import parse_quantity
 from kubesched.config.load import ConfigError
-from kubesched.framework.runtime.framework import FrameworkError
+from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.simulator.documents import read_object_file
 from kubesched.simulator.load import (
     LoadedInput,

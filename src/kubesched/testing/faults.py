@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +24,7 @@ import yaml
 from kubesched.backend.kube.api import APIError, KubeAPI
 from kubesched.testing.controlplane import TOKEN, ControlPlane, Process, reset_cluster
 from kubesched.testing.faultproxy import FaultProxy
+from kubesched.testing.installed import kubesched_command
 
 SCENARIOS = ("restart", "compaction", "dropped", "rival", "kill", "leader")
 SCHEDULERS = ("kubesched", "upstream")
@@ -106,7 +106,7 @@ class Scheduler:
         if self.which == "upstream":
             args = [str(self.cp.assets / "kube-scheduler"), f"--config={self._config()}", "--secure-port=0", "--v=2"]
         else:
-            args = [sys.executable, "-m", "kubesched.cli", "run", "--config", str(self._config()), "--secure-port", "0"]
+            args = kubesched_command("run", "--config", str(self._config()), "--secure-port", "0")
         proc = Process(f"{self.which}-{n}", args, log).start()
         self.procs.append(proc)
         self.logs.append(log)

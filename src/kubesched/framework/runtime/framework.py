@@ -36,6 +36,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
+from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.framework.runtime.out_of_tree import PluginLoadError, import_path_factory, is_import_path
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.runtime.waiting_pods import WaitingPod
@@ -139,15 +140,6 @@ def _rejection(status: Status | None, node_info: NodeInfo) -> Status:
     if status is None:
         raise RuntimeError(f"filter plugins disagree on node {node_info.name}: batch rejected, per-node passed")
     return status
-
-
-class FrameworkError(ValueError):
-    """A profile that cannot be turned into a framework; `field` says where in the profile (or, once the
-    scheduler adds the profile's index, in the configuration), e.g. `plugins.score.enabled[0].name`."""
-
-    def __init__(self, message: str, field: str = "") -> None:
-        super().__init__(message)
-        self.field = field
 
 
 def _weight_at(plugins: Plugins, name: str) -> str:
