@@ -145,7 +145,9 @@ def test_damaged_workloads_end_in_a_result_or_a_clear_error(
         target = data.draw(st.sampled_from(targets))
         path = data.draw(st.sampled_from(object_paths(target)[1:]))
         if data.draw(st.booleans()):
-            _set(target, path, data.draw(HOSTILE))
+            # A copy: sampled_from hands out the same [] or {} each time, and the same list set inside itself by a
+            # later mutation would make a cycle no manifest can have.
+            _set(target, path, copy.deepcopy(data.draw(HOSTILE)))
             continue
         parent = target
         for p in path[:-1]:
