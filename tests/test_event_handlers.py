@@ -64,3 +64,32 @@ def test_an_assumed_pod_starting_to_terminate_is_rejected_and_frees_its_room() -
     tc.sched.run(until=40)
     assert bound_at(tc, "waiter") is None
     assert bound_at(tc, "other") is not None and bound_at(tc, "other") < 40
+
+
+def test_a_pod_bound_elsewhere_by_another_binder_frees_the_room_it_was_assumed_on() -> None:
+    """Our binding of `waiter` to n is in flight (held at Permit) when another binder binds it to m: the cpu it
+    held on n is free, and the pod it kept out of n is scheduled there at once, not after the five-minute flush
+    upstream waits for."""
+    reg = Registry()
+    reg.register("WaitLong", lambda args, handle: WaitLong())
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {"schedulerName": "default-scheduler", "plugins": {"permit": {"enabled": [{"name": "WaitLong"}]}}}
+        ],
+    }
+    theirs = make_node("m").capacity({"cpu": "1"}).obj()
+    theirs["spec"] = {"taints": [{"key": "rival", "effect": "NoSchedule"}]}  # ours never uses it
+    tc = new_test_cluster([make_node("n").capacity({"cpu": "1"}).obj(), theirs], config=config, registry=reg)
+    tc.create(make_pod("waiter").req({"cpu": "1"}).obj())
+    tc.sched.run(until=5)
+    tc.create(make_pod("other").req({"cpu": "1"}).obj())
+    tc.sched.run(until=10)
+    assert bound_at(tc, "other") is None
+    assert tc.sched.cache.is_assumed_pod(new_pod_info(tc.cluster.get("Pod", "default", "waiter")))
+    tc.cluster.bind(new_pod_info(tc.cluster.get("Pod", "default", "waiter")), "m")
+    tc.sched.run(until=40)
+    assert tc.cluster.get("Pod", "default", "waiter")["spec"]["nodeName"] == "m"
+    assert tc.cluster.get("Pod", "default", "other")["spec"].get("nodeName") == "n"
+    assert bound_at(tc, "other") is not None and bound_at(tc, "other") < 40
