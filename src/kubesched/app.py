@@ -6,10 +6,11 @@ before its informers start; here the informers start first, before the scheduler
 own modules are even imported, so that the API server answers the lists while
 Python loads the framework and plugins (a restart binds its first pod that much
 sooner). Nothing reads the lists before the scheduler is built: they wait in the
-store's inbox. Scheduling
-cycles run on this thread; binding cycles run on a pool of threads, sharing the
-scheduler lock with it and letting go of it while they wait on the API server.
-A lost lease stops scheduling at once and ends the process with status 1; a
+store's inbox.
+
+Scheduling cycles run on this thread; binding cycles run on a pool of threads,
+sharing the scheduler lock with it and letting go of it while they wait on the API
+server. A lost lease stops scheduling at once and ends the process with status 1; a
 SIGTERM drains the binding cycles in flight and releases the lease first.
 """
 

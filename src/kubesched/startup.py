@@ -1,11 +1,11 @@
 """Start-up without the cyclic garbage collector.
 
-A start builds a few hundred thousand objects (modules, classes, the plugins, the
-informers' first lists) that live as long as the process and leave next to no
-garbage, so collections meanwhile would only walk them, again and again: a tenth of
+A start builds a few hundred thousand objects (modules, classes, functions, the
+plugins) that live as long as the process and leave next to no garbage, so
+collections meanwhile would only walk them, again and again: a tenth of
 `kubesched run`'s start. They are made with the collector off, then frozen out of
-later full collections, which a long-running scheduler would otherwise pay for every
-time.
+later full collections, which a long-running scheduler would otherwise pay for
+every time.
 """
 
 from __future__ import annotations
