@@ -36,6 +36,7 @@ from kubesched.backend.kube.reflector import Backoff
 from kubesched.clock import WallClock
 from kubesched.config.goduration import format_go_duration
 from kubesched.config.load import SchedulerConfig
+from kubesched.klog import Message
 
 # Imported once the informers are listing (SchedulerApp.__init__), not before.
 if TYPE_CHECKING:
@@ -207,13 +208,19 @@ class SchedulerApp:
 
     def run(self) -> int:
         if self.opts.secure_port >= 0:
-            host, port = self.endpoints.serve(
-                self.opts.bind_address,
-                self.opts.secure_port,
-                cert_file=self.opts.tls_cert_file,
-                key_file=self.opts.tls_private_key_file,
-                cert_dir=self.opts.cert_dir,
-            )
+            from kubesched.serving import ServingError
+
+            try:
+                host, port = self.endpoints.serve(
+                    self.opts.bind_address,
+                    self.opts.secure_port,
+                    cert_file=self.opts.tls_cert_file,
+                    key_file=self.opts.tls_private_key_file,
+                    cert_dir=self.opts.cert_dir,
+                )
+            except ServingError as err:
+                log.error(Message("command failed", err=str(err)))  # as kube-scheduler exits on it, with status 1
+                return self._shutdown(1)
             log.info("Serving securely on %s:%d", host, port)
             if self.opts.on_serving is not None:
                 self.opts.on_serving(host, port)

@@ -67,6 +67,10 @@ def self_signed_certificate(directory: str, host: str = "localhost") -> tuple[st
     return cert_path, key_path
 
 
+class ServingError(Exception):
+    """The secure port could not be served (address in use, unreadable certificate); upstream's words."""
+
+
 class Endpoints:
     def __init__(
         self,
@@ -104,13 +108,25 @@ class Endpoints:
             address_family = family
             daemon_threads = True
 
-        httpd = Server((bind_address, port), Handler)
-        if not cert_file:
-            directory = cert_dir or tempfile.mkdtemp(prefix="kubesched-certs-")
-            cert_file, key_file = self_signed_certificate(directory, socket.gethostname())
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ctx.load_cert_chain(cert_file, key_file or None)
+        try:
+            httpd = Server((bind_address, port), Handler)
+        except OSError as err:
+            where = f"[{bind_address}]:{port}" if family == socket.AF_INET6 else f"{bind_address}:{port}"
+            reason = (err.strerror or str(err)).lower()
+            raise ServingError(f"failed to create listener: failed to listen on {where}: {reason}") from err
+        try:
+            if not cert_file:
+                directory = cert_dir or tempfile.mkdtemp(prefix="kubesched-certs-")
+                cert_file, key_file = self_signed_certificate(directory, socket.gethostname())
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+            ctx.load_cert_chain(cert_file, key_file or None)
+        except (OSError, ValueError) as err:
+            httpd.server_close()
+            reason = getattr(err, "strerror", None) or str(err)
+            raise ServingError(
+                f"unable to load the serving certificate {cert_file} (key {key_file}): {reason}"
+            ) from err
         httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
         self._httpd = httpd
         threading.Thread(target=httpd.serve_forever, name="secure-serving", daemon=True).start()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,36 @@ def test_json_log_lines() -> None:
     record = logging.LogRecord("kubesched.app", logging.ERROR, __file__, 1, "leaderelection %s", ("lost",), None)
     doc = json.loads(_JSONFormatter().format(record))
     assert (doc["level"], doc["logger"], doc["msg"]) == ("ERROR", "kubesched.app", "leaderelection lost")
+
+
+@pytest.mark.parametrize("case", ["port in use", "unreadable certificate"])
+def test_a_secure_port_that_cannot_be_served_exits_1_saying_why(
+    tmp_path: Path, kubeconfig: str, caplog: pytest.LogCaptureFixture, case: str
+) -> None:
+    """As kube-scheduler: `"command failed" err="failed to create listener: failed to listen on ADDR: ..."` and
+    status 1, not an internal error."""
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    port = held.getsockname()[1]
+    args = ["run", "--kubeconfig", kubeconfig, "--leader-elect=false", "--bind-address", "127.0.0.1"]
+    if case == "port in use":
+        args += ["--secure-port", str(port)]
+        expected = f"failed to create listener: failed to listen on 127.0.0.1:{port}: address already in use"
+    else:
+        bad = tmp_path / "bad.crt"
+        bad.write_text("not a certificate")
+        free = socket.socket()
+        free.bind(("127.0.0.1", 0))
+        free_port = free.getsockname()[1]
+        free.close()
+        args += ["--secure-port", str(free_port), "--tls-cert-file", str(bad), "--tls-private-key-file", str(bad)]
+        expected = f"unable to load the serving certificate {bad} (key {bad}): "
+    try:
+        with caplog.at_level(logging.ERROR):
+            assert main(args) == 1
+    finally:
+        held.close()
+    messages = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert any(m.startswith('"command failed" err="' + expected) for m in messages), messages
+    assert not any("internal error" in m for m in messages)
