@@ -188,7 +188,9 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--leader-elect-resource-name", default=None, metavar="NAME")
     r.add_argument("--leader-elect-resource-namespace", default=None, metavar="NAMESPACE")
     r.add_argument("--bind-address", default="0.0.0.0", help="address for the secure port")
-    r.add_argument("--secure-port", type=int, default=10259, help="HTTPS port for /healthz and /metrics; 0: none")
+    r.add_argument(
+        "--secure-port", type=_secure_port, default=10259, help="HTTPS port for /healthz and /metrics; 0: none"
+    )
     r.add_argument("--cert-dir", default="", help="where the self-signed certificate is written")
     r.add_argument("--tls-cert-file", default="")
     r.add_argument("--tls-private-key-file", default="")
@@ -212,6 +214,23 @@ def _bool(text: str) -> bool:
     if text.lower() in ("false", "0", "f"):
         return False
     raise argparse.ArgumentTypeError(f"invalid boolean {text!r}")
+
+
+def _secure_port(text: str) -> int:
+    """--secure-port, refused out of range in kube-scheduler's words (SecureServingOptions.Validate)."""
+    try:
+        port = int(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from err
+    if port < 0:
+        raise argparse.ArgumentTypeError(
+            f"--secure-port {port} must be between 0 and 65535, inclusive. 0 for turning off secure port"
+        )
+    if port > 65535:
+        raise argparse.ArgumentTypeError(
+            f"--secure-port {port} must be between 1 and 65535, inclusive. It cannot be turned off with 0"
+        )
+    return port
 
 
 def _duration(text: str) -> float:

@@ -114,10 +114,16 @@ class Endpoints:
             where = f"[{bind_address}]:{port}" if family == socket.AF_INET6 else f"{bind_address}:{port}"
             reason = (err.strerror or str(err)).lower()
             raise ServingError(f"failed to create listener: failed to listen on {where}: {reason}") from err
-        try:
-            if not cert_file:
+        if not cert_file:
+            try:
                 directory = cert_dir or tempfile.mkdtemp(prefix="kubesched-certs-")
                 cert_file, key_file = self_signed_certificate(directory, socket.gethostname())
+            except OSError as err:
+                httpd.server_close()
+                where = f" {err.filename}" if err.filename else ""
+                reason = (err.strerror or str(err)).lower()
+                raise ServingError(f"error creating self-signed certificates:{where}: {reason}") from err
+        try:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ctx.minimum_version = ssl.TLSVersion.TLSv1_2
             ctx.load_cert_chain(cert_file, key_file or None)

@@ -54,7 +54,7 @@ def test_json_log_lines() -> None:
     assert (doc["level"], doc["logger"], doc["msg"]) == ("ERROR", "kubesched.app", "leaderelection lost")
 
 
-@pytest.mark.parametrize("case", ["port in use", "unreadable certificate"])
+@pytest.mark.parametrize("case", ["port in use", "unreadable certificate", "certificate directory"])
 def test_a_secure_port_that_cannot_be_served_exits_1_saying_why(
     tmp_path: Path, kubeconfig: str, caplog: pytest.LogCaptureFixture, case: str
 ) -> None:
@@ -68,14 +68,13 @@ def test_a_secure_port_that_cannot_be_served_exits_1_saying_why(
     if case == "port in use":
         args += ["--secure-port", str(port)]
         expected = f"failed to create listener: failed to listen on 127.0.0.1:{port}: address already in use"
+    elif case == "certificate directory":
+        args += ["--secure-port", str(_free_port()), "--cert-dir", "/proc/no-such-dir"]
+        expected = "error creating self-signed certificates: /proc/no-such-dir: no such file or directory"
     else:
         bad = tmp_path / "bad.crt"
         bad.write_text("not a certificate")
-        free = socket.socket()
-        free.bind(("127.0.0.1", 0))
-        free_port = free.getsockname()[1]
-        free.close()
-        args += ["--secure-port", str(free_port), "--tls-cert-file", str(bad), "--tls-private-key-file", str(bad)]
+        args += ["--secure-port", str(_free_port()), "--tls-cert-file", str(bad), "--tls-private-key-file", str(bad)]
         expected = f"unable to load the serving certificate {bad} (key {bad}): "
     try:
         with caplog.at_level(logging.ERROR):
@@ -85,3 +84,36 @@ def test_a_secure_port_that_cannot_be_served_exits_1_saying_why(
     messages = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert any(m.startswith('"command failed" err="' + expected) for m in messages), messages
     assert not any("internal error" in m for m in messages)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("port", "message"),
+    [
+        ("99999", "--secure-port 99999 must be between 1 and 65535, inclusive. It cannot be turned off with 0"),
+        ("-5", "--secure-port -5 must be between 0 and 65535, inclusive. 0 for turning off secure port"),
+        ("x", "invalid int value: 'x'"),
+    ],
+)
+def test_a_secure_port_out_of_range_is_refused_in_upstreams_words(port: str, message: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "--secure-port", port])
+    assert exit_.value.code == 2
+    assert f"argument --secure-port: {message}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("kind", "reason"), [("empty", "is empty"), ("directory", "is a directory")])
+def test_a_kubeconfig_that_is_no_kubeconfig_exits_2_saying_why(tmp_path: Path, kind: str, reason: str, capsys) -> None:
+    path = tmp_path / "kubeconfig"
+    if kind == "empty":
+        path.write_text("")
+    else:
+        path.mkdir()
+    assert main(["run", "--kubeconfig", str(path), "--secure-port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kubesched: cannot reach the cluster:") and reason in err and "Traceback" not in err

@@ -119,8 +119,10 @@ def load_configuration(kubeconfig: str = "", master: str = "", *, kubectl_defaul
     cfg = Configuration()
     path = kubeconfig or (kubectl_kubeconfig() if kubectl_defaults else "")
     if path:
-        if not os.path.isfile(path):
+        if not os.path.exists(path):
             raise CredentialsError(f"kubeconfig {path}: no such file")
+        if os.path.isdir(path):
+            raise CredentialsError(f"kubeconfig {path}: is a directory")
         kube_config.load_kube_config(config_file=path, client_configuration=cfg)
     elif master:
         cfg.host = master
