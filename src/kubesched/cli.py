@@ -133,7 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--bind-latency", type=_duration, default=0.0, help="virtual time a binding takes (e.g. 200ms; default 0)"
     )
-    s.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+    s.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
     _run_parser(sub)
     snap = sub.add_parser("snapshot", help="write a cluster's nodes, pods and other objects as manifests for simulate")
     _cluster_args(
@@ -147,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
         default="-",
         help="file to write (default: stdout); checked before the cluster is read, written whole or not at all",
     )
-    snap.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+    snap.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
     _whatif_parser(sub)
     _sweep_parser(sub)
     _ui_parser(sub)
@@ -166,7 +166,7 @@ def _ui_parser(sub: argparse._SubParsersAction) -> None:
     u.add_argument("--seed", type=int, default=1, help="the random tie-break's seed (default 1)")
     u.add_argument("--until", type=_duration, default=None, help="stop at this virtual time (e.g. 10m)")
     u.add_argument("--bind-latency", type=_duration, default=0.0, help="virtual time a binding takes")
-    u.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+    u.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
 
 
 def _run_parser(sub: argparse._SubParsersAction) -> None:
@@ -200,7 +200,7 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
         help="write each attempt's per-plugin results onto the pod (kube-scheduler-simulator's keys)",
     )
     r.add_argument("--logging-format", choices=("text", "json"), default="text")
-    r.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+    r.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
 
 
 def _cluster_args(p: argparse.ArgumentParser, default: str) -> None:
@@ -231,6 +231,17 @@ def _secure_port(text: str) -> int:
             f"--secure-port {port} must be between 1 and 65535, inclusive. It cannot be turned off with 0"
         )
     return port
+
+
+def _verbosity(text: str) -> int:
+    """-v: klog's level, an unsigned number."""
+    try:
+        level = int(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from err
+    if level < 0:
+        raise argparse.ArgumentTypeError(f"{level}: the log verbosity is 0 or more")
+    return level
 
 
 def _duration(text: str) -> float:
@@ -493,6 +504,7 @@ def _silence_stdout() -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     from kubesched.app import RunOptions, SchedulerApp
+    from kubesched.backend.kube.api import ClientConfigError
 
     try:
         config = load_config(read_object_file(args.config) if args.config else None, source=args.config or "")
@@ -522,6 +534,9 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     except FrameworkError as err:
         _say(f"{_framework_message(err, args.config or '')}")
+        return EXIT_BAD_INPUT
+    except ClientConfigError as err:
+        _say(f"{err}")
         return EXIT_BAD_INPUT
     except Exception as err:  # no credentials, unreadable kubeconfig
         _say(f"cannot reach the cluster: {err}")
@@ -620,7 +635,7 @@ def _whatif_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--max-nodes", type=int, default=1000, help="the most nodes to add (default 1000)")
     c.add_argument("--seed", type=int, default=0, help="the tie-break seed of every simulation (default 0)")
     c.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
-    c.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+    c.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
     m = questions.add_parser("compare", help="the same manifests under two scheduler configurations")
     m.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories")
     m.add_argument(
@@ -632,7 +647,7 @@ def _whatif_parser(sub: argparse._SubParsersAction) -> None:
     )
     m.add_argument("--seed", type=int, default=0, help="the tie-break seed of both simulations (default 0)")
     m.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
-    m.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+    m.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
 
 
 def _sweep_parser(sub: argparse._SubParsersAction) -> None:
@@ -644,7 +659,7 @@ def _sweep_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument(
         "--output", choices=("json", "table", "csv"), default=None, help="default: table on a terminal, else json"
     )
-    s.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+    s.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
 
 
 def whatif_command(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kubesched.backend.kube.api import KubeAPI, load_configuration, server_url
 from kubesched.cli import _JSONFormatter, main
 
 
@@ -117,3 +118,45 @@ def test_a_kubeconfig_that_is_no_kubeconfig_exits_2_saying_why(tmp_path: Path, k
     assert main(["run", "--kubeconfig", str(path), "--secure-port", "0"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("kubesched: cannot reach the cluster:") and reason in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            ["--kube-api-burst", "0"],
+            "burst is required to be greater than 0 when RateLimiter is not set and QPS is set to greater than 0",
+        ),
+        (["--master", "not a url"], "host must be a URL or a host:port pair: 'not a url'"),
+        (["--master", "https://h:99999"], "host must be a URL or a host:port pair: 'https://h:99999'"),
+        (["--master", "https://h:6443/path"], "host must be a URL or a host:port pair: 'https://h:6443/path'"),
+    ],
+)
+def test_client_settings_no_client_can_use_exit_2_in_client_gos_words(
+    kubeconfig: str, flags: list[str], message: str, capsys
+) -> None:
+    """kube-scheduler refuses these as it makes its clients ("command failed", status 1); here they are bad input."""
+    assert main(["run", "--kubeconfig", kubeconfig, "--secure-port", "0", "--leader-elect=false", *flags]) == 2
+    assert capsys.readouterr().err == f"kubesched: {message}\n"
+
+
+@pytest.mark.parametrize(
+    ("master", "url"),
+    [("127.0.0.1:6443", "https://127.0.0.1:6443"), ("http://h", "http://h"), ("https://h:6443/", "https://h:6443")],
+)
+def test_master_takes_a_url_or_a_host_port_pair(master: str, url: str) -> None:
+    assert server_url(master) == url
+
+
+def test_qps_0_needs_no_burst() -> None:
+    """With no rate limit (qps 0) client-go takes any burst, and so does kubesched."""
+    api = KubeAPI(load_configuration(master="https://127.0.0.1:1"), qps=0, burst=0)
+    assert api.limiter.qps == 0
+
+
+@pytest.mark.parametrize("command", ["run", "simulate", "snapshot"])
+def test_a_negative_verbosity_is_refused(command: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "-v", "-3"])
+    assert exit_.value.code == 2
+    assert "argument -v/--v: -3: the log verbosity is 0 or more" in capsys.readouterr().err

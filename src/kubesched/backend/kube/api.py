@@ -14,6 +14,7 @@ import os
 import ssl
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
@@ -96,6 +97,26 @@ class CredentialsError(Exception):
     """No kubeconfig to read and no in-cluster service account; the message says what was tried."""
 
 
+class ClientConfigError(ValueError):
+    """Client settings no client can be made from (a --master that is no address, a burst of 0); the message
+    is client-go's."""
+
+
+def server_url(host: str) -> str:
+    """--master as client-go's DefaultServerURL takes it: a URL, or a host:port pair to which https:// is
+    added. Raises ClientConfigError for anything else."""
+    url = host if "://" in host else f"https://{host}"
+    parts = urllib.parse.urlsplit(url)
+    try:
+        _ = parts.port  # a port out of range or not a number raises
+        valid = bool(parts.hostname) and not any(c.isspace() for c in parts.netloc) and parts.path in ("", "/")
+    except ValueError:
+        valid = False
+    if not valid:
+        raise ClientConfigError(f"host must be a URL or a host:port pair: {host!r}")
+    return url.rstrip("/")
+
+
 def kubectl_kubeconfig(environ: Mapping[str, str] | None = None) -> str:
     """The kubeconfig kubectl reads when none is named: the first existing file listed in $KUBECONFIG
     (kubectl merges them all; the first is enough here), else ~/.kube/config if it exists; '' for none.
@@ -125,14 +146,14 @@ def load_configuration(kubeconfig: str = "", master: str = "", *, kubectl_defaul
             raise CredentialsError(f"kubeconfig {path}: is a directory")
         kube_config.load_kube_config(config_file=path, client_configuration=cfg)
     elif master:
-        cfg.host = master
+        cfg.host = server_url(master)
     else:
         try:
             kube_config.load_incluster_config(client_configuration=cfg)
         except kube_config.ConfigException as err:
             raise CredentialsError(_no_credentials(kubectl_defaults, str(err))) from err
     if master:
-        cfg.host = master
+        cfg.host = server_url(master)
     return cfg
 
 
@@ -191,6 +212,10 @@ class KubeAPI:
         retry_backoff: float = 0.2,
         user_agent: str = "kubesched",
     ) -> None:
+        if qps > 0 and burst <= 0:  # client-go's rest.RESTClientFor refuses it, and so kube-scheduler's start
+            raise ClientConfigError(
+                "burst is required to be greater than 0 when RateLimiter is not set and QPS is set to greater than 0"
+            )
         # Binding threads each hold a connection while they wait: the pool must not turn them away.
         configuration.connection_pool_maxsize = max(getattr(configuration, "connection_pool_maxsize", 0) or 0, 80)
         _warn_insecure_once(configuration)
