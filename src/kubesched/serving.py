@@ -114,6 +114,9 @@ class Endpoints:
             where = f"[{bind_address}]:{port}" if family == socket.AF_INET6 else f"{bind_address}:{port}"
             reason = (err.strerror or str(err)).lower()
             raise ServingError(f"failed to create listener: failed to listen on {where}: {reason}") from err
+        if bool(cert_file) != bool(key_file):  # dynamiccertificates.NewDynamicServingContentFromFiles
+            httpd.server_close()
+            raise ServingError("missing filename for serving cert")
         if not cert_file:
             try:
                 directory = cert_dir or tempfile.mkdtemp(prefix="kubesched-certs-")

@@ -55,7 +55,7 @@ def test_json_log_lines() -> None:
     assert (doc["level"], doc["logger"], doc["msg"]) == ("ERROR", "kubesched.app", "leaderelection lost")
 
 
-@pytest.mark.parametrize("case", ["port in use", "unreadable certificate", "certificate directory"])
+@pytest.mark.parametrize("case", ["port in use", "unreadable certificate", "certificate directory", "no key"])
 def test_a_secure_port_that_cannot_be_served_exits_1_saying_why(
     tmp_path: Path, kubeconfig: str, caplog: pytest.LogCaptureFixture, case: str
 ) -> None:
@@ -69,6 +69,9 @@ def test_a_secure_port_that_cannot_be_served_exits_1_saying_why(
     if case == "port in use":
         args += ["--secure-port", str(port)]
         expected = f"failed to create listener: failed to listen on 127.0.0.1:{port}: address already in use"
+    elif case == "no key":
+        args += ["--secure-port", str(_free_port()), "--tls-cert-file", str(tmp_path / "serving.crt")]
+        expected = "missing filename for serving cert"
     elif case == "certificate directory":
         args += ["--secure-port", str(_free_port()), "--cert-dir", "/proc/no-such-dir"]
         expected = "error creating self-signed certificates: /proc/no-such-dir: no such file or directory"
