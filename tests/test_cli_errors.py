@@ -1,6 +1,8 @@
 """Unusable input exits 2 with a message naming file, document, object and field."""
 
 import json
+import os
+import threading
 
 import pytest
 
@@ -108,3 +110,28 @@ def test_control_characters_from_the_input_are_escaped_in_one_line(tmp_path, cap
     assert code == 2 and out == ""
     assert len(err.splitlines()) == 1, repr(err)
     assert "in.yaml, document 1 (Node a)" in err and "v1\\" in err
+
+
+def test_a_pipe_is_read_like_a_file(tmp_path, capsys) -> None:
+    """`kubesched simulate <(helm template ...)` hands over /dev/fd/N, a pipe: it is read as the file would be."""
+    text = NODE + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i}]}\n"
+    plain = tmp_path / "in.yaml"
+    plain.write_text(text)
+    assert main(["simulate", str(plain), "--output", "json", "--seed", "1"]) == 0
+    from_file = json.loads(capsys.readouterr().out)
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_text, args=(text,), daemon=True)
+    writer.start()
+    assert main(["simulate", str(fifo), "--output", "json", "--seed", "1"]) == 0
+    writer.join(5)
+    from_pipe = json.loads(capsys.readouterr().out)
+    assert [(p["name"], p["node"]) for p in from_pipe["pods"]] == [(p["name"], p["node"]) for p in from_file["pods"]]
+    assert from_pipe["pods"][0]["node"] == "n1"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero here")
+def test_a_device_is_refused_not_read_forever(capsys) -> None:
+    assert main(["simulate", "/dev/zero"]) == 2
+    assert capsys.readouterr().err == "kubesched: /dev/zero: not a file, a directory or a pipe\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -325,6 +326,11 @@ def test_scaled_multiplies_workloads_and_copies_pending_pods() -> None:
         ),
         pytest.param(["capacity", "-", "--node-template", "{template}"], ["-: standard input"], id="stdin"),
         pytest.param(
+            ["capacity", "{fifo}", "--node-template", "{template}"],
+            ["pipe: a pipe cannot be read again for each simulation; save it to a file"],
+            id="pipe",
+        ),
+        pytest.param(
             ["compare", "{files}", "--config", "default"], ["give exactly two configurations"], id="one config"
         ),
         pytest.param(
@@ -342,7 +348,9 @@ def test_bad_input_exits_2_naming_file_and_field(
         "template": write(tmp_path, "node.yaml", node("w", 4)),
         "bad_node": str(tmp_path / "bad-node.yaml"),
         "dir": str(tmp_path),
+        "fifo": str(tmp_path / "pipe"),
     }
+    os.mkfifo(names["fifo"])  # refused before anything reads it
     (tmp_path / "bad-node.yaml").write_text(
         "apiVersion: v1\nkind: Node\nmetadata: {name: x}\nstatus: {allocatable: {cpu: lots}}\n"
     )

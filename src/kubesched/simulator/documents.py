@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -326,6 +328,15 @@ def _yaml_documents(text: str) -> list[Any]:
 
 class LoadError(ValueError):
     """Unusable input; the message names file, document, object and field."""
+
+
+def is_stream(path: str) -> bool:
+    """A pipe or socket (`<(helm template ...)`, /dev/stdin from a pipe): readable once, like standard input."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def read_text(path: Path) -> str:

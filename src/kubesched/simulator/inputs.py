@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kubesched.simulator.documents import DocumentError, parse_documents
+from kubesched.simulator.documents import DocumentError, is_stream, parse_documents
 from kubesched.simulator.load import LoadError, manifest_files
 
 if TYPE_CHECKING:
@@ -52,9 +52,12 @@ def utilisation(sim: Simulation) -> dict[str, float | None]:
 
 
 def rereadable(paths: Sequence[str]) -> list[str]:
-    """The paths, which repeated simulations read again: standard input cannot be."""
-    if "-" in paths:
-        raise WhatIfError("-: standard input cannot be read again for each simulation; save it to a file")
+    """The paths, which repeated simulations read again: standard input and pipes cannot be."""
+    for p in paths:
+        if p == "-":
+            raise WhatIfError("-: standard input cannot be read again for each simulation; save it to a file")
+        if is_stream(p):
+            raise WhatIfError(f"{p}: a pipe cannot be read again for each simulation; save it to a file")
     return list(paths)
 
 

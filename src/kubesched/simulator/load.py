@@ -24,7 +24,14 @@ from kubesched.framework.node_info import parse_node
 from kubesched.framework.types import new_pod_info
 from kubesched.simulator import admission, controllers
 from kubesched.simulator.defaulting import set_defaults
-from kubesched.simulator.documents import DocumentError, LoadError, decode_text, parse_documents, read_text
+from kubesched.simulator.documents import (
+    DocumentError,
+    LoadError,
+    decode_text,
+    is_stream,
+    parse_documents,
+    read_text,
+)
 from kubesched.simulator.scenario import KIND as SCENARIO_KIND
 from kubesched.simulator.scenario import ScenarioError, Step, parse_steps
 from kubesched.simulator.schema import KINDS as SCHEMA_KINDS
@@ -94,8 +101,10 @@ def manifest_files(p: str) -> Iterator[tuple[str, str]]:
         for f in sorted(path.rglob("*")):
             if f.is_file() and f.suffix in MANIFEST_SUFFIXES:
                 yield str(f), read_text(f)
-    elif path.is_file():
+    elif path.is_file() or is_stream(p):
         yield str(path), read_text(path)
+    elif path.exists():
+        raise LoadError(f"{p}: not a file, a directory or a pipe")
     else:
         raise LoadError(f"{p}: no such file or directory")
 
