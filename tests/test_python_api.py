@@ -101,6 +101,12 @@ def test_record_false_leaves_plugins_out_and_until_takes_durations() -> None:
         (("/nonexistent/dir",), {}, r"/nonexistent/dir: no such file"),
         ((), {"text": "kind: [unclosed"}, r"<text>: "),
         ((), {"until": "soon"}, r"until: "),
+        ((), {"until": -5}, r"until: expected a finite number of seconds, 0 or more, got -5"),
+        ((), {"bind_latency": float("nan")}, r"bind_latency: expected a finite number of seconds"),
+        ((), {"until": [1]}, r"until: expected seconds or a duration"),
+        ((), {"record": "maybe"}, r"record: expected True, False, \"full\", \"none\" or"),
+        ((), {"record": 3}, r"record: expected True, False or pod keys, got int"),
+        ((), {"record": ["default/p", 7]}, r"record: pod keys are \"namespace/name\" strings, got 7"),
         (
             (),
             {
@@ -141,3 +147,9 @@ def test_record_only_some_pods() -> None:
     assert some.pod("p4").plugins == full.pod("p4").plugins and not some.pod("p4").scheduled
     others = [p for p in some.pods if p.key not in ("default/p1", "default/p4")]
     assert others and all(p.plugins is not None and not p.plugins.filter for p in others)
+
+
+def test_record_takes_the_command_lines_words() -> None:
+    objs = [_node("a", "2"), _pod("p")]
+    assert kubesched.simulate(objs, seed=1, record="full").pod("p").plugins is not None
+    assert kubesched.simulate(objs, seed=1, record="none").pod("p").plugins is None

@@ -8,6 +8,7 @@ the command prints. Unusable input raises `InputError` with the command's messag
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -203,15 +204,18 @@ def simulate(
     reads them), Kubernetes objects as mappings, or iterables of them; `text` is YAML or
     JSON text with one or more documents. `config` is a KubeSchedulerConfiguration (a
     path or a mapping); `until` and `bind_latency` are seconds or durations such as "10m".
-    `record` is True (every pod's per-plugin record), False, or the `namespace/name` keys of
-    the pods to record. `overlays` are inputs like `inputs` whose objects replace those of
-    the same kind, namespace and name (`--overlay`).
+    `record` is True (every pod's per-plugin record), False, the command line's "full" or
+    "none", or the `namespace/name` keys of the pods to record. Negative or infinite
+    seconds, a bare string of keys and other wrong types raise InputError. `overlays` are
+    inputs like `inputs` whose objects replace those of the same kind, namespace and name
+    (`--overlay`).
     """
     from kubesched.simulator.report import to_json
     from kubesched.simulator.run import build_config
     from kubesched.simulator.run import simulate as run_simulation
     from kubesched.simulator.summary import summarize
 
+    record = _record(record)
     try:
         loaded = _load(inputs, text, tuple(overlays))
         config_doc, config_source = _config_document(config)
@@ -285,12 +289,37 @@ def _config_document(config: str | os.PathLike[str] | Manifest | None) -> tuple[
 
 
 def _seconds(name: str, value: float | str | None) -> float | None:
-    if value is None or isinstance(value, int | float):
-        return None if value is None else float(value)
+    """Seconds, or a duration as the command line takes it; like its flags, never negative."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise InputError(f'{name}: expected seconds or a duration such as "10m", got {type(value).__name__}')
+    if isinstance(value, str):
+        try:
+            return parse_duration(value)
+        except ValueError as err:
+            raise InputError(f"{name}: {err}") from err
+    if not math.isfinite(value) or value < 0:
+        raise InputError(f"{name}: expected a finite number of seconds, 0 or more, got {value}")
+    return float(value)
+
+
+def _record(record: bool | Collection[str]) -> bool | Collection[str]:
+    """True, False, the command line's "full" or "none", or pod keys; a lone string is none of the last."""
+    if isinstance(record, str):
+        if record in ("full", "none"):
+            return record == "full"
+        raise InputError(f'record: expected True, False, "full", "none" or "namespace/name" keys, got {record!r}')
+    if isinstance(record, bool):
+        return record
     try:
-        return parse_duration(value)
-    except ValueError as err:
-        raise InputError(f"{name}: {err}") from err
+        keys = list(record)
+    except TypeError as err:
+        raise InputError(f"record: expected True, False or pod keys, got {type(record).__name__}") from err
+    bad = [k for k in keys if not isinstance(k, str)]
+    if bad:
+        raise InputError(f'record: pod keys are "namespace/name" strings, got {bad[0]!r}')
+    return keys
 
 
 def _typed(doc: dict[str, Any], summary: Summary, config_source: str) -> Simulation:
