@@ -8,7 +8,7 @@ from kubesched.framework.interface import PermitPlugin
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.cluster import new_test_cluster
+from kubesched.testing.cluster import Harness, new_test_cluster
 from kubesched.testing.wrappers import make_node, make_pod
 
 
@@ -42,7 +42,9 @@ class WaitLong(PermitPlugin):
         return (Status(Code.WAIT), 600.0) if pod.name == "waiter" else (None, 0.0)
 
 
-def test_an_assumed_pod_starting_to_terminate_is_rejected_and_frees_its_room() -> None:
+def held_at_permit(nodes: list[dict]) -> Harness:
+    """A cluster whose pod named `waiter` stays at Permit for ten minutes once it has a node (its binding in
+    flight, the pod assumed)."""
     reg = Registry()
     reg.register("WaitLong", lambda args, handle: WaitLong())
     config = {
@@ -52,7 +54,11 @@ def test_an_assumed_pod_starting_to_terminate_is_rejected_and_frees_its_room() -
             {"schedulerName": "default-scheduler", "plugins": {"permit": {"enabled": [{"name": "WaitLong"}]}}}
         ],
     }
-    tc = new_test_cluster([make_node("n").capacity({"cpu": "1"}).obj()], config=config, registry=reg)
+    return new_test_cluster(nodes, config=config, registry=reg)
+
+
+def test_an_assumed_pod_starting_to_terminate_is_rejected_and_frees_its_room() -> None:
+    tc = held_at_permit([make_node("n").capacity({"cpu": "1"}).obj()])
     tc.create(make_pod("waiter").req({"cpu": "1"}).obj())
     tc.sched.run(until=5)
     tc.create(make_pod("other").req({"cpu": "1"}).obj())
@@ -70,18 +76,9 @@ def test_a_pod_bound_elsewhere_by_another_binder_frees_the_room_it_was_assumed_o
     """Our binding of `waiter` to n is in flight (held at Permit) when another binder binds it to m: the cpu it
     held on n is free, and the pod it kept out of n is scheduled there at once, not after the five-minute flush
     upstream waits for."""
-    reg = Registry()
-    reg.register("WaitLong", lambda args, handle: WaitLong())
-    config = {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "profiles": [
-            {"schedulerName": "default-scheduler", "plugins": {"permit": {"enabled": [{"name": "WaitLong"}]}}}
-        ],
-    }
     theirs = make_node("m").capacity({"cpu": "1"}).obj()
     theirs["spec"] = {"taints": [{"key": "rival", "effect": "NoSchedule"}]}  # ours never uses it
-    tc = new_test_cluster([make_node("n").capacity({"cpu": "1"}).obj(), theirs], config=config, registry=reg)
+    tc = held_at_permit([make_node("n").capacity({"cpu": "1"}).obj(), theirs])
     tc.create(make_pod("waiter").req({"cpu": "1"}).obj())
     tc.sched.run(until=5)
     tc.create(make_pod("other").req({"cpu": "1"}).obj())

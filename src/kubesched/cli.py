@@ -216,12 +216,16 @@ def _bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"invalid boolean {text!r}")
 
 
-def _secure_port(text: str) -> int:
-    """--secure-port, refused out of range in kube-scheduler's words (SecureServingOptions.Validate)."""
+def _integer(text: str) -> int:
     try:
-        port = int(text)
+        return int(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from err
+
+
+def _secure_port(text: str) -> int:
+    """--secure-port, refused out of range in kube-scheduler's words (SecureServingOptions.Validate)."""
+    port = _integer(text)
     if port < 0:
         raise argparse.ArgumentTypeError(
             f"--secure-port {port} must be between 0 and 65535, inclusive. 0 for turning off secure port"
@@ -235,10 +239,7 @@ def _secure_port(text: str) -> int:
 
 def _verbosity(text: str) -> int:
     """-v: klog's level, an unsigned number."""
-    try:
-        level = int(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from err
+    level = _integer(text)
     if level < 0:
         raise argparse.ArgumentTypeError(f"{level}: the log verbosity is 0 or more")
     return level

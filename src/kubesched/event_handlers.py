@@ -83,19 +83,18 @@ class EventHandlers:
             self.sched.queue.add(pod)
 
     def _add_assigned(self, pod: PodInfo) -> None:
-        cache = self.sched.cache
-        assumed = cache.get_pod(pod.uid) if cache.is_assumed_pod(pod) else None
+        moved_from: PodInfo | None = None
         try:
-            cache.add_pod(pod)
+            moved_from = self.sched.cache.add_pod(pod)
         except CacheError as err:
             log.error("Scheduler cache AddPod failed err=%s", err)
         self.sched.queue.assigned_pod_added(pod)
-        if assumed is not None and assumed.node_name != pod.node_name:
+        if moved_from is not None:
             # Another binder won the race for a pod assumed here: the room it held on the assumed node is free
             # again, which is an assigned pod's deletion to the pods it kept out. (Upstream's cache moves the pod
             # without a word, and those pods wait for the five-minute flush of the unschedulable pods.)
             self.sched.queue.move_all_to_active_or_backoff_queue(
-                ClusterEvent(events.ASSIGNED_POD, events.DELETE), assumed, None
+                ClusterEvent(events.ASSIGNED_POD, events.DELETE), moved_from, None
             )
 
     def update_pod(self, old: PodInfo, new: PodInfo) -> None:

@@ -71,6 +71,33 @@ class ServingError(Exception):
     """The secure port could not be served (address in use, unreadable certificate); upstream's words."""
 
 
+def _reason(err: OSError | ValueError) -> str:
+    strerror = getattr(err, "strerror", None)
+    return strerror.lower() if strerror else str(err)
+
+
+def _tls_context(cert_file: str, key_file: str, cert_dir: str) -> ssl.SSLContext:
+    """The serving certificate's context: the files given, else a self-signed pair made in `cert_dir` (or a
+    temporary directory). Raises ServingError in kube-scheduler's words."""
+    if bool(cert_file) != bool(key_file):  # dynamiccertificates.NewDynamicServingContentFromFiles
+        raise ServingError("missing filename for serving cert")
+    if not cert_file:
+        try:
+            directory = cert_dir or tempfile.mkdtemp(prefix="kubesched-certs-")
+            cert_file, key_file = self_signed_certificate(directory, socket.gethostname())
+        except OSError as err:
+            where = f" {err.filename}" if err.filename else ""
+            raise ServingError(f"error creating self-signed certificates:{where}: {_reason(err)}") from err
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        ctx.load_cert_chain(cert_file, key_file)
+    except (OSError, ValueError) as err:
+        message = f"unable to load the serving certificate {cert_file} (key {key_file}): {_reason(err)}"
+        raise ServingError(message) from err
+    return ctx
+
+
 class Endpoints:
     def __init__(
         self,
@@ -108,34 +135,12 @@ class Endpoints:
             address_family = family
             daemon_threads = True
 
+        ctx = _tls_context(cert_file, key_file, cert_dir)
         try:
             httpd = Server((bind_address, port), Handler)
         except OSError as err:
             where = f"[{bind_address}]:{port}" if family == socket.AF_INET6 else f"{bind_address}:{port}"
-            reason = (err.strerror or str(err)).lower()
-            raise ServingError(f"failed to create listener: failed to listen on {where}: {reason}") from err
-        if bool(cert_file) != bool(key_file):  # dynamiccertificates.NewDynamicServingContentFromFiles
-            httpd.server_close()
-            raise ServingError("missing filename for serving cert")
-        if not cert_file:
-            try:
-                directory = cert_dir or tempfile.mkdtemp(prefix="kubesched-certs-")
-                cert_file, key_file = self_signed_certificate(directory, socket.gethostname())
-            except OSError as err:
-                httpd.server_close()
-                where = f" {err.filename}" if err.filename else ""
-                reason = (err.strerror or str(err)).lower()
-                raise ServingError(f"error creating self-signed certificates:{where}: {reason}") from err
-        try:
-            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-            ctx.load_cert_chain(cert_file, key_file or None)
-        except (OSError, ValueError) as err:
-            httpd.server_close()
-            reason = getattr(err, "strerror", None) or str(err)
-            raise ServingError(
-                f"unable to load the serving certificate {cert_file} (key {key_file}): {reason}"
-            ) from err
+            raise ServingError(f"failed to create listener: failed to listen on {where}: {_reason(err)}") from err
         httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
         self._httpd = httpd
         threading.Thread(target=httpd.serve_forever, name="secure-serving", daemon=True).start()

@@ -137,24 +137,31 @@ class Cache:
         del self.pod_states[pod.uid]
         self.assumed_pods.discard(pod.uid)
 
-    def add_pod(self, pod: PodInfo) -> None:
-        """An assigned pod from the informer: confirms an assumed pod, or adds one bound elsewhere."""
+    def add_pod(self, pod: PodInfo) -> PodInfo | None:
+        """An assigned pod from the informer: confirms an assumed pod, or adds one bound elsewhere.
+
+        Returns the assumed pod when the informer's is on another node (another binder won the race), so
+        that the caller can tell the pods kept out of the assumed node that its room is free again.
+        """
         ps = self.pod_states.get(pod.uid)
         if ps is not None and pod.uid in self.assumed_pods:
+            assumed, moved = ps.pod, None
             ni = self.nodes.get(pod.node_name)
-            if ps.pod.node_name == pod.node_name and ni is not None and _same_footprint(ps.pod, pod):
+            if assumed.node_name == pod.node_name and ni is not None and _same_footprint(assumed, pod):
                 ni.replace_pod(pod)  # the usual confirmation: no need to re-aggregate the node
                 self._touch(pod.node_name, ni)
             else:
-                self._remove_pod_from_node(ps.pod)
+                self._remove_pod_from_node(assumed)
                 self._add_pod_to_node(pod)
+                moved = assumed if assumed.node_name != pod.node_name else None
             ps.pod = pod
             self.assumed_pods.discard(pod.uid)
-            return
+            return moved
         if ps is not None:
             raise CacheError(f"pod {pod.key}({pod.uid}) was already in added state")
         self._add_pod_to_node(pod)
         self.pod_states[pod.uid] = _PodState(pod)
+        return None
 
     def update_pod(self, old: PodInfo, new: PodInfo) -> None:
         ps = self.pod_states.get(old.uid)

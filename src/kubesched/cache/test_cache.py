@@ -132,7 +132,7 @@ def test_add_pod_will_replace_assumed() -> None:
     updated = base_pod("actual-node", "test-1", "200m", "500", port=90, ip="")
     cache = Cache()
     cache.assume_pod(assumed)
-    cache.add_pod(added)
+    assert cache.add_pod(added) is assumed  # moved off the node it was assumed on: the caller frees that room
     cache.update_pod(added, updated)
     assert "assumed-node-1" not in cache.nodes
     ni = cache.nodes["actual-node"]
@@ -140,6 +140,14 @@ def test_add_pod_will_replace_assumed() -> None:
     assert (ni.non_zero_cpu, ni.non_zero_mem) == (200, 500)
     assert [p.obj for p in ni.pods] == [updated.obj]
     assert ports(ni) == tcp(90, ip="0.0.0.0")
+
+
+def test_confirming_an_assumed_pod_where_it_was_assumed_reports_no_move() -> None:
+    pod = base_pod(NODE, "p", "100m", "500")
+    cache = Cache()
+    cache.assume_pod(pod)
+    assert cache.add_pod(base_pod(NODE, "p", "100m", "500")) is None
+    assert cache.add_pod(base_pod(NODE, "q", "100m", "500")) is None  # not assumed at all
 
 
 def test_confirmation_with_changed_requests_reaggregates() -> None:

@@ -145,9 +145,7 @@ def load_configuration(kubeconfig: str = "", master: str = "", *, kubectl_defaul
         if os.path.isdir(path):
             raise CredentialsError(f"kubeconfig {path}: is a directory")
         kube_config.load_kube_config(config_file=path, client_configuration=cfg)
-    elif master:
-        cfg.host = server_url(master)
-    else:
+    elif not master:
         try:
             kube_config.load_incluster_config(client_configuration=cfg)
         except kube_config.ConfigException as err:

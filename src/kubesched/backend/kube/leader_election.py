@@ -45,7 +45,7 @@ class LeaderElector:
         self._observed_at = 0.0
         self.leading = threading.Event()
         self.last_renew = 0.0
-        self._lock = f"{config.namespace}/{config.name}"  # the lock as upstream's logs describe it
+        self._lock_name = f"{config.namespace}/{config.name}"  # the lock as upstream's logs describe it
 
     @property
     def _path(self) -> str:
@@ -65,7 +65,7 @@ class LeaderElector:
             lease = self.api.request("GET", self._path, retries=0, timeout=cfg.renew_deadline)
         except APIError as err:
             if err.status != 404:
-                log.error(Message("Error retrieving lease lock", lock=self._lock, err=err))
+                log.error(Message("Error retrieving lease lock", lock=self._lock_name, err=err))
                 return False
             body = {
                 "apiVersion": "coordination.k8s.io/v1",
@@ -76,7 +76,7 @@ class LeaderElector:
             try:
                 created = self.api.request("POST", LEASE.path(cfg.namespace), body=body, retries=0)
             except APIError as err2:
-                log.error(Message("Error initially creating lease lock", lock=self._lock, err=err2))
+                log.error(Message("Error initially creating lease lock", lock=self._lock_name, err=err2))
                 return False
             self._observe(created)
             return True
@@ -96,7 +96,7 @@ class LeaderElector:
         try:
             updated = self.api.request("PUT", self._path, body=lease, retries=0, timeout=cfg.renew_deadline)
         except APIError as err:
-            log.error(Message("Failed to update lease", lock=self._lock, err=err))
+            log.error(Message("Failed to update lease", lock=self._lock_name, err=err))
             return False
         self._observe(updated)
         return True
@@ -107,12 +107,12 @@ class LeaderElector:
 
     def acquire(self, stop: threading.Event) -> bool:
         """Block until this candidate leads (True) or `stop` is set (False)."""
-        log.info(Message("Attempting to acquire leader lease...", lock=self._lock))
+        log.info(Message("Attempting to acquire leader lease...", lock=self._lock_name))
         while not stop.is_set():
             if self.try_acquire_or_renew():
                 self.last_renew = time.monotonic()
                 self.leading.set()
-                log.info(Message("Successfully acquired lease", lock=self._lock))
+                log.info(Message("Successfully acquired lease", lock=self._lock_name))
                 return True
             stop.wait(self.config.retry_period * (1 + random.random() * (JITTER_FACTOR - 1)))
         return False
@@ -131,10 +131,10 @@ class LeaderElector:
             if stop.is_set():
                 return
             if renewed:
-                info(log, V(5), "Successfully renewed lease", lock=self._lock)
+                info(log, V(5), "Successfully renewed lease", lock=self._lock_name)
             else:
                 self.leading.clear()
-                log.info(Message("Failed to renew lease", lock=self._lock, err="context deadline exceeded"))
+                log.info(Message("Failed to renew lease", lock=self._lock_name, err="context deadline exceeded"))
                 on_lost()
                 return
             self.last_renew = time.monotonic()
@@ -158,7 +158,7 @@ class LeaderElector:
             }
             self.api.request("PUT", self._path, body=lease, retries=0, timeout=2.0)
         except APIError as err:
-            log.error(Message("Failed to release lease", lock=self._lock, err=err))
+            log.error(Message("Failed to release lease", lock=self._lock_name, err=err))
 
     def healthy(self, timeout: float = 20.0) -> bool:
         """The /healthz check upstream adds: a leader whose last renewal is older than leaseDuration + timeout."""
