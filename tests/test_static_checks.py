@@ -46,3 +46,13 @@ def test_types_check() -> None:
     """mypy with pyproject's near-strict profile over the package (tests beside the code excluded)."""
     done = _run("mypy")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_no_tracked_file_holds_merge_conflict_markers() -> None:
+    """A half-resolved merge once shipped in README.md and so in the package's long description."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: the tracked files cannot be listed")
+    done = subprocess.run(
+        ["git", "grep", "-nE", "^(<<<<<<<|>>>>>>>)( |$)"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1, f"merge-conflict markers:\n{done.stdout}"
