@@ -48,9 +48,13 @@ def write_cluster(directory: Path) -> Path:
     return directory
 
 
+LOCAL = "http://127.0.0.1:8080"
+"""Where the TestClient says it talks to: the server answers only to its own names (loopback's by default)."""
+
+
 @pytest.fixture
 def client(tmp_path: Path) -> TestClient:
-    return TestClient(create_app(Workspace.from_files([str(write_cluster(tmp_path))])))
+    return TestClient(create_app(Workspace.from_files([str(write_cluster(tmp_path))])), base_url=LOCAL)
 
 
 def test_cluster_pods_and_why(client: TestClient) -> None:
