@@ -20,6 +20,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 import kubesched
 from kubesched.cli import main
@@ -324,6 +325,8 @@ def test_only_this_server_as_host(tmp_path: Path) -> None:
         assert r.status_code == 400 and "'attacker.example' does not name this server" in r.json()["error"], path
     assert evil.post("/api/rerun", json={}).status_code == 400
     local = TestClient(app, base_url="http://127.0.0.1:8080")
+    with pytest.raises(WebSocketDisconnect):  # the UI has no websockets; none gets past the checks
+        local.websocket_connect("/").__enter__()
     for host in ("127.0.0.1.attacker.example", "localhost.attacker.example:8080", "127.0.0.1:80:80", "", "[::1"):
         assert local.get("/api/state", headers={"host": host}).status_code == 400, host
 

@@ -99,7 +99,7 @@ def check_allowed_host(name: str) -> str:
 
 
 def check_token(token: str) -> str:
-    """A token given on the command line or in the environment: long enough to guess never, safe in a URL."""
+    """A token given on the command line or in the environment: too long to guess, safe in a URL."""
     if not TOKEN_PATTERN.fullmatch(token):
         raise ValueError(f"expected at least 16 letters, digits or any of - . _ ~ (got {len(token)} characters)")
     return token
@@ -118,6 +118,9 @@ class Guard:
         self.access = access
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":  # the UI has none; refused before any check could be skipped
+            await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -153,7 +156,7 @@ class Guard:
             return True
         server = scope.get("server")
         # The address the client connected to, typed as a literal (http://10.1.2.3:8080/): this server's own origin.
-        return bool(server) and _is_address(name) and host_key(str(server[0])) == name
+        return server is not None and _is_address(name) and host_key(str(server[0])) == name
 
     def _token_refusal(self, scope: Scope, headers: Headers, token: str) -> Response | None:
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
