@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+import http.client
 import json
+import os
 import re
 import socket
+import string
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 import kubesched
 from kubesched.cli import main
+from kubesched.ui.guard import is_loopback, server_names
 from kubesched.ui.server import STATIC, create_app
 from kubesched.ui.workspace import InputError, Workspace
 
@@ -48,9 +57,13 @@ def write_cluster(directory: Path) -> Path:
     return directory
 
 
+LOCAL = "http://127.0.0.1:8080"
+"""Where the TestClient says it talks to: the server answers only to its own names (loopback's by default)."""
+
+
 @pytest.fixture
 def client(tmp_path: Path) -> TestClient:
-    return TestClient(create_app(Workspace.from_files([str(write_cluster(tmp_path))])))
+    return TestClient(create_app(Workspace.from_files([str(write_cluster(tmp_path))])), base_url=LOCAL)
 
 
 def test_cluster_pods_and_why(client: TestClient) -> None:
@@ -253,12 +266,6 @@ def test_command_refuses_bad_input_and_a_taken_port(tmp_path: Path, capsys: pyte
     assert capsys.readouterr().err.startswith(f"kubesched: {config}: ")
 
 
-def test_only_this_server_as_host(tmp_path: Path) -> None:
-    app = create_app(Workspace.from_files([str(write_cluster(tmp_path))]), ["127.0.0.1", "localhost"])
-    assert TestClient(app, base_url="http://127.0.0.1:8080").get("/api/state").status_code == 200
-    assert TestClient(app, base_url="http://attacker.example").get("/api/state").status_code == 400
-
-
 def test_the_page_is_served_and_fetches_nothing_from_elsewhere(client: TestClient) -> None:
     page = client.get("/")
     assert page.status_code == 200 and "default-src 'self'" in page.headers["content-security-policy"]
@@ -288,3 +295,289 @@ def test_preempted_and_deleted_pods_leave_their_nodes() -> None:
     assert "default/batch-b" not in on and "default/ingest" in on
     assert sum(len(v) for v in ws.view.pods_on.values()) == sum(n["pods"] for n in ws.view.nodes)
     assert ws.record("default/batch-b") is None  # bound in the input: no attempt to show
+
+
+# ---------------------------------------------------------------------- who may talk to the server
+
+TOKEN = "t0ken-for-the-tests-0123456789"
+REMOTE = "http://kubesched.example:8080"
+"""A server off loopback, as the TestClient reaches it: a name of the machine's, a token needed."""
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    return Workspace.from_files([str(write_cluster(tmp_path))])
+
+
+@pytest.fixture
+def remote(workspace: Workspace) -> TestClient:
+    app = create_app(workspace, ["kubesched.example", "10.1.2.3"], token=TOKEN, cookie="kubesched-ui-8080")
+    return TestClient(app, base_url=REMOTE, follow_redirects=False)
+
+
+def test_only_this_server_as_host(tmp_path: Path) -> None:
+    app = create_app(Workspace.from_files([str(write_cluster(tmp_path))]), ["127.0.0.1", "localhost", "::1"])
+    for url in ("http://127.0.0.1:8080", "http://localhost", "http://LOCALHOST:1", "http://[::1]:8080"):
+        assert TestClient(app, base_url=url).get("/api/state").status_code == 200, url
+    evil = TestClient(app, base_url="http://attacker.example")
+    for path in ("/api/state", "/", "/static/app.js", "/api/export"):
+        r = evil.get(path)
+        assert r.status_code == 400 and "'attacker.example' does not name this server" in r.json()["error"], path
+    assert evil.post("/api/rerun", json={}).status_code == 400
+    local = TestClient(app, base_url="http://127.0.0.1:8080")
+    with pytest.raises(WebSocketDisconnect):  # the UI has no websockets; none gets past the checks
+        local.websocket_connect("/").__enter__()
+    for host in ("127.0.0.1.attacker.example", "localhost.attacker.example:8080", "127.0.0.1:80:80", "", "[::1"):
+        assert local.get("/api/state", headers={"host": host}).status_code == 400, host
+
+
+def test_the_default_allow_list_is_loopback(workspace: Workspace) -> None:
+    app = create_app(workspace)
+    assert TestClient(app, base_url="http://localhost:8080").get("/api/heatmap").status_code == 200
+    assert TestClient(app).get("/api/heatmap").status_code == 400  # TestClient's own "testserver"
+
+
+@given(st.text(alphabet=string.ascii_letters + string.digits + ".-:[]_@", max_size=40))
+@example("localhost:http")
+@example("[::1]x")
+@example("evil@localhost")
+@example("LocalHost:8080")
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_no_other_host_is_answered(workspace: Workspace, host: str) -> None:
+    """A Host the URL parser itself would not read as a loopback name, with at most a port, is refused."""
+    app = create_app(workspace)
+    r = TestClient(app, base_url=LOCAL).get("/api/heatmap", headers={"host": host})
+    try:
+        parsed = urlsplit(f"http://{host}")
+        name, _ = parsed.hostname, parsed.port
+    except ValueError:
+        name = None
+    if r.status_code == 200:
+        assert name in ("localhost", "127.0.0.1", "::1") and "@" not in host, host
+    else:
+        assert r.status_code == 400 and r.json()["error"], host
+
+
+def test_changes_from_another_site_are_refused_on_loopback(client: TestClient) -> None:
+    before = client.get("/api/state").json()
+    evil = [
+        {"origin": "http://attacker.example"},
+        {"origin": "null"},
+        {"origin": "http://127.0.0.1:9999"},  # another port is another origin
+        {"origin": "http://127.0.0.1:8080", "sec-fetch-site": "cross-site"},
+        {"sec-fetch-site": "same-site"},
+        {"sec-fetch-site": "cross-site"},
+    ]
+    for headers in evil:
+        for r in (
+            client.post("/api/rerun", json={"seed": 9}, headers=headers),
+            client.post("/api/node/clone", json={"name": "node-1"}, headers=headers),
+            client.put("/api/config", json={"text": ""}, headers=headers),
+            client.delete("/api/object", params={"id": 1}, headers=headers),
+        ):
+            assert r.status_code == 403, (headers, r.request.method, r.text)
+            assert r.json()["error"].startswith("refused a change from another site")
+    assert client.get("/api/state").json() == before
+    # Reading is not a change: another site's page may send it, but the browser keeps the answer from it.
+    assert client.get("/api/state", headers={"origin": "http://attacker.example"}).status_code == 200
+    own = {"origin": LOCAL, "sec-fetch-site": "same-origin"}
+    assert client.post("/api/rerun", json={"seed": 9}, headers=own).json()["state"]["seed"] == 9
+    assert client.post("/api/rerun", json={"seed": 8}).json()["state"]["seed"] == 8  # curl sends neither
+
+
+def test_off_loopback_nothing_without_the_token(remote: TestClient) -> None:
+    for path in ("/api/state", "/api/export", "/static/app.js", "/static/favicon.svg", "/api/pods?status=all"):
+        r = remote.get(path)
+        assert r.status_code == 401 and "needs its access token" in r.json()["error"], path
+        assert r.headers["www-authenticate"].startswith("Bearer")
+    page = remote.get("/")
+    assert page.status_code == 401 and '<form method="get" action="/">' in page.text
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert remote.post("/api/rerun", json={"seed": 3}).status_code == 401
+    wrong = [
+        remote.get("/api/state", params={"token": TOKEN[:-1]}),
+        remote.get("/", params={"token": TOKEN + "x"}),
+        remote.get("/api/state", headers={"authorization": f"Bearer {TOKEN[:-1]}"}),
+        remote.get("/api/state", headers={"authorization": f"Basic {TOKEN}"}),
+        remote.get("/api/state", headers={"authorization": "Bearer ünïcödé".encode()}),
+        remote.get("/api/state", headers={"cookie": f"kubesched-ui-8080={TOKEN}0"}),
+        remote.get("/api/state", headers={"cookie": f"kubesched-ui-9090={TOKEN}"}),  # another server's
+    ]
+    assert [r.status_code for r in wrong] == [401] * len(wrong)
+    assert "that token is not this server's" in wrong[1].text
+
+
+def test_the_token_in_the_url_sets_a_cookie_then_the_page_works(remote: TestClient) -> None:
+    r = remote.get("/", params={"token": TOKEN})
+    assert r.status_code == 303 and r.headers["location"] == "/"  # the token leaves the address bar
+    cookie = r.headers["set-cookie"]
+    assert cookie.startswith(f"kubesched-ui-8080={TOKEN};")
+    assert {"httponly", "samesite=strict", "path=/"} <= {p.strip().lower() for p in cookie.split(";")}
+    assert remote.get("/").status_code == 200 and remote.get("/static/app.js").status_code == 200
+    assert remote.get("/api/state").json()["counts"]["nodes"] == 1
+    own = {"origin": REMOTE, "sec-fetch-site": "same-origin"}
+    assert remote.post("/api/node/clone", json={"name": "node-1"}, headers=own).json()["created"] == ["node-2"]
+    assert remote.post("/api/rerun", json={}, headers={"origin": "http://attacker.example"}).status_code == 403
+    kept = remote.get("/api/pods", params={"status": "all", "token": TOKEN, "q": "pod"})
+    assert kept.status_code == 303 and kept.headers["location"] == "/api/pods?status=all&q=pod"
+
+
+def test_scripts_send_the_token_as_bearer(remote: TestClient) -> None:
+    bearer = {"authorization": f"Bearer {TOKEN}"}
+    assert remote.get("/api/state", headers=bearer).status_code == 200
+    assert remote.post("/api/rerun", json={"seed": 4}, headers=bearer).json()["state"]["seed"] == 4
+    assert remote.get("/api/state").status_code == 401  # no cookie was set
+    ip = TestClient(remote.app, base_url="http://10.1.2.3:8080")
+    assert ip.get("/api/state", headers=bearer).status_code == 200
+    assert ip.get("/api/state", headers={**bearer, "host": "10.9.9.9:8080"}).status_code == 400
+
+
+def test_a_token_on_loopback_when_asked(workspace: Workspace) -> None:
+    app = create_app(workspace, token=TOKEN)
+    local = TestClient(app, base_url=LOCAL, follow_redirects=False)
+    assert local.get("/api/state").status_code == 401
+    assert local.get("/api/state", headers={"authorization": f"bearer {TOKEN}"}).status_code == 200
+
+
+def test_one_change_at_a_time(workspace: Workspace) -> None:
+    """A change while another is simulating is a 409 and changes nothing; reading goes on meanwhile."""
+    started, release = threading.Event(), threading.Event()
+    real = workspace._run
+
+    def slow(*args: Any, **kw: Any) -> Any:
+        started.set()
+        assert release.wait(30)
+        return real(*args, **kw)
+
+    workspace._run = slow  # type: ignore[method-assign]
+    client = TestClient(create_app(workspace), base_url=LOCAL)
+    answers: list[Any] = []
+    first = threading.Thread(target=lambda: answers.append(client.post("/api/node/clone", json={"name": "node-1"})))
+    first.start()
+    try:
+        assert started.wait(30)
+        second = [
+            client.post("/api/rerun", json={"seed": 5}),
+            client.post("/api/objects", json={"text": json.dumps(node("node-9"))}),
+            client.delete("/api/object", params={"id": 1}),
+            client.put("/api/config", json={"text": ""}),
+        ]
+        for r in second:
+            assert r.status_code == 409, r.text
+            assert r.json()["error"].startswith("another change (POST /api/node/clone) has been simulating for ")
+        assert client.get("/api/state").json()["counts"]["nodes"] == 1
+    finally:
+        release.set()
+        first.join(30)
+    assert answers[0].status_code == 200 and answers[0].json()["created"] == ["node-2"]
+    workspace._run = real  # type: ignore[method-assign]
+    r = client.post("/api/rerun", json={"seed": 5})
+    assert r.status_code == 200 and r.json()["state"]["seed"] == 5 and r.json()["state"]["counts"]["nodes"] == 2
+
+
+def test_edits_and_reruns_do_not_interleave_in_the_workspace(workspace: Workspace) -> None:
+    """Straight on the Workspace (no 409 there): a re-run waits for the edit being simulated, and keeps it."""
+    started, release = threading.Event(), threading.Event()
+    real = workspace._run
+    calls: list[int] = []
+
+    def slow(c: Any, record: Any) -> Any:
+        calls.append(c.seed)
+        if len(calls) == 1:
+            started.set()
+            assert release.wait(30)
+        return real(c, record)
+
+    workspace._run = slow  # type: ignore[method-assign]
+    edit = threading.Thread(target=workspace.apply, args=(json.dumps(node("node-9")),))
+    rerun = threading.Thread(target=workspace.rerun, args=(7,))
+    edit.start()
+    assert started.wait(30)
+    rerun.start()
+    rerun.join(0.5)
+    assert rerun.is_alive() and calls == [1]  # waiting for the edit, not simulating beside it
+    release.set()
+    edit.join(30)
+    rerun.join(30)
+    assert calls == [1, 7]
+    assert workspace.seed == 7 and {n["name"] for n in workspace.view.nodes} == {"node-1", "node-9"}
+
+
+def test_allowed_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert server_names("127.0.0.1", []) == {"localhost", "127.0.0.1", "::1"}
+    assert server_names("::1", ["Proxy.Example", "[fe80::1]"]) == {
+        "localhost",
+        "127.0.0.1",
+        "::1",
+        "proxy.example",
+        "fe80::1",
+    }
+    monkeypatch.setattr(socket, "gethostname", lambda: "box")
+    monkeypatch.setattr(socket, "getfqdn", lambda name="": "box.lan.example")
+    addresses = {"box": "10.1.2.3", "box.lan.example": "10.1.2.3", "0.0.0.0": "0.0.0.0"}
+
+    def getaddrinfo(name: str, *_: Any, **__: Any) -> list[Any]:
+        if name not in addresses:
+            raise socket.gaierror("unknown")
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (addresses[name], 0))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    names = server_names("0.0.0.0", [])
+    assert names >= {"0.0.0.0", "box", "box.lan.example", "10.1.2.3", "localhost", "127.0.0.1"}
+    assert "localhost" not in server_names("10.1.2.3", [])  # only on a wildcard address does it listen there
+    assert is_loopback("127.0.0.2") and is_loopback("localhost") and not is_loopback("0.0.0.0")
+
+
+def test_command_refuses_bad_names_and_tokens(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good = str(write_cluster(tmp_path))
+    assert main(["ui", good, "--no-open", "--allowed-host", "http://x.example:80/"]) == 2
+    assert capsys.readouterr().err == (
+        "kubesched: ui: --allowed-host: 'http://x.example:80/' is not a host name or address "
+        "(no scheme, port or path)\n"
+    )
+    assert main(["ui", good, "--no-open", "--token", "s3cret"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kubesched: ui: --token: expected at least 16 letters") and "s3cret" not in err
+    monkeypatch.setenv("KUBESCHED_UI_TOKEN", "has spaces in it, too many")
+    assert main(["ui", good, "--no-open"]) == 2
+    assert capsys.readouterr().err.startswith("kubesched: ui: KUBESCHED_UI_TOKEN: expected at least 16")
+
+
+def test_the_command_prints_a_token_url_and_checks_it(tmp_path: Path) -> None:
+    """The real server (uvicorn) with --require-token: the printed URL works, nothing else does."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("KUBESCHED_UI_TOKEN", None)
+    cmd = [sys.executable, "-m", "kubesched", "ui", str(write_cluster(tmp_path)), "--port", "0", "--no-open"]
+    proc = subprocess.Popen([*cmd, "--require-token"], stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]{43}) ", line)
+        assert found, line
+        port, token = int(found[1]), found[2]
+
+        def get(path: str, **headers: str) -> tuple[int, dict[str, str]]:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            try:
+                conn.request("GET", path, headers=headers)
+                r = conn.getresponse()
+                r.read()
+                return r.status, dict(r.getheaders())
+            finally:
+                conn.close()
+
+        assert get("/api/state")[0] == 401
+        assert get("/api/state", Host="attacker.example")[0] == 400
+        status, headers = get(f"/?token={token}")
+        assert status == 303 and headers["set-cookie"].startswith(f"kubesched-ui-{port}={token};")
+        assert get("/api/state", Cookie=f"kubesched-ui-{port}={token}")[0] == 200
+        assert get("/api/state", Authorization=f"Bearer {token}")[0] == 200
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        assert proc.stderr is not None
+        rest = proc.stderr.read()
+        proc.stderr.close()
+    assert "Traceback" not in rest, rest

@@ -2,8 +2,8 @@
 
 Load the UI, open a pending pod, see its plugin table, add a node like the full one,
 re-run, and see the pod scheduled; a refused edit shows the simulator's message in the
-page. Skipped, saying why, where /usr/bin/chromium or the playwright package is missing
-(.ci/run installs chromium).
+page; with a token, the page asks for it, then works. Skipped, saying why, where
+/usr/bin/chromium or the playwright package is missing (.ci/run installs chromium).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +43,14 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
-    """`kubesched ui` on a free loopback port; its URL, read off the line it prints."""
+@contextmanager
+def serve(tmp_path: Path, *args: str) -> Iterator[str]:
+    """`kubesched ui ARGS` on a free loopback port; its URL (with the token, if any), read off the line it prints."""
     src = str(Path(kubesched.__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+    env.pop("KUBESCHED_UI_TOKEN", None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kubesched", "ui", str(write_cluster(tmp_path)), "--port", "0", "--no-open"],
+        [sys.executable, "-m", "kubesched", "ui", str(write_cluster(tmp_path)), "--port", "0", "--no-open", *args],
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
@@ -59,7 +61,7 @@ def server(tmp_path: Path) -> Iterator[str]:
     watchdog.start()
     line = proc.stderr.readline()
     watchdog.cancel()
-    found = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
+    found = re.search(r"(http://127\.0\.0\.1:\d+/(?:\?token=[\w-]+)?)", line)
     try:
         assert found, f"kubesched ui did not start: {line!r}"
         yield found[1]
@@ -73,6 +75,12 @@ def server(tmp_path: Path) -> Iterator[str]:
         rest = proc.stderr.read()
         proc.stderr.close()
         assert "Traceback" not in rest, rest
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    with serve(tmp_path) as url:
+        yield url
 
 
 def open_page(browser: Any, url: str, requests: list[str], errors: list[str]) -> Any:
@@ -134,3 +142,28 @@ def test_a_refused_edit_shows_the_simulators_message(browser: Any, server: str) 
     expect(error).to_contain_text("edited in the UI (Pod default/bad): spec.containers[0].resources.requests[cpu]")
     expect(p.locator("#count-pending")).to_have_text("1")
     assert not errors
+
+
+def test_with_a_token_the_page_asks_for_it_then_works(browser: Any, tmp_path: Path) -> None:
+    with serve(tmp_path, "--require-token") as url:
+        base, token = url.split("?token=")
+        page = browser.new_page()
+        answer = page.goto(base)
+        assert answer is not None and answer.status == 401
+        page.fill("input[name=token]", token[:-1])
+        page.click("button[type=submit]")
+        expect(page.locator("body")).to_contain_text("that token is not this server's")
+        page.fill("input[name=token]", token)
+        page.click("button[type=submit]")
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.url == base and page.evaluate("document.cookie") == ""  # HttpOnly: no script reads it
+        page.click("#nodes tbody tr[data-node='node-1']")
+        page.click("#clone-node")
+        expect(page.locator("#nodes tbody tr")).to_have_count(2)
+        expect(page.locator("#error")).to_be_hidden()
+
+        requests: list[str] = []
+        errors: list[str] = []
+        again = open_page(browser, url, requests, errors)  # the printed URL, in a browser without the cookie
+        expect(again.locator("#nodes tbody tr")).to_have_count(2)
+        assert again.url == base and not errors

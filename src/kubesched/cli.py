@@ -161,6 +161,17 @@ def _ui_parser(sub: argparse._SubParsersAction) -> None:
     u.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON files or directories")
     u.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
     u.add_argument("--host", default="127.0.0.1", help="address to serve on (default: loopback only)")
+    u.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another name the page is reached by (a proxy's, a DNS alias); repeatable",
+    )
+    u.add_argument(
+        "--token", default=None, help="the access token (default: $KUBESCHED_UI_TOKEN, else random off loopback)"
+    )
+    u.add_argument("--require-token", action="store_true", help="need a token on loopback too")
     u.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
     u.add_argument("--no-open", action="store_true", help="do not open a browser")
     u.add_argument("--seed", type=int, default=1, help="the random tie-break's seed (default 1)")
@@ -729,6 +740,9 @@ def ui_command(args: argparse.Namespace) -> int:
         seed=args.seed,
         until=args.until,
         bind_latency=args.bind_latency,
+        allowed_host=args.allowed_host,
+        token=args.token,
+        require_token=args.require_token,
     )
 
 

@@ -2,9 +2,10 @@
 
 Every endpoint answers JSON. Input the simulator refuses is a 400 with its message
 (`{"error": ...}`), an unknown pod, node or object a 404; anything else a 500 with one
-line, never a traceback. Changes need `Content-Type: application/json`, which a page of
-another site cannot send without asking first, and the Host header must name this
-server (no DNS rebinding), so a page elsewhere cannot drive a server on loopback.
+line, never a traceback. Changes need `Content-Type: application/json`; `guard.Guard`
+checks the Host header, the origin of changes and, off loopback, the access token.
+One change at a time: another one meanwhile is a 409, so no edit is made on top of a
+state its sender has not seen.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import os
 import socket
 import sys
 import threading
+import time
 import webbrowser
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -23,19 +26,30 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from kubesched.ui.guard import (
+    LOOPBACK_NAMES,
+    Access,
+    Guard,
+    check_allowed_host,
+    check_token,
+    host_key,
+    is_loopback,
+    is_wildcard,
+    new_token,
+    server_names,
+)
 from kubesched.ui.workspace import InputError, Workspace
 
 __all__ = ["create_app", "run"]
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY = 64 * 1024 * 1024
-LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+TOKEN_ENV = "KUBESCHED_UI_TOKEN"
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
     "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
@@ -52,9 +66,16 @@ class BadRequest(ValueError):
     """A request the page should not send: a missing parameter, a number that is not one, a body too large."""
 
 
-def create_app(workspace: Workspace, allowed_hosts: list[str] | None = None) -> Starlette:
-    """The app over `workspace`; `allowed_hosts` limits the Host header (None: any, for tests)."""
+def create_app(
+    workspace: Workspace,
+    allowed_hosts: list[str] | None = None,
+    *,
+    token: str | None = None,
+    cookie: str = "kubesched-ui-token",
+) -> Starlette:
+    """The app over `workspace`, answering Host `allowed_hosts` (None: the loopback names); `token`: needed if set."""
     ws = workspace
+    changing = _OneChange()
 
     def apply(_: Request, body: dict[str, Any]) -> Any:
         changed = ws.apply(_text(body, "text"))
@@ -94,7 +115,7 @@ def create_app(workspace: Workspace, allowed_hosts: list[str] | None = None) -> 
         ),
         Route("/api/heatmap", _get(lambda r, _: ws.heatmap())),
         Route("/api/node", _get(lambda r, _: ws.node_detail(_required(r, "name")))),
-        Route("/api/node/clone", _post(clone), methods=["POST"]),
+        Route("/api/node/clone", _post(clone, changing), methods=["POST"]),
         Route(
             "/api/pods",
             _get(lambda r, _: ws.pods_page(_q(r, "status", "pending"), _q(r, "q"), _q(r, "node"), *_window(r))),
@@ -107,17 +128,18 @@ def create_app(workspace: Workspace, allowed_hosts: list[str] | None = None) -> 
         Route("/api/events", _get(lambda r, _: ws.events_page(_q(r, "type"), _q(r, "q"), *_window(r)))),
         Route("/api/pending-over-time", _get(lambda r, _: {"points": ws.pending_over_time()})),
         Route("/api/objects", _get(lambda r, _: ws.objects_page(_q(r, "kind"), _q(r, "q"), *_window(r)))),
-        Route("/api/objects", _post(apply), methods=["POST"]),
+        Route("/api/objects", _post(apply, changing), methods=["POST"]),
         Route("/api/object", _get(lambda r, _: ws.object_text(_int(r, "id")))),
-        Route("/api/object", _endpoint(delete), methods=["DELETE"]),
+        Route("/api/object", _endpoint(delete, change=changing), methods=["DELETE"]),
         Route("/api/export", export),
         Route("/api/config", _get(lambda r, _: ws.config_text())),
-        Route("/api/config", _post(set_config), methods=["PUT"]),
-        Route("/api/rerun", _post(rerun), methods=["POST"]),
+        Route("/api/config", _post(set_config, changing), methods=["PUT"]),
+        Route("/api/rerun", _post(rerun, changing), methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
-    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)] if allowed_hosts else []
-    app = Starlette(routes=routes, middleware=middleware)
+    hosts = frozenset(host_key(h) for h in (LOOPBACK_NAMES if allowed_hosts is None else allowed_hosts))
+    access = Access(hosts, token, cookie)
+    app = Starlette(routes=routes, middleware=[Middleware(Guard, access=access)])
     app.router.redirect_slashes = False
     return app
 
@@ -134,13 +156,46 @@ def _headers() -> dict[str, str]:
     }
 
 
-def _endpoint(work: Work, *, body: bool = False) -> Callable[[Request], Awaitable[Response]]:
+class _OneChange:
+    """The change being simulated, if any: a second one meanwhile is refused rather than queued behind it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.what = ""
+        self.since = 0.0
+
+    def busy(self, request: Request) -> str:
+        """'' after taking the turn for `request`; else why it cannot have it."""
+        if not self._lock.acquire(blocking=False):
+            return (
+                f"another change ({self.what}) has been simulating for {time.monotonic() - self.since:.1f}s; "
+                "nothing was changed: try again when it is done"
+            )
+        self.what, self.since = f"{request.method} {request.url.path}", time.monotonic()
+        return ""
+
+    def done(self) -> None:
+        self._lock.release()
+
+
+def _endpoint(
+    work: Work, *, body: bool = False, change: _OneChange | None = None
+) -> Callable[[Request], Awaitable[Response]]:
     """Run `work` in a thread (simulations take seconds); answer its result or its error as JSON."""
 
     async def endpoint(request: Request) -> Response:
         try:
             payload = await _body(request) if body else {}
-            result = await run_in_threadpool(work, request, payload)
+            if change is None:
+                result = await run_in_threadpool(work, request, payload)
+            else:
+                busy = change.busy(request)
+                if busy:
+                    return JSONResponse({"error": busy}, status_code=409, headers=_headers())
+                try:
+                    result = await run_in_threadpool(work, request, payload)
+                finally:
+                    change.done()
             return JSONResponse(result, headers=_headers())
         except (InputError, BadRequest) as err:
             return JSONResponse({"error": str(err)}, status_code=400, headers=_headers())
@@ -160,8 +215,8 @@ def _get(work: Work) -> Callable[[Request], Awaitable[Response]]:
     return _endpoint(work)
 
 
-def _post(work: Work) -> Callable[[Request], Awaitable[Response]]:
-    return _endpoint(work, body=True)
+def _post(work: Work, change: _OneChange) -> Callable[[Request], Awaitable[Response]]:
+    return _endpoint(work, body=True, change=change)
 
 
 class _Unsupported(ValueError):
@@ -234,12 +289,29 @@ def run(
     seed: int = 1,
     until: float | None = None,
     bind_latency: float = 0.0,
+    allowed_host: list[str] | None = None,
+    token: str | None = None,
+    require_token: bool = False,
 ) -> int:
-    """`kubesched ui`: simulate FILES, then serve the page until Ctrl-C. 2 for unusable input or address."""
+    """`kubesched ui`: simulate FILES, then serve the page until Ctrl-C. 2 for unusable input or address.
+
+    `token` (else $KUBESCHED_UI_TOKEN, else a random one) is needed off loopback, and on loopback when given
+    or `require_token`.
+    """
     thresholds = gc.get_threshold()
     gc.set_threshold(thresholds[0], thresholds[1], FULL_COLLECTION_THRESHOLD)
     try:
-        return _serve(files, config, host, port, open_browser, seed, until, bind_latency)
+        return _serve(
+            files,
+            config,
+            host,
+            port,
+            open_browser,
+            {"seed": seed, "until": until, "bind_latency": bind_latency},
+            allowed_host or [],
+            token,
+            require_token,
+        )
     finally:
         gc.set_threshold(*thresholds)
 
@@ -250,31 +322,45 @@ def _serve(
     host: str,
     port: int,
     open_browser: bool,
-    seed: int,
-    until: float | None,
-    bind_latency: float,
+    simulation: dict[str, Any],
+    extra_hosts: list[str],
+    token: str | None,
+    require_token: bool,
 ) -> int:
     import uvicorn
 
     if not 0 <= port <= 65535:
-        print(f"kubesched: ui: --port: {port} is not a port number", file=sys.stderr)
-        return 2
+        return _refuse(f"--port: {port} is not a port number")
     try:
-        workspace = Workspace.from_files(files, config, seed=seed, until=until, bind_latency=bind_latency)
+        extra = [check_allowed_host(name) for name in extra_hosts]
+    except ValueError as err:
+        return _refuse(f"--allowed-host: {err}")
+    source = "--token" if token is not None else TOKEN_ENV
+    given = token if token is not None else (os.environ.get(TOKEN_ENV) or None)
+    try:
+        given = given if given is None else check_token(given)
+    except ValueError as err:
+        return _refuse(f"{source}: {err}")
+    try:
+        workspace = Workspace.from_files(files, config, **simulation)
     except InputError as err:
         print(f"kubesched: {err}", file=sys.stderr)
         return 2
     try:
         sock = _listen(host, port)
     except OSError as err:
-        print(f"kubesched: ui: cannot listen on {host}:{port}: {err.strerror or err}", file=sys.stderr)
-        return 2
-    loopback = host in LOOPBACK or host.startswith("127.")
-    allowed = [*LOOPBACK, host] if loopback else None
+        return _refuse(f"cannot listen on {host}:{port}: {err.strerror or err}")
+    loopback = is_loopback(host)
+    secret = given or (new_token() if require_token or not loopback else None)
     if not loopback:
-        print(f"kubesched: ui: warning: serving on {host}: anyone who can reach it can read and edit", file=sys.stderr)
+        print(
+            f"kubesched: ui: warning: serving on {host} over plain HTTP: whoever has the token can read and edit, "
+            "and whoever can watch the network can read the token",
+            file=sys.stderr,
+        )
     bound = sock.getsockname()[1]
-    url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}/"
+    shown = socket.gethostname() if is_wildcard(host) else host
+    url = f"http://{'[' + shown + ']' if ':' in shown else shown}:{bound}/" + (f"?token={secret}" if secret else "")
     state = workspace.state()
     counts = state["counts"]
     print(
@@ -283,19 +369,19 @@ def _serve(
         file=sys.stderr,
         flush=True,
     )
+    app = create_app(workspace, sorted(server_names(host, extra)), token=secret, cookie=f"kubesched-ui-{bound}")
     server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(workspace, allowed),
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            timeout_graceful_shutdown=1,
-        )
+        uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=1)
     )
     if open_browser:
         threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
     server.run(sockets=[sock])
     return 0
+
+
+def _refuse(message: str) -> int:
+    print(f"kubesched: ui: {message}", file=sys.stderr)
+    return 2
 
 
 def _listen(host: str, port: int) -> socket.socket:
