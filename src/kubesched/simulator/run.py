@@ -13,7 +13,7 @@ from kubesched.api.field import aggregate
 from kubesched.backend.embedded import ConflictError, EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
-from kubesched.config.trust import Trust
+from kubesched.config.trust import UNTRUSTED, Trust
 from kubesched.event_handlers import informed_scheduler
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.schedule_one import Outcome, SchedulerEvent
@@ -87,10 +87,15 @@ class SimulationResult:
 
 
 def build_config(
-    loaded: LoadedInput, config_doc: dict[str, Any] | None, config_source: str, *, trust: Trust, documents: Trust
+    loaded: LoadedInput,
+    config_doc: dict[str, Any] | None,
+    config_source: str,
+    *,
+    trust: Trust = UNTRUSTED,
+    documents: Trust = UNTRUSTED,
 ) -> SchedulerConfig:
     """The configuration given on its own (`config_doc`, trusted as far as `trust` says), else the one among
-    the documents, files and overlays (as far as `documents` says: they are data)."""
+    the documents, files and overlays (as far as `documents` says: they are data). Trusting is asked for."""
     if config_doc is not None:
         return load_config(config_doc, source=config_source, trust=trust)
     return load_config(loaded.config, source=loaded.config_source, trust=documents)
