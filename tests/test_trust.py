@@ -14,6 +14,7 @@ import importlib
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -25,9 +26,10 @@ from starlette.testclient import TestClient
 import kubesched
 from kubesched.cli import main
 from kubesched.config.load import ConfigError, SchedulerConfig, defaulted_configuration, load_config
-from kubesched.config.trust import UNTRUSTED
+from kubesched.config.trust import TRUSTED, UNTRUSTED, Trust, refusal
 from kubesched.config.types import EXTENSION_POINTS
 from kubesched.framework.interface import FilterPlugin
+from kubesched.framework.runtime import out_of_tree
 from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.framework.status import Status
 from kubesched.testing.cluster import new_test_cluster
@@ -216,7 +218,7 @@ def test_sweep_refuses_a_config_among_its_base_files(
     write(tmp_path / "evil.yaml", spawn_config(marker))
     assert main(["sweep", "--workers", "1", sweep_spec(tmp_path, base=("cluster.yaml", "evil.yaml"))]) == 2
     assert not marker.exists()
-    refused(capsys.readouterr().err, '"pty:spawn"')
+    refused(capsys.readouterr().err, '"pty:spawn"', "name it as the spec's config")
 
 
 def test_sweep_runs_a_spec_config_also_given_with_config_flag(
@@ -320,6 +322,29 @@ def test_ui_edit_may_keep_what_config_flag_trusted_but_not_add(tmp_path: Path, c
     assert r.status_code == 400
     assert not evil.exists()
     refused(r.json()["error"], '"pty:spawn"')
+
+
+def test_an_edit_may_keep_a_trusted_extender_but_not_move_it() -> None:
+    trusted = load_config(extender_config(1), trust=TRUSTED).raw
+    edit = Trust.keeping(trusted, "hint")
+    assert refusal(load_config(extender_config(1), trust=TRUSTED).raw, edit) is None
+    moved = refusal(load_config(extender_config(2), trust=TRUSTED).raw, edit)
+    assert moved is not None
+    assert moved.field == "extenders[0].urlPrefix"
+    assert '"http://127.0.0.1:2/x"' in moved.message
+    assert moved.message.endswith(": hint")
+
+
+def test_installed_plugins_stay_available_from_any_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installing a package is the deliberate act: a configuration among the documents may enable it."""
+    eps = [SimpleNamespace(name="Passes", load=lambda: lambda args, handle: Passes())]
+    monkeypatch.setattr(
+        out_of_tree.importlib.metadata, "entry_points", lambda group: eps if group == "kubesched.plugins" else []
+    )
+    config = {**V1, "profiles": [{"plugins": {"filter": {"enabled": [{"name": "Passes"}]}}}]}
+    sim = kubesched.simulate([NODE, POD, config], record=True)
+    assert sim.pod("p1").plugins is not None
+    assert sim.pod("p1").plugins.filter["n1"]["Passes"] == "passed"
 
 
 # --- any shape of configuration -------------------------------------------------------------------------------

@@ -93,14 +93,14 @@ def refusal(cfg: KubeSchedulerConfiguration, trust: Trust) -> Refusal | None:
         if is_import_path(name) and name not in trust.plugins:
             return Refusal(
                 at,
-                f'plugin "{name}" is named by import path, which would run its code; only a configuration '
-                f"given on the command line may do that: {trust.hint}",
+                f'plugin "{name}" is named by import path, which runs its code; a configuration read as data '
+                f"may not do that: {trust.hint}",
             )
     for i, ext in enumerate(cfg.extenders):
         if ext.model_dump() not in trust.extenders:
             return Refusal(
                 f"extenders[{i}].urlPrefix",
-                f'extender "{ext.urlPrefix}" would be sent every pod; only a configuration given on the '
-                f"command line may name one: {trust.hint}",
+                f'extender "{ext.urlPrefix}" would be sent every pod; a configuration read as data may not '
+                f"name one: {trust.hint}",
             )
     return None

@@ -32,15 +32,16 @@ class WhatIfError(ValueError):
     """Input a what-if question or a sweep cannot use; the message names the file and the field."""
 
 
-def simulate_checked(*inputs: Any, config_trust: Trust, **kw: Any) -> Simulation:
+def simulate_checked(*inputs: Any, config_trust: Trust, documents_trust: Trust = UNTRUSTED, **kw: Any) -> Simulation:
     """`kubesched.simulate`, with unusable input as a WhatIfError (the API's message names file and field).
 
     `config_trust`: how far the `config` argument may bring in code and extenders (a command's --config
-    may; a path in a sweep spec may not). A configuration among the inputs never may."""
+    may; a path in a sweep spec may not). A configuration among the inputs never may (`documents_trust`
+    only words the refusal)."""
     from kubesched.simulator.api import InputError, simulate_trusting
 
     try:
-        return simulate_trusting(config_trust, UNTRUSTED, *inputs, **kw)
+        return simulate_trusting(config_trust, documents_trust, *inputs, **kw)
     except InputError as err:
         raise WhatIfError(str(err)) from err
 

@@ -43,6 +43,7 @@ SAMPLE_KEYS = ("n", "randomSeed")
 DEFAULT_CONFIG = "default"
 MAX_POINTS = 100_000
 SPEC_CONFIG_HINT = "give this file to kubesched sweep with --config as well to allow it"
+BASE_CONFIG_HINT = "name it as the spec's config and give that file to kubesched sweep with --config to allow it"
 
 
 @dataclass(frozen=True)
@@ -231,7 +232,7 @@ def prepare(spec: Spec, trusted_configs: Sequence[str] = ()) -> Context:
 
     A spec is data: a configuration it names may use plugins by import path or extenders only when the
     same file is also given on the command line (`trusted_configs`, sweep's --config)."""
-    base = simulate_checked(*spec.base, record=False, config_trust=UNTRUSTED)
+    base = simulate_checked(*spec.base, record=False, config_trust=UNTRUSTED, documents_trust=_BASE)
     templates = {name: load_template(p).node for name, p in spec.templates.items()}
     configs: dict[str, dict[str, Any] | None] = {}
     given = {os.path.realpath(c) for c in trusted_configs}
@@ -244,6 +245,9 @@ def prepare(spec: Spec, trusted_configs: Sequence[str] = ()) -> Context:
         configs[name] = read_objects([p])[0]
     nodes = frozenset(n.name for n in base.nodes)
     return Context(read_objects(list(spec.base)), templates, configs, nodes, trusted)
+
+
+_BASE = Trust(hint=BASE_CONFIG_HINT)
 
 
 def _trust(config: str, trusted: frozenset[str]) -> Trust:
@@ -263,7 +267,9 @@ def run_point(context: Context, point: Point) -> dict[str, Any]:
         objects = [*objects, *template.nodes(point.nodes, context.taken)]
     try:
         config, trust = context.configs[point.config], _trust(point.config, context.trusted)
-        sim = simulate_checked(objects, config=config, seed=point.seed, record=False, config_trust=trust)
+        sim = simulate_checked(
+            objects, config=config, seed=point.seed, record=False, config_trust=trust, documents_trust=_BASE
+        )
     except WhatIfError as err:
         return {**row, "error": str(err)}
     return {
