@@ -6,8 +6,8 @@ plugins compiled in:
 - a package declares `[project.entry-points."kubesched.plugins"] MyPlugin = "pkg.mod:new"`;
   profiles then enable `MyPlugin` like any in-tree plugin;
 - a profile names `pkg.mod:new` directly (no install step), and pluginConfig uses that name;
-  only a configuration given on the command line may (config/trust.py), and the Scheduler
-  registers such names only then.
+  only a configuration given on purpose may (--config, simulate(config=...); config/trust.py),
+  and the Scheduler registers such names only then.
 
 A factory is called as `factory(args, handle)` and returns the plugin. A factory with an
 `ARGS` attribute (a pydantic model) gets its pluginConfig args validated into that
