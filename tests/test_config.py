@@ -15,6 +15,7 @@ from kubesched.config.defaults import DEFAULT_MULTI_POINT, default_args, merge_p
 from kubesched.config.goduration import canonical, format_go_duration, parse_go_duration
 from kubesched.config.load import ConfigError, SchedulerConfig, defaulted_configuration, load_config
 from kubesched.config.render import render_config
+from kubesched.config.trust import TRUSTED
 from kubesched.config.types import (
     DefaultPreemptionArgs,
     DynamicResourcesArgs,
@@ -1085,7 +1086,7 @@ def test_extender_ignored_resources_replace_fit_ignored_resources() -> None:
         "extenders": [ext],
         "profiles": [{"pluginConfig": [{"name": "NodeResourcesFit", "args": {"ignoredResources": ["example.com/z"]}}]}],
     }
-    cfg = load_config(doc)
+    cfg = load_config(doc, trust=TRUSTED)  # extenders: as --config gives them
     assert cfg.profile_args[0]["NodeResourcesFit"].ignoredResources == ["example.com/a"]
     assert cfg.raw.extenders[0].httpTimeout == "5s"
 

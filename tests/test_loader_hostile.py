@@ -45,6 +45,13 @@ def run_docs(tmp_path: Path, capsys: pytest.CaptureFixture[str], docs: list[Any]
     return simulate(capsys, str(write(tmp_path, docs)))
 
 
+def run_with_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], config: dict[str, Any], docs: list[Any]
+) -> tuple[int, str, str]:
+    """The configuration as --config: only there may it name extenders."""
+    return simulate(capsys, str(write(tmp_path, docs)), "--config", str(write(tmp_path, [config], "config.yaml")))
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_kubesched_agrees_with_the_api_server(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: Case) -> None:
     docs = [NODE, *case.context, case.obj]
@@ -374,14 +381,14 @@ def test_unreachable_extender(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         "kind": "KubeSchedulerConfiguration",
         "extenders": [{"urlPrefix": "http://127.0.0.1:1/sched", "filterVerb": "filter"}],
     }
-    code, out, err = run_docs(tmp_path, capsys, [cfg, NODE, gpu_pod("a")])
+    code, out, err = run_with_config(tmp_path, capsys, cfg, [NODE, gpu_pod("a")])
     assert (code, out) == (2, "")
     assert err == (
-        f"kubesched: {tmp_path / 'in.yaml'}, document 1: extenders[0].urlPrefix: cannot connect to "
+        f"kubesched: {tmp_path / 'config.yaml'}: extenders[0].urlPrefix: cannot connect to "
         "'http://127.0.0.1:1/sched': Connection refused\n"
     )
     cfg["extenders"][0]["ignorable"] = True
-    code, _, err = run_docs(tmp_path, capsys, [cfg, NODE, gpu_pod("a")])
+    code, _, err = run_with_config(tmp_path, capsys, cfg, [NODE, gpu_pod("a")])
     assert code == 0 and "Traceback" not in err
 
 
@@ -503,10 +510,10 @@ def test_extender_url_that_does_not_parse(tmp_path: Path, capsys: pytest.Capture
         "kind": "KubeSchedulerConfiguration",
         "extenders": [{"urlPrefix": "http://[::1", "filterVerb": "filter"}],
     }
-    code, _, err = run_docs(tmp_path, capsys, [cfg, NODE])
+    code, _, err = run_with_config(tmp_path, capsys, cfg, [NODE])
     assert code == 2
     assert err == (
-        f"kubesched: {tmp_path / 'in.yaml'}, document 1: extenders[0].urlPrefix: cannot connect to 'http://[::1': "
+        f"kubesched: {tmp_path / 'config.yaml'}: extenders[0].urlPrefix: cannot connect to 'http://[::1': "
         "Invalid IPv6 URL\n"
     )
 

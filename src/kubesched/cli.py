@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from kubesched import klog
 from kubesched.api.duration import parse_duration
 from kubesched.config.load import ConfigError, SchedulerConfig, load_config
+from kubesched.config.trust import TRUSTED, UNTRUSTED
 from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.simulator.documents import LoadError, read_object_file
 from kubesched.startup import without_gc
@@ -280,7 +281,7 @@ def _scheduler_config(args: argparse.Namespace, loaded: LoadedInput) -> tuple[Sc
         if args.feature_gates:
             raise LoadError("--feature-gates only applies with --policy-config-file or --algorithm-provider")
         config_doc = read_object_file(args.config) if args.config else None
-        return build_config(loaded, config_doc, args.config or ""), []
+        return build_config(loaded, config_doc, args.config or "", trust=TRUSTED, documents=UNTRUSTED), []
     others = legacy[1:] + (["--config"] if args.config else [])
     if others:
         raise LoadError(f"{legacy[0]} cannot be combined with {', '.join(others)}")
@@ -519,7 +520,9 @@ def run_command(args: argparse.Namespace) -> int:
     from kubesched.backend.kube.api import ClientConfigError
 
     try:
-        config = load_config(read_object_file(args.config) if args.config else None, source=args.config or "")
+        config = load_config(
+            read_object_file(args.config) if args.config else None, source=args.config or "", trust=TRUSTED
+        )
         opts = RunOptions(
             kubeconfig=args.kubeconfig,
             master=args.master,
@@ -667,6 +670,14 @@ def _sweep_parser(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("sweep", help="simulations over a grid or a random sample of variations, in parallel")
     s.add_argument("spec", metavar="SPEC.yaml", help="what to vary (docs/whatif.md)")
     s.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU); Ray: CPUs of local")
+    s.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        dest="configs",
+        metavar="FILE",
+        help="a configuration the spec names that may use plugins by import path or extenders (repeatable)",
+    )
     s.add_argument("--ray", default=None, metavar="ADDRESS", help="run on Ray: auto, ray://HOST:PORT, or local")
     s.add_argument(
         "--output", choices=("json", "table", "csv"), default=None, help="default: table on a terminal, else json"
@@ -706,7 +717,7 @@ def sweep_command(args: argparse.Namespace) -> int:
 
     output = args.output or ("table" if sys.stdout.isatty() else "json")
     try:
-        result = sweep.sweep(args.spec, workers=args.workers, ray_address=args.ray)
+        result = sweep.sweep(args.spec, workers=args.workers, ray_address=args.ray, configs=args.configs)
     except WhatIfError as err:
         _say(f"{err}")
         return EXIT_BAD_INPUT

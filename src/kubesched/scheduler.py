@@ -17,6 +17,7 @@ from kubesched.cache.cache import Cache
 from kubesched.cache.snapshot import Snapshot
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig
+from kubesched.config.trust import import_paths, is_import_path, refusal
 from kubesched.extender import new_extenders
 from kubesched.framework import events
 from kubesched.framework.extender import Extender
@@ -30,7 +31,7 @@ from kubesched.framework.interface import (
 from kubesched.framework.plugins.registry import new_in_tree_registry
 from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.framework.runtime.framework import Framework
-from kubesched.framework.runtime.out_of_tree import entry_point_registry, is_import_path
+from kubesched.framework.runtime.out_of_tree import entry_point_registry, import_path_factory
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
@@ -72,6 +73,12 @@ class Scheduler(ScheduleOne):
             if name not in reg:  # an installed package cannot replace an in-tree or explicitly given plugin
                 reg.register(name, factory)
         raw = config.raw
+        refused = refusal(raw, config.trust)
+        if refused is not None:  # a SchedulerConfig not made by load_config
+            raise FrameworkError(refused.message, config.field_in_document(refused.field) or refused.field)
+        for name in import_paths(raw):  # the one place a plugin name becomes an import (when it is used)
+            if name not in reg:
+                reg.register(name, import_path_factory(name))
         self.clock = clock if clock is not None else VirtualClock()
         self.rng = random.Random(seed)
         self.client = client

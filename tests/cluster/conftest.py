@@ -12,6 +12,7 @@ import pytest
 from kubesched.app import RunOptions, SchedulerApp
 from kubesched.backend.kube.reflector import Backoff
 from kubesched.config.load import load_config
+from kubesched.config.trust import TRUSTED
 from kubesched.testing.apiserver import FakeAPIServer
 
 
@@ -58,7 +59,7 @@ def start_app(kubeconfig: str) -> Iterator[Callable[..., Running]]:
         kw.setdefault("leader_elect", False)
         kw.setdefault("qps", 0)
         kw.setdefault("informer_backoff", fast_backoff)
-        app = SchedulerApp(load_config(config), RunOptions(kubeconfig=kubeconfig, **kw))
+        app = SchedulerApp(load_config(config, trust=TRUSTED), RunOptions(kubeconfig=kubeconfig, **kw))
         r = Running(app)
         running.append(r)
         r.thread.start()

@@ -27,6 +27,7 @@ import yaml
 from kubesched.app import RunOptions, configz
 from kubesched.config.load import ConfigError, load_config
 from kubesched.config.render import render_config
+from kubesched.config.trust import TRUSTED
 from kubesched.framework.interface import Handle
 from kubesched.framework.plugins.registry import new_in_tree_registry
 from kubesched.framework.runtime.errors import FrameworkError
@@ -538,7 +539,7 @@ def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tup
 def _ours(doc: dict[str, Any]) -> tuple[bool, Any]:
     """Load as `kubesched run` does and build every profile's framework; (valid, rendered or error text)."""
     try:
-        cfg = load_config(doc)
+        cfg = load_config(doc, trust=TRUSTED)
         for prof, prof_args in zip(cfg.raw.profiles, cfg.profile_args, strict=True):
             try:
                 Framework(new_in_tree_registry(), prof, prof_args, Handle())
@@ -625,4 +626,4 @@ def test_configz_matches_upstream(control_plane: ControlPlane, verbosity: int) -
         "clientConnection": {"kubeconfig": str(control_plane.kubeconfig_path)},
     }
     opts = RunOptions(leader_elect=False, retry_period=3.0, verbosity=verbosity)
-    assert configz(load_config(doc, source="config.yaml"), opts) == up
+    assert configz(load_config(doc, source="config.yaml", trust=TRUSTED), opts) == up

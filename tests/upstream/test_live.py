@@ -22,6 +22,7 @@ from kubesched import klog
 from kubesched.app import RunOptions, SchedulerApp
 from kubesched.backend.kube.api import KubeAPI
 from kubesched.config.load import load_config
+from kubesched.config.trust import TRUSTED
 from kubesched.testing.controlplane import ControlPlane, Process, reset_cluster
 from kubesched.testing.parity.klog import parse_line
 
@@ -123,7 +124,9 @@ class Side:
 
 class Kubesched:
     def __init__(self, kubeconfig: str) -> None:
-        self.app = SchedulerApp(load_config(profile(OURS)), RunOptions(kubeconfig=kubeconfig, secure_port=-1))
+        self.app = SchedulerApp(
+            load_config(profile(OURS), trust=TRUSTED), RunOptions(kubeconfig=kubeconfig, secure_port=-1)
+        )
         self.code: int | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from kubesched.config.load import load_config
+from kubesched.config.trust import TRUSTED
 from kubesched.framework.interface import Handle
 from kubesched.framework.plugins.registry import new_in_tree_registry
 from kubesched.framework.runtime.framework import Framework
@@ -97,7 +98,7 @@ def ours(profiles: list[dict[str, Any]]) -> list[dict[str, list[tuple[str, int]]
     doc: dict[str, Any] = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
     if profiles:
         doc["profiles"] = profiles
-    cfg = load_config(doc)
+    cfg = load_config(doc, trust=TRUSTED)
     out = []
     for prof, args in zip(cfg.raw.profiles, cfg.profile_args, strict=True):
         fwk = Framework(new_in_tree_registry(), prof, args, Handle())

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kubesched.api.errors import FieldError
 from kubesched.config.defaults import DEFAULT_SCHEDULER_NAME, default_args
 from kubesched.config.load import ConfigError, SchedulerConfig, pydantic_errors
+from kubesched.config.trust import TRUSTED
 from kubesched.config.types import (
     ARGS_TYPES,
     EXTENSION_POINTS,
@@ -523,7 +524,8 @@ def _finish(b: _Builder, extenders: list[Extender], source: str) -> SchedulerCon
     errors += validate_configuration(cfg, allow_removed_plugins=True)
     if errors:
         raise ConfigError(errors, source, kind=POLICY_KIND)
-    return SchedulerConfig(cfg, [args])
+    # A Policy comes only from --policy-config-file, an algorithm provider is built in: its extenders are wanted.
+    return SchedulerConfig(cfg, [args], trust=TRUSTED)
 
 
 def parse_feature_gates(text: str) -> dict[str, bool]:

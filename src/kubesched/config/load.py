@@ -21,6 +21,7 @@ from kubesched.config.decode import DecodeError, decode_configuration
 from kubesched.config.defaults import default_args, enabled_plugin_names, set_defaults
 from kubesched.config.goduration import go_quote as q
 from kubesched.config.goduration import parse_go_duration
+from kubesched.config.trust import UNTRUSTED, Trust, refusal
 from kubesched.config.types import ARGS_TYPES, KIND, PLACEMENT_POINTS, KubeSchedulerConfiguration, NodeResourcesFitArgs
 from kubesched.config.validation import (
     FRAMEWORK_POINT_ORDER,
@@ -115,13 +116,15 @@ class SchedulerConfig:
     """A defaulted, validated configuration with typed args per profile.
 
     `source` is the file it came from ("" for the built-in defaults): without one,
-    kube-scheduler's own flags fill in clientConnection.
+    kube-scheduler's own flags fill in clientConnection. `trust` is how far it may bring in
+    code and network endpoints (config/trust.py); the Scheduler holds it to that.
     """
 
     raw: KubeSchedulerConfiguration
     profile_args: list[dict[str, Any]] = field(default_factory=list)
     source: str = ""
     document: dict[str, Any] | None = None  # as the user wrote it, to say where an error is; None: not a file's
+    trust: Trust = UNTRUSTED
 
     def field_in_document(self, path: str) -> str:
         """`path` (into the defaulted configuration) as it reads in the user's document; '' when there is none."""
@@ -325,8 +328,13 @@ def defaulted_configuration(doc: dict[str, Any] | None, *, source: str = "") -> 
     return cfg
 
 
-def load_config(doc: dict[str, Any] | None, *, source: str = "") -> SchedulerConfig:
-    """Turn a parsed YAML document (or None for the defaults) into a SchedulerConfig."""
+def load_config(doc: dict[str, Any] | None, *, source: str = "", trust: Trust = UNTRUSTED) -> SchedulerConfig:
+    """Turn a parsed YAML document (or None for the defaults) into a SchedulerConfig.
+
+    `trust` says where the document came from: only a configuration the user gave on purpose
+    (`TRUSTED`) may name plugins by import path or extenders; anything else is refused here,
+    before a profile is built or an extender probed.
+    """
     cfg = defaulted_configuration(doc, source=source)
     errors = validate_configuration(cfg)
     if errors:
@@ -336,5 +344,9 @@ def load_config(doc: dict[str, Any] | None, *, source: str = "") -> SchedulerCon
         problem, at = found
         at = field_in_document(cfg, doc, at) if doc is not None else at
         raise ConfigError([FieldError(at, problem)], source, message=problem, field=at, framework=True)
+    refused = refusal(cfg, trust)
+    if refused is not None:
+        at = field_in_document(cfg, doc, refused.field) if doc is not None else refused.field
+        raise ConfigError([FieldError(at, refused.message)], source, message=refused.message, field=at, framework=True)
     profile_args = [{pc.name: pc.args for pc in prof.pluginConfig} for prof in cfg.profiles]
-    return SchedulerConfig(cfg, profile_args, source, doc)
+    return SchedulerConfig(cfg, profile_args, source, doc, trust)

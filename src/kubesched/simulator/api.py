@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeAlias, cast
 from kubesched.api.duration import parse_duration
 from kubesched.api.quantity import parse_quantity
 from kubesched.config.load import ConfigError
+from kubesched.config.trust import TRUSTED, UNTRUSTED, Trust
 from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.simulator.documents import read_object_file
 from kubesched.simulator.load import (
@@ -43,6 +44,7 @@ __all__ = [
 Manifest: TypeAlias = Mapping[str, Any]
 Input: TypeAlias = str | os.PathLike[str] | Manifest | Iterable[Manifest]
 PodPhase = Literal["Scheduled", "Unschedulable", "Gated", "Error"]
+API_HINT = "pass this configuration as simulate(config=...) to allow it"
 
 
 class InputError(ValueError):
@@ -209,7 +211,44 @@ def simulate(
     seconds, a bare string of keys and other wrong types raise InputError. `overlays` are
     inputs like `inputs` whose objects replace those of the same kind, namespace and name
     (`--overlay`).
+
+    Only `config` may name plugins by import path or extenders: a KubeSchedulerConfiguration
+    among the inputs, the text or the overlays is data, and one that does raises InputError.
     """
+    return _simulate(
+        inputs,
+        text=text,
+        config=config,
+        seed=seed,
+        record=record,
+        until=until,
+        bind_latency=bind_latency,
+        overlays=overlays,
+        config_trust=TRUSTED,
+        documents_trust=UNTRUSTED.hinted(API_HINT),
+    )
+
+
+def simulate_trusting(config_trust: Trust, documents_trust: Trust, *inputs: Input, **kw: Any) -> Simulation:
+    """`simulate` for kubesched's own commands, which say how far they trust the `config` argument (a sweep
+    spec's configuration is data; so is one edited in the UI) and a configuration among the documents (the
+    refusal's hint names the command's own way to pass one on purpose)."""
+    return _simulate(inputs, config_trust=config_trust, documents_trust=documents_trust, **kw)
+
+
+def _simulate(
+    inputs: tuple[Input, ...],
+    *,
+    text: str | None = None,
+    config: str | os.PathLike[str] | Manifest | None = None,
+    seed: int | None = None,
+    record: bool | Collection[str] = True,
+    until: float | str | None = None,
+    bind_latency: float | str = 0.0,
+    overlays: Iterable[Input] = (),
+    config_trust: Trust,
+    documents_trust: Trust,
+) -> Simulation:
     from kubesched.simulator.report import to_json
     from kubesched.simulator.run import build_config
     from kubesched.simulator.run import simulate as run_simulation
@@ -219,7 +258,9 @@ def simulate(
     try:
         loaded = _load(inputs, text, tuple(overlays))
         config_doc, config_source = _config_document(config)
-        scheduler_config = build_config(loaded, config_doc, config_source)
+        scheduler_config = build_config(
+            loaded, config_doc, config_source, trust=config_trust, documents=documents_trust
+        )
         result = run_simulation(
             loaded,
             scheduler_config,

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kubesched.config.trust import UNTRUSTED, Trust
 from kubesched.simulator.documents import DocumentError, is_stream, parse_documents
 from kubesched.simulator.load import LoadError, manifest_files
 
@@ -31,12 +32,16 @@ class WhatIfError(ValueError):
     """Input a what-if question or a sweep cannot use; the message names the file and the field."""
 
 
-def simulate_checked(*inputs: Any, **kw: Any) -> Simulation:
-    """`kubesched.simulate`, with unusable input as a WhatIfError (the API's message names file and field)."""
-    from kubesched.simulator.api import InputError, simulate
+def simulate_checked(*inputs: Any, config_trust: Trust, documents_trust: Trust = UNTRUSTED, **kw: Any) -> Simulation:
+    """`kubesched.simulate`, with unusable input as a WhatIfError (the API's message names file and field).
+
+    `config_trust`: how far the `config` argument may bring in code and extenders (a command's --config
+    may; a path in a sweep spec may not). A configuration among the inputs never may (`documents_trust`
+    only words the refusal)."""
+    from kubesched.simulator.api import InputError, simulate_trusting
 
     try:
-        return simulate(*inputs, **kw)
+        return simulate_trusting(config_trust, documents_trust, *inputs, **kw)
     except InputError as err:
         raise WhatIfError(str(err)) from err
 
@@ -147,7 +152,7 @@ def load_template(path: str) -> NodeTemplate:
     """A file holding one Node, checked as `kubesched simulate` checks a node."""
     if not os.path.exists(path):
         raise WhatIfError(f"{path}: no such file or directory")
-    simulate_checked(path, record=False)
+    simulate_checked(path, record=False, config_trust=UNTRUSTED)
     objects = read_objects([path])
     if len(objects) != 1 or objects[0].get("kind") != "Node":
         found = ", ".join(str(o.get("kind")) for o in objects) or "nothing"

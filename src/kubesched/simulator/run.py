@@ -13,6 +13,7 @@ from kubesched.api.field import aggregate
 from kubesched.backend.embedded import ConflictError, EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
+from kubesched.config.trust import UNTRUSTED, Trust
 from kubesched.event_handlers import informed_scheduler
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.schedule_one import Outcome, SchedulerEvent
@@ -85,10 +86,19 @@ class SimulationResult:
             self.victims.setdefault(event.preemptor, []).append(event.pod)
 
 
-def build_config(loaded: LoadedInput, config_doc: dict[str, Any] | None, config_source: str) -> SchedulerConfig:
-    doc = config_doc if config_doc is not None else loaded.config
-    source = config_source if config_doc is not None else loaded.config_source
-    return load_config(doc, source=source)
+def build_config(
+    loaded: LoadedInput,
+    config_doc: dict[str, Any] | None,
+    config_source: str,
+    *,
+    trust: Trust = UNTRUSTED,
+    documents: Trust = UNTRUSTED,
+) -> SchedulerConfig:
+    """The configuration given on its own (`config_doc`, trusted as far as `trust` says), else the one among
+    the documents, files and overlays (as far as `documents` says: they are data). Trusting is asked for."""
+    if config_doc is not None:
+        return load_config(config_doc, source=config_source, trust=trust)
+    return load_config(loaded.config, source=loaded.config_source, trust=documents)
 
 
 def embedded_scheduler(config: SchedulerConfig, cluster: EmbeddedCluster, clock: VirtualClock, **kw: Any) -> Scheduler:

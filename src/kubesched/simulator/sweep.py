@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kubesched.config.trust import TRUSTED, UNTRUSTED, Trust
 from kubesched.simulator.documents import DocumentError, parse_documents
 from kubesched.simulator.inputs import (
     NodeTemplate,
@@ -41,6 +42,8 @@ TOP_LEVEL = ("base", "template", "config", "seed", "grid", "sample")
 SAMPLE_KEYS = ("n", "randomSeed")
 DEFAULT_CONFIG = "default"
 MAX_POINTS = 100_000
+SPEC_CONFIG_HINT = "give this file to kubesched sweep with --config as well to allow it"
+BASE_CONFIG_HINT = "name it as the spec's config and give that file to kubesched sweep with --config to allow it"
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class Context:
     templates: dict[str, dict[str, Any]]
     configs: dict[str, dict[str, Any] | None]
     taken: frozenset[str]  # node names of the base cluster, which added nodes avoid
+    trusted: frozenset[str] = frozenset()  # the configs (as the spec names them) given with --config too
 
 
 # --- the spec -----------------------------------------------------------------------------------------------
@@ -223,18 +227,31 @@ def _draw(path: str, axis: str, given: Any) -> Any:
     raise WhatIfError(f"{path}: {where}: expected {shape}")
 
 
-def prepare(spec: Spec) -> Context:
-    """Read and check, once, everything the points use: base manifests, templates, configurations."""
-    base = simulate_checked(*spec.base, record=False)
+def prepare(spec: Spec, trusted_configs: Sequence[str] = ()) -> Context:
+    """Read and check, once, everything the points use: base manifests, templates, configurations.
+
+    A spec is data: a configuration it names may use plugins by import path or extenders only when the
+    same file is also given on the command line (`trusted_configs`, sweep's --config)."""
+    base = simulate_checked(*spec.base, record=False, config_trust=UNTRUSTED, documents_trust=_BASE)
     templates = {name: load_template(p).node for name, p in spec.templates.items()}
     configs: dict[str, dict[str, Any] | None] = {}
+    given = {os.path.realpath(c) for c in trusted_configs}
+    trusted = frozenset(name for name, p in spec.configs.items() if p is not None and os.path.realpath(p) in given)
     for name, p in spec.configs.items():
         if p is None:
             configs[name] = None
             continue
-        simulate_checked(config=p, record=False)
+        simulate_checked(config=p, record=False, config_trust=_trust(name, trusted))
         configs[name] = read_objects([p])[0]
-    return Context(read_objects(list(spec.base)), templates, configs, frozenset(n.name for n in base.nodes))
+    nodes = frozenset(n.name for n in base.nodes)
+    return Context(read_objects(list(spec.base)), templates, configs, nodes, trusted)
+
+
+_BASE = Trust(hint=BASE_CONFIG_HINT)
+
+
+def _trust(config: str, trusted: frozenset[str]) -> Trust:
+    return TRUSTED if config in trusted else Trust(hint=SPEC_CONFIG_HINT)
 
 
 # --- running the points -------------------------------------------------------------------------------------
@@ -249,7 +266,10 @@ def run_point(context: Context, point: Point) -> dict[str, Any]:
         template = NodeTemplate(point.template, context.templates[point.template])
         objects = [*objects, *template.nodes(point.nodes, context.taken)]
     try:
-        sim = simulate_checked(objects, config=context.configs[point.config], seed=point.seed, record=False)
+        config, trust = context.configs[point.config], _trust(point.config, context.trusted)
+        sim = simulate_checked(
+            objects, config=config, seed=point.seed, record=False, config_trust=trust, documents_trust=_BASE
+        )
     except WhatIfError as err:
         return {**row, "error": str(err)}
     return {
@@ -343,11 +363,18 @@ class SweepResult:
         }
 
 
-def sweep(spec_path: str, *, workers: int | None = None, ray_address: str | None = None) -> SweepResult:
+def sweep(
+    spec_path: str, *, workers: int | None = None, ray_address: str | None = None, configs: Sequence[str] = ()
+) -> SweepResult:
+    """The spec's points, run; `configs` (--config) are the configuration files trusted to name plugins by
+    import path and extenders, when the spec names them too."""
     if workers is not None and workers < 1:
         raise WhatIfError(f"--workers: must be at least 1, got {workers}")
+    for c in configs:
+        if not os.path.isfile(c):
+            raise WhatIfError(f"--config {c}: no such file")
     spec = load_spec(spec_path)
-    context = prepare(spec)
+    context = prepare(spec, configs)
     start = time.perf_counter()
     if ray_address:
         rows, workers = run_ray(context, spec.points, ray_address, workers)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kubesched.config.trust import TRUSTED
 from kubesched.simulator.inputs import (
     SCALED_KINDS,
     NodeTemplate,
@@ -133,7 +134,7 @@ def capacity(
         raise WhatIfError(f"--max-nodes: must be at least 1, got {max_nodes}")
     paths = rereadable(paths)
     template = load_template(template_path)
-    base = simulate_checked(*paths, config=config, seed=seed, record=False)
+    base = simulate_checked(*paths, config=config, seed=seed, record=False, config_trust=TRUSTED)
     answer = CapacityAnswer(template=template, seed=seed, max_nodes=max_nodes, pending_before=len(base.pending))
     taken = {n.name for n in base.nodes}
     objects = read_objects(paths)
@@ -164,7 +165,9 @@ def capacity(
 def _with_nodes(
     paths: Sequence[str], template: NodeTemplate, n: int, taken: set[str], config: str | None, seed: int
 ) -> Simulation:
-    return simulate_checked(*paths, template.nodes(n, taken), config=config, seed=seed, record=False)
+    return simulate_checked(
+        *paths, template.nodes(n, taken), config=config, seed=seed, record=False, config_trust=TRUSTED
+    )
 
 
 @dataclass
@@ -274,7 +277,7 @@ def _blocked(
             groups.setdefault(identity(p), []).append(p)
     if any(o.get("kind") == "DaemonSet" for o in context):
         # every added node runs the DaemonSets' pods: one that does not fit pends on each of them
-        sim = simulate_checked(context, node, config=config, seed=seed)
+        sim = simulate_checked(context, node, config=config, seed=seed, config_trust=TRUSTED)
         for p in sim.pending:
             members = groups.pop(identity(p), [])
             out.append(_refused(members[0] if members else p, members, p, node_name))
@@ -285,7 +288,7 @@ def _blocked(
             shapes.setdefault(shape, (subject, []))[1].extend(members)
     for subject, members in shapes.values():
         first = members[0]
-        sim = simulate_checked(context, node, subject, config=config, seed=seed)
+        sim = simulate_checked(context, node, subject, config=config, seed=seed, config_trust=TRUSTED)
         alone = next((p for p in sim.pods if identity(p) == identity(first) or p.key == first.key), None)
         if alone is None or alone.scheduled:
             continue
@@ -447,7 +450,12 @@ def compare(paths: Sequence[str], configs: Sequence[str], *, seed: int = DEFAULT
         raise WhatIfError(f"--config: give exactly two configurations to compare, got {len(configs)}")
     paths = rereadable(paths)
     a, b = (
-        Side(c, simulate_checked(*paths, config=None if c == DEFAULT_CONFIG else c, seed=seed, record=False))
+        Side(
+            c,
+            simulate_checked(
+                *paths, config=None if c == DEFAULT_CONFIG else c, seed=seed, record=False, config_trust=TRUSTED
+            ),
+        )
         for c in configs
     )
     return Comparison(a, b, seed)

@@ -8,6 +8,7 @@ from typing import Any
 from kubesched.backend.embedded import EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import load_config
+from kubesched.config.trust import TRUSTED
 from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator.run import embedded_scheduler
@@ -47,7 +48,9 @@ def new_test_cluster(
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
     recorder = Recorder()
-    sched = embedded_scheduler(load_config(config), cluster, clock, seed=kw.pop("seed", 1), observer=recorder, **kw)
+    sched = embedded_scheduler(
+        load_config(config, trust=TRUSTED), cluster, clock, seed=kw.pop("seed", 1), observer=recorder, **kw
+    )
     tc = Harness(clock, cluster, sched, recorder)
     tc.create(*nodes, *pods)
     return tc

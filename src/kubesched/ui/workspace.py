@@ -26,8 +26,10 @@ import yaml
 
 from kubesched.api.resources import CPU, MEMORY, PODS
 from kubesched.backend.embedded import NAMESPACED
+from kubesched.config.load import load_config
+from kubesched.config.trust import TRUSTED, Trust
 from kubesched.config.types import KIND as CONFIG_KIND
-from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation, simulate
+from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation, simulate_trusting
 from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_object_file
 from kubesched.simulator.inputs import SCALED_KINDS
 from kubesched.simulator.load import manifest_files
@@ -43,6 +45,8 @@ NODE_PODS_SHOWN = 500
 PENDING = ("Unschedulable", "Gated", "Error")
 TERMINAL_PHASES = ("Succeeded", "Failed")
 EDIT = "edited in the UI"
+UI_HINT = "start kubesched ui with this configuration as --config to allow it"
+UI_DATA = Trust(hint=UI_HINT)  # files and edits: data
 
 
 @dataclass(slots=True)
@@ -107,10 +111,16 @@ class _Candidate:
     config: dict[str, Any] | None
     config_origin: str
     seed: int
+    trust: Trust  # how far `config` may bring in code and extenders
 
 
 class Workspace:
-    """The manifests, the configuration and the seed; the current `View`; edits that re-simulate."""
+    """The manifests, the configuration and the seed; the current `View`; edits that re-simulate.
+
+    `config_trust` is how far the starting configuration may name plugins by import path and extenders
+    (`TRUSTED` for --config). An edited configuration is data sent over HTTP: it may keep those of a
+    trusted starting configuration, never add any.
+    """
 
     def __init__(
         self,
@@ -118,6 +128,7 @@ class Workspace:
         config: dict[str, Any] | None = None,
         config_origin: str = "",
         *,
+        config_trust: Trust = UI_DATA,
         seed: int = 1,
         until: float | None = None,
         bind_latency: float = 0.0,
@@ -134,14 +145,18 @@ class Workspace:
         self._next_id = max((e.id for e in entries), default=0) + 1
         self._lock = threading.Lock()
         self._version = 0
-        self.view = self._simulate(_Candidate(entries, config, config_origin, seed))
+        self.config_trust = config_trust
+        self.view = self._simulate(_Candidate(entries, config, config_origin, seed, config_trust))
+        trusted = load_config(config, trust=config_trust).raw if config_trust.everything else None
+        self._edit_trust = Trust.keeping(trusted, UI_HINT)
 
     @classmethod
     def from_files(cls, paths: Sequence[str], config_path: str | None = None, **kw: Any) -> Workspace:
-        """FILES as `kubesched simulate` reads them; a KubeSchedulerConfiguration among them is the configuration."""
+        """FILES as `kubesched simulate` reads them; a KubeSchedulerConfiguration among them is the configuration
+        (data, as an edit is); --config's is trusted."""
         entries, config, origin = read_files(paths)
         if config_path:
-            config, origin = read_config(config_path), config_path
+            return cls(entries, read_config(config_path), config_path, config_trust=TRUSTED, **kw)
         return cls(entries, config, origin, **kw)
 
     # ------------------------------------------------------------------ simulation
@@ -160,7 +175,9 @@ class Workspace:
 
     def _run(self, c: _Candidate, record: bool | list[str]) -> Simulation:
         try:
-            return simulate(
+            return simulate_trusting(
+                c.trust,
+                UI_DATA,
                 [e.obj for e in c.entries],
                 config=c.config,
                 seed=c.seed,
@@ -175,6 +192,7 @@ class Workspace:
         """Simulate the candidate (under the lock); keep it only if the simulator accepts it."""
         view = self._simulate(c)
         self.entries, self.config, self.config_origin, self.seed = c.entries, c.config, c.config_origin, c.seed
+        self.config_trust = c.trust
         self._by_ident = {e.ident: e for e in c.entries}
         self._next_id = max([self._next_id - 1, *(e.id for e in c.entries)]) + 1
         self.view = view
@@ -190,12 +208,12 @@ class Workspace:
         with self._lock:
             entries = list(self.entries)
             position = {e.ident: i for i, e in enumerate(entries)}
-            config, config_origin = self.config, self.config_origin
+            config, config_origin, trust = self.config, self.config_origin, self.config_trust
             next_id = self._next_id
             changed: list[dict[str, Any]] = []
             for obj, origin in docs:
                 if obj.get("kind") == CONFIG_KIND:
-                    config, config_origin = obj, origin
+                    config, config_origin, trust = obj, origin, self._edit_trust
                     changed.append({"kind": CONFIG_KIND, "namespace": "", "name": "", "change": "configured"})
                     continue
                 ident = identity(obj)
@@ -209,7 +227,7 @@ class Workspace:
                     entries[at] = Entry(entries[at].id, obj, origin)
                     change = "changed"
                 changed.append({"kind": ident[0], "namespace": ident[1], "name": ident[2], "change": change})
-            self._commit(_Candidate(entries, config, config_origin, self.seed))
+            self._commit(_Candidate(entries, config, config_origin, self.seed, trust))
             return changed
 
     def delete(self, entry_id: int) -> dict[str, Any]:
@@ -218,7 +236,7 @@ class Workspace:
             if not found:
                 raise KeyError(f"no object with id {entry_id}")
             entries = [e for e in self.entries if e.id != entry_id]
-            self._commit(_Candidate(entries, self.config, self.config_origin, self.seed))
+            self._commit(_Candidate(entries, self.config, self.config_origin, self.seed, self.config_trust))
             return found[0].row()
 
     def clone_node(self, name: str, count: int = 1) -> list[str]:
@@ -236,7 +254,7 @@ class Workspace:
                 Entry(self._next_id + i, _node_like(source.obj, new), f"{EDIT} (like node {name})")
                 for i, new in enumerate(names)
             )
-            self._commit(_Candidate(entries, self.config, self.config_origin, self.seed))
+            self._commit(_Candidate(entries, self.config, self.config_origin, self.seed, self.config_trust))
             return names
 
     def set_config(self, text: str) -> None:
@@ -249,11 +267,12 @@ class Workspace:
             config = docs[0][0]
         with self._lock:
             origin = "the configuration edited in the UI" if config is not None else ""
-            self._commit(_Candidate(self.entries, config, origin, self.seed))
+            self._commit(_Candidate(self.entries, config, origin, self.seed, self._edit_trust))
 
     def rerun(self, seed: int | None = None) -> None:
         with self._lock:
-            self._commit(_Candidate(self.entries, self.config, self.config_origin, self.seed if seed is None else seed))
+            seed = self.seed if seed is None else seed
+            self._commit(_Candidate(self.entries, self.config, self.config_origin, seed, self.config_trust))
 
     # ------------------------------------------------------------------ reading
 
@@ -367,7 +386,8 @@ class Workspace:
             batch = max(1, self.record_pairs // max(len(v.nodes), 1))
             others = [p["key"] for p in v.pods if p["result"] in PENDING and p["key"] not in (key, *v.records)]
             wanted = [key, *others[: batch - 1]]
-            sim = self._run(_Candidate(self.entries, self.config, self.config_origin, self.seed), record=wanted)
+            current = _Candidate(self.entries, self.config, self.config_origin, self.seed, self.config_trust)
+            sim = self._run(current, record=wanted)
             if len(v.records) + len(wanted) > 4 * batch:  # keep at most a few batches
                 v.records.clear()
             asked = set(wanted)

@@ -6,6 +6,7 @@ import pytest
 from kubesched_node_cost.plugin import ERR_TOO_EXPENSIVE, NodeCostArgs, new
 
 from kubesched.config.load import load_config
+from kubesched.config.trust import TRUSTED
 from kubesched.framework.runtime.framework import FrameworkError
 from kubesched.framework.status import Code, Status
 from kubesched.testing.cluster import new_test_cluster
@@ -82,4 +83,4 @@ def test_bad_args_name_the_field():
         FrameworkError, match=r'plugin "kubesched_node_cost.plugin:new": args.maxCost: Input should be greater than 0'
     ):
         new_test_cluster([priced("a", "1")], config=bad)
-    assert load_config(CONFIG).raw.profiles[0].plugins is not None
+    assert load_config(CONFIG, trust=TRUSTED).raw.profiles[0].plugins is not None  # as --config gives it

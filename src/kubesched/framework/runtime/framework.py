@@ -17,6 +17,7 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
+from kubesched.config.trust import is_import_path
 from kubesched.config.types import EXTENSION_POINTS, KubeSchedulerProfile, Plugins, PluginSet
 from kubesched.framework import interface as fw
 from kubesched.framework.cycle_state import CycleState
@@ -37,7 +38,7 @@ from kubesched.framework.interface import (
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.runtime.errors import FrameworkError
-from kubesched.framework.runtime.out_of_tree import PluginLoadError, import_path_factory, is_import_path
+from kubesched.framework.runtime.out_of_tree import PluginLoadError
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.runtime.waiting_pods import WaitingPod
 from kubesched.framework.status import Code, Status, as_status
@@ -195,9 +196,7 @@ class Framework:
                 wanted.setdefault(p.name, None)
         self.plugins_map: dict[str, Plugin] = {}
         for name in wanted:
-            factory = registry.get(name)
-            if factory is None and is_import_path(name):
-                factory = import_path_factory(name)
+            factory = registry.get(name)  # import paths are there when the Scheduler trusted the configuration
             if factory is None:
                 continue  # reported by the first point that lists it, with that point's type
             try:

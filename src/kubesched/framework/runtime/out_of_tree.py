@@ -5,7 +5,9 @@ plugins compiled in:
 
 - a package declares `[project.entry-points."kubesched.plugins"] MyPlugin = "pkg.mod:new"`;
   profiles then enable `MyPlugin` like any in-tree plugin;
-- a profile names `pkg.mod:new` directly (no install step), and pluginConfig uses that name.
+- a profile names `pkg.mod:new` directly (no install step), and pluginConfig uses that name;
+  only a configuration given on purpose may (--config, simulate(config=...); config/trust.py),
+  and the Scheduler registers such names only then.
 
 A factory is called as `factory(args, handle)` and returns the plugin. A factory with an
 `ARGS` attribute (a pydantic model) gets its pluginConfig args validated into that
@@ -109,7 +111,3 @@ def entry_point_registry(entry_points: Iterable[Any] | None = None) -> Registry:
 def import_path_factory(name: str) -> PluginFactory:
     """The factory for a profile plugin named "module.path:factory"."""
     return _Lazy(name, lambda: load_factory(name, name))
-
-
-def is_import_path(name: str) -> bool:
-    return ":" in name

@@ -15,6 +15,7 @@ from kubesched.api.object import Obj
 from kubesched.backend.embedded import EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import load_config
+from kubesched.config.trust import TRUSTED
 from kubesched.event_handlers import informed_scheduler
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import FilterPlugin, PreFilterPlugin, PreFilterResult
@@ -136,7 +137,9 @@ def replay(
         config, registry = _restricted(config, only_nodes, examine)
     loaded = LoadedInput(objects=[SourcedObject(copy.deepcopy(o), "state", i + 1) for i, o in enumerate(state)])
     objects = prepare_objects(loaded)
-    cfg = load_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **config})
+    cfg = load_config(
+        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **config}, trust=TRUSTED
+    )
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock, pv_controller=False)
     observer = _Observer()
