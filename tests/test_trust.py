@@ -36,6 +36,9 @@ from kubesched.testing.cluster import new_test_cluster
 from kubesched.ui.server import create_app
 from kubesched.ui.workspace import InputError, Workspace
 
+LOCAL = "http://127.0.0.1:8080"
+"""The UI answers only to its own names (loopback's by default)."""
+
 V1 = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 NODE = {
     "apiVersion": "v1",
@@ -273,7 +276,7 @@ def test_a_scheduler_config_built_by_hand_is_held_to_its_trust(tmp_path: Path) -
 
 @pytest.fixture
 def ui(cluster: str) -> TestClient:
-    return TestClient(create_app(Workspace.from_files([cluster])))
+    return TestClient(create_app(Workspace.from_files([cluster])), base_url=LOCAL)
 
 
 def test_ui_refuses_a_config_edit(tmp_path: Path, ui: TestClient) -> None:
@@ -307,7 +310,7 @@ def test_ui_refuses_a_config_among_its_files(tmp_path: Path, cluster: str) -> No
 def test_ui_edit_may_keep_what_config_flag_trusted_but_not_add(tmp_path: Path, cluster: str) -> None:
     marker = tmp_path / "ran"
     config = write(tmp_path / "config.yaml", marker_config(marker))
-    client = TestClient(create_app(Workspace.from_files([cluster], config)))
+    client = TestClient(create_app(Workspace.from_files([cluster], config)), base_url=LOCAL)
     assert marker.exists()
     marker.unlink()
     edited = marker_config(marker)
