@@ -135,20 +135,20 @@ def describe(err: BaseException, server: str, refused: list[str] | None = None) 
     """One line for a user: which server, what failed and what to check. `refused`: the verb and
     resource of every request refused with a 403 (for 403s of several requests at once)."""
     kind = failure_kind(err)
+    text = " ".join((err.message if isinstance(err, APIError) else str(err)).split())  # a server's words: one line
     if isinstance(err, TLSError):
         if not err.verify:
-            return f"{server}: TLS handshake failed ({err.message}): is this the API server's HTTPS address?"
-        if "mismatch" in err.message:
+            return f"{server}: TLS handshake failed ({text}): is this the API server's HTTPS address?"
+        if "mismatch" in text:
             return (
-                f"{server}: the server's certificate does not cover this address ({err.message}): "
+                f"{server}: the server's certificate does not cover this address ({text}): "
                 "check the server address in the kubeconfig"
             )
         return (
-            f"{server}: the server's certificate is not trusted ({err.message}): "
-            "check certificate-authority in the kubeconfig"
+            f"{server}: the server's certificate is not trusted ({text}): check certificate-authority in the kubeconfig"
         )
     if not isinstance(err, APIError):
-        return f"{server}: {type(err).__name__}: {err}"
+        return f"{server}: {type(err).__name__}: {text}"
     if kind == "unauthorized":
         return (
             f"{server}: 401 Unauthorized, the server did not accept the credentials: "
@@ -156,14 +156,14 @@ def describe(err: BaseException, server: str, refused: list[str] | None = None) 
         )
     if kind == "forbidden":
         rule = forbidden_rule(err)
-        if rule is None:
-            return f"{server}: 403 Forbidden ({err.message}): check the RBAC role bound to the kubeconfig's user"
-        user, verb, resource = rule
-        what = _grouped(refused or [f"{verb} {resource}"])
-        return f'{server}: 403 Forbidden, user "{user}" may not {what}: check the RBAC role bound to "{user}"'
+        refused = refused or ([f"{rule[1]} {rule[2]}"] if rule else [])
+        who = f'user "{rule[0]}"' if rule else "the kubeconfig's user"
+        what = f"{who} may not {_grouped(refused)}" if refused else text
+        return f"{server}: 403 Forbidden, {what}: check the RBAC role bound to {who}"
     if kind == "unreachable":
-        return f"{server}: no answer: {_OBJECT_REPR.sub('', err.message)}"
-    return f"{server}: {err}"
+        return f"{server}: no answer: {_OBJECT_REPR.sub('', text)}"
+    status = " ".join(f"{err.status} {err.reason}".split())
+    return f"{server}: {text or 'no message'} ({status})"
 
 
 class RateLimiter:

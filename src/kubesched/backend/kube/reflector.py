@@ -5,7 +5,8 @@ stream that ends or breaks resumes from the last resourceVersion seen, so nothin
 is lost or repeated; 410 Gone means that version was compacted away, so the
 reflector lists again and delivers the difference from what it had (deletions
 included) as events. Errors back off exponentially with jitter, as upstream's
-reflector does (0.8 s doubling to 30 s).
+reflector does (0.8 s doubling to 30 s), and never end the reflector's thread: a
+dead reflector would never sync, and the scheduler would wait for it for ever.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from __future__ import annotations
 import logging
 import random
 import threading
-
-import urllib3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from kubesched.api.object import Obj
-from kubesched.backend.kube.api import APIError, KubeAPI
+from kubesched.backend.kube.api import APIError, KubeAPI, describe, failure_kind, forbidden_rule
 from kubesched.backend.kube.resources import Resource
 from kubesched.backend.store import Listener
+from kubesched.klog import Message, V
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +39,66 @@ class Backoff:
 
     def reset(self) -> None:
         self._next = self.initial
+
+
+@dataclass
+class _Window:
+    """Failures of one kind since its last line: the informers that had them and the last error."""
+
+    err: BaseException
+    resources: set[str] = field(default_factory=set)
+    refused: dict[str, None] = field(default_factory=dict)  # "verb resource" of 403s, in order
+    logging: bool = False
+
+
+class FailureLog:
+    """The list/watch failures of every informer of one client, one line per kind of failure per backoff.
+
+    Upstream's reflectors each log "Failed to watch" on every failure: an untrusted
+    certificate or a bad token makes fifteen lines a backoff period, all saying the
+    same. Here the first informer to fail a new way waits `grace` seconds for the
+    others to fail too, then logs one line for all of them (for 403s, every verb and
+    resource refused); the same kind of failure is then quiet for that informer's
+    backoff delay, and the next line covers whatever failed in between.
+    """
+
+    def __init__(self, server: str, *, grace: float = 0.3, clock: Callable[[], float] = time.monotonic) -> None:
+        self.server = server
+        self.grace = grace
+        self.clock = clock
+        self.lines = 0
+        self._lock = threading.Lock()
+        self._open: dict[str, _Window] = {}
+        self._quiet_until: dict[str, float] = {}
+
+    def failed(self, resource: Resource, verb: str, err: BaseException, delay: float, stop: threading.Event) -> None:
+        """Note a failure; the caller waits `delay` before trying again. Logs (after the grace) unless quiet."""
+        kind = failure_kind(err)
+        group = resource.group_version.rpartition("/")[0]
+        name = resource.plural + (f".{group}" if group else "")
+        with self._lock:
+            window = self._open.setdefault(kind, _Window(err))
+            window.err = err
+            window.resources.add(name)
+            if isinstance(err, APIError) and err.status == 403:
+                rule = forbidden_rule(err)
+                window.refused[f"{rule[1]} {rule[2]}" if rule else f"{verb} {name}"] = None
+            if window.logging or self.clock() < self._quiet_until.get(kind, 0.0):
+                return
+            window.logging = True
+        stop.wait(self.grace)
+        with self._lock:
+            window = self._open.pop(kind)
+            self._quiet_until[kind] = self.clock() + delay
+            self.lines += 1
+        log.error(
+            Message(
+                "Failed to watch",
+                err=describe(window.err, self.server, list(window.refused)),
+                informers=len(window.resources),
+                retryIn=f"{delay:.1f}s",
+            )
+        )
 
 
 class Gone(Exception):
@@ -78,6 +141,7 @@ class Reflector:
         page_size: int = 500,
         watch_timeout: tuple[float, float] = (300.0, 600.0),
         backoff: Backoff | None = None,
+        failures: FailureLog | None = None,
     ) -> None:
         self.api = api
         self.resource = resource
@@ -86,6 +150,8 @@ class Reflector:
         self.page_size = page_size
         self.watch_timeout = watch_timeout
         self.backoff = backoff or Backoff()
+        self.failures = failures or FailureLog(api.host)
+        self.verb = "list"  # what the reflector is doing, for the failure it may meet
         self.items: dict[tuple[str, str], Obj] = {}
         self.resource_version = ""
         self.synced = threading.Event()
@@ -113,11 +179,12 @@ class Reflector:
                     "%s: watch resourceVersion %s expired; listing again", self.resource.plural, self.resource_version
                 )
                 self.resource_version = ""
-            except (APIError, urllib3.exceptions.HTTPError, OSError, ValueError) as err:
+            except Exception as err:  # any failure, even a bug, is retried: a dead reflector never syncs
                 if self.stop.is_set():
                     return
                 delay = self.backoff.step()
-                log.warning("%s: list/watch failed, retrying in %.1fs: %s", self.resource.plural, delay, err)
+                log.log(V(4), "%s: %s failed", self.resource.plural, self.verb, exc_info=True)
+                self.failures.failed(self.resource, self.verb, err, delay, self.stop)
                 self.stop.wait(delay)
 
     def _prepare(self, obj: Obj) -> Obj:
@@ -126,6 +193,7 @@ class Reflector:
         return obj
 
     def _list(self) -> None:
+        self.verb = "list"
         items, rv = list_all(self.api, self.resource, self.page_size, retries=0)
         self._replace({_key(item): self._prepare(item) for item in items})
         self.resource_version = rv
@@ -150,6 +218,7 @@ class Reflector:
                 self.sink(kind, "DELETED", old, None)
 
     def _watch(self) -> None:
+        self.verb = "watch"
         query = {"resourceVersion": self.resource_version, "allowWatchBookmarks": "true"}
         low, high = self.watch_timeout
         query["timeoutSeconds"] = str(int(random.uniform(low, high)))
