@@ -9,10 +9,14 @@ retrying and, once the user is granted its role, syncs and binds.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +26,7 @@ import yaml
 
 from kubesched.backend.kube.api import APIError, KubeAPI
 from kubesched.serving import self_signed_certificate
-from kubesched.testing.controlplane import NOBODY, NOBODY_TOKEN, TOKEN, ControlPlane
+from kubesched.testing.controlplane import NOBODY, NOBODY_TOKEN, TOKEN, ControlPlane, free_port
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 SCHEDULER = "trust-test-scheduler"
@@ -129,7 +133,7 @@ def run(tmp_path: Path) -> Iterator[Callable[[Path], tuple[subprocess.Popen[str]
     """`kubesched run` with a kubeconfig, its standard error going to a file; stopped at the end if still running."""
     started: list[subprocess.Popen[str]] = []
 
-    def start(kubeconfig: Path) -> tuple[subprocess.Popen[str], Path]:
+    def start(kubeconfig: Path, *flags: str) -> tuple[subprocess.Popen[str], Path]:
         log = tmp_path / f"run-{len(started)}.log"
         with log.open("w") as stderr:
             proc = _kubesched(
@@ -138,6 +142,7 @@ def run(tmp_path: Path) -> Iterator[Callable[[Path], tuple[subprocess.Popen[str]
                 str(kubeconfig),
                 f"--config={_config(tmp_path)}",
                 "--secure-port=0",
+                *flags,
                 stdout=subprocess.DEVNULL,
                 stderr=stderr,
             )
@@ -241,3 +246,32 @@ def test_run_syncs_and_binds_once_rbac_grants_its_role(
         ):
             with contextlib.suppress(APIError):
                 admin_api.request("DELETE", path, query={"gracePeriodSeconds": "0"} if "/pods/" in path else None)
+
+
+def _ready(port: int) -> bool:
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    try:
+        with urllib.request.urlopen(f"https://127.0.0.1:{port}/readyz", timeout=2, context=context) as resp:
+            return bool(resp.status == 200)
+    except (OSError, urllib.error.HTTPError):
+        return False
+
+
+def test_run_trusts_the_server_once_the_ca_file_is_put_right(
+    control_plane: ControlPlane, kubeconfigs: dict[str, tuple[Path, str, str]], run: Any, tmp_path: Path
+) -> None:
+    """The certificate-authority file is read again for each new connection: fixing it needs no restart."""
+    ca = tmp_path / "ca.crt"
+    wrong, _ = self_signed_certificate(str(tmp_path / "wrong"))
+    shutil.copy(wrong, ca)
+    path = _kubeconfig(tmp_path / "kubeconfig", control_plane.url, ca, TOKEN)
+    port = free_port()
+    proc, log = run(path, f"--secure-port={port}", "--bind-address=127.0.0.1")
+    _wait(lambda: any(UNTRUSTED in x for x in _lines(log)), "the untrusted certificate's line", timeout=30)
+    assert not _ready(port)
+    shutil.copy(control_plane.workdir / "certs" / "apiserver.crt", ca)
+    _wait(lambda: _ready(port), "informers synced once the CA file is right", timeout=60)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(15) == 0
+    assert not [x for x in _lines(log) if "Traceback" in x]
