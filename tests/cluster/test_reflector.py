@@ -154,6 +154,7 @@ def test_every_informer_refused_alike_makes_one_line_per_backoff(
             "check the token (or client certificate) of the kubeconfig's user; it may have expired\" "
             f'informers={len(WATCHED)} retryIn="0.1s"'
         )
+        assert all(f"informers={len(WATCHED)} " in line for line in lines)  # all of them, still failing
         assert all(r._thread is not None and r._thread.is_alive() for r in started)
         apiserver.clear_faults()  # the token is accepted again: every informer syncs, without a restart
         for r in started:
@@ -236,7 +237,11 @@ def test_the_same_failure_is_quiet_for_the_backoff_delay_and_other_failures_are_
     clock.now += 0.2
     failures.failed(WATCHED["Pod"], "list", unauthorized, 10.0, stop)
     assert failures.lines == 3
+    failures.recovered(WATCHED["Pod"])
+    clock.now += 10.0
+    failures.failed(WATCHED["Service"], "watch", unauthorized, 10.0, stop)
     lines = _failed_lines(caplog)
-    # Without a grace the first line knows of one informer; the third covers all three refused since.
-    assert [re.search(r"informers=(\d+)", line).group(1) for line in lines] == ["1", "1", "3"]  # type: ignore[union-attr]
+    # Without a grace the first line knows of one informer; the third counts the two still refused (the node's
+    # informer now fails another way), the fourth the one left once the pods' informer listed again.
+    assert [re.search(r"informers=(\d+)", line).group(1) for line in lines] == ["1", "1", "2", "1"]  # type: ignore[union-attr]
     assert "no answer: connection refused" in lines[1]

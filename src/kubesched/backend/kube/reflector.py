@@ -16,7 +16,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kubesched.api.object import Obj
 from kubesched.backend.kube.api import APIError, KubeAPI, describe, failure_kind, forbidden_rule
@@ -41,25 +41,31 @@ class Backoff:
         self._next = self.initial
 
 
-@dataclass
-class _Window:
-    """Failures of one kind since its last line: the informers that had them and the last error."""
+def _name(resource: Resource) -> str:
+    """The resource as kubectl and RBAC rules name it: `pods`, `resourceslices.resource.k8s.io`."""
+    group = resource.group_version.rpartition("/")[0]
+    return resource.plural + (f".{group}" if group else "")
 
+
+@dataclass
+class _Failing:
+    """How one informer last failed: the kind of failure, the error, and for a 403 the verb and resource."""
+
+    kind: str
     err: BaseException
-    resources: set[str] = field(default_factory=set)
-    refused: dict[str, None] = field(default_factory=dict)  # "verb resource" of 403s, in order
-    logging: bool = False
+    refused: str
 
 
 class FailureLog:
     """The list/watch failures of every informer of one client, one line per kind of failure per backoff.
 
     Upstream's reflectors each log "Failed to watch" on every failure: an untrusted
-    certificate or a bad token makes fifteen lines a backoff period, all saying the
-    same. Here the first informer to fail a new way waits `grace` seconds for the
-    others to fail too, then logs one line for all of them (for 403s, every verb and
-    resource refused); the same kind of failure is then quiet for that informer's
-    backoff delay, and the next line covers whatever failed in between.
+    certificate or a bad token makes eighteen lines a try, all saying the same. Here
+    the first informer to fail a new way waits `grace` seconds for the others to
+    fail too, then logs one line for every informer failing that way (for 403s,
+    every verb and resource refused); that kind of failure is then quiet for the
+    logging informer's backoff delay. An informer stops counting once it lists or
+    watches again.
     """
 
     def __init__(self, server: str, *, grace: float = 0.3, clock: Callable[[], float] = time.monotonic) -> None:
@@ -68,37 +74,42 @@ class FailureLog:
         self.clock = clock
         self.lines = 0
         self._lock = threading.Lock()
-        self._open: dict[str, _Window] = {}
+        self._failing: dict[str, _Failing] = {}  # by resource name
+        self._logging: set[str] = set()  # kinds whose line waits out the grace
         self._quiet_until: dict[str, float] = {}
 
     def failed(self, resource: Resource, verb: str, err: BaseException, delay: float, stop: threading.Event) -> None:
         """Note a failure; the caller waits `delay` before trying again. Logs (after the grace) unless quiet."""
         kind = failure_kind(err)
-        group = resource.group_version.rpartition("/")[0]
-        name = resource.plural + (f".{group}" if group else "")
+        name = _name(resource)
+        refused = ""
+        if kind == "forbidden":
+            rule = forbidden_rule(err) if isinstance(err, APIError) else None
+            refused = f"{rule[1]} {rule[2]}" if rule else f"{verb} {name}"
         with self._lock:
-            window = self._open.setdefault(kind, _Window(err))
-            window.err = err
-            window.resources.add(name)
-            if isinstance(err, APIError) and err.status == 403:
-                rule = forbidden_rule(err)
-                window.refused[f"{rule[1]} {rule[2]}" if rule else f"{verb} {name}"] = None
-            if window.logging or self.clock() < self._quiet_until.get(kind, 0.0):
+            self._failing[name] = _Failing(kind, err, refused)
+            if kind in self._logging or self.clock() < self._quiet_until.get(kind, 0.0):
                 return
-            window.logging = True
+            self._logging.add(kind)
         stop.wait(self.grace)
         with self._lock:
-            window = self._open.pop(kind)
+            self._logging.discard(kind)
+            alike = [f for f in self._failing.values() if f.kind == kind]
             self._quiet_until[kind] = self.clock() + delay
             self.lines += 1
         log.error(
             Message(
                 "Failed to watch",
-                err=describe(window.err, self.server, list(window.refused)),
-                informers=len(window.resources),
+                err=describe(alike[-1].err if alike else err, self.server, [f.refused for f in alike if f.refused]),
+                informers=len(alike),
                 retryIn=f"{delay:.1f}s",
             )
         )
+
+    def recovered(self, resource: Resource) -> None:
+        """The informer listed, or its watch delivered: it no longer counts as failing."""
+        with self._lock:
+            self._failing.pop(_name(resource), None)
 
 
 class Gone(Exception):
@@ -195,6 +206,7 @@ class Reflector:
     def _list(self) -> None:
         self.verb = "list"
         items, rv = list_all(self.api, self.resource, self.page_size, retries=0)
+        self.failures.recovered(self.resource)
         self._replace({_key(item): self._prepare(item) for item in items})
         self.resource_version = rv
         self.relists += 1
@@ -225,9 +237,13 @@ class Reflector:
         if self.resource.field_selector:
             query["fieldSelector"] = self.resource.field_selector
         kind = self.resource.kind
+        delivered = False
         for event in self.api.watch(self.resource.path(), query, timeout=float(query["timeoutSeconds"]) + 30):
             if self.stop.is_set():
                 return
+            if not delivered:
+                delivered = True
+                self.failures.recovered(self.resource)
             etype = event.get("type")
             obj = event.get("object") or {}
             if etype == "ERROR":
