@@ -35,3 +35,10 @@ def test_a_403_of_several_requests_groups_them_by_verb() -> None:
         f'{SERVER}: 403 Forbidden, user "u" may not list csinodes.storage.k8s.io, nodes; watch pods: '
         'check the RBAC role bound to user "u"'
     )
+
+
+def test_an_expired_certificate_is_not_blamed_on_the_ca() -> None:
+    assert describe(TLSError("certificate has expired", verify=True), SERVER) == (
+        f"{SERVER}: the server's certificate is out of date (certificate has expired): "
+        "renew the API server's certificate, or check this machine's clock"
+    )

@@ -139,6 +139,11 @@ def describe(err: BaseException, server: str, refused: list[str] | None = None) 
     if isinstance(err, TLSError):
         if not err.verify:
             return f"{server}: TLS handshake failed ({text}): is this the API server's HTTPS address?"
+        if "expired" in text or "not yet valid" in text:
+            return (
+                f"{server}: the server's certificate is out of date ({text}): "
+                "renew the API server's certificate, or check this machine's clock"
+            )
         if "mismatch" in text:
             return (
                 f"{server}: the server's certificate does not cover this address ({text}): "
