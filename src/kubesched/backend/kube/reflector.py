@@ -91,9 +91,11 @@ class FailureLog:
             if kind in self._logging or self.clock() < self._quiet_until.get(kind, 0.0):
                 return
             self._logging.add(kind)
-        stop.wait(self.grace)
+        stopping = stop.wait(self.grace)
         with self._lock:
             self._logging.discard(kind)
+            if stopping:  # a failure met while shutting down is no news
+                return
             alike = [f for f in self._failing.values() if f.kind == kind]
             self._quiet_until[kind] = self.clock() + delay
             self.lines += 1
