@@ -561,7 +561,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def snapshot_command(args: argparse.Namespace) -> int:
-    from kubesched.backend.kube.api import APIError, CredentialsError, KubeAPI, load_configuration
+    from kubesched.backend.kube.api import APIError, CredentialsError, KubeAPI, describe, load_configuration
     from kubesched.backend.kube.snapshot import take_snapshot, write_manifests
 
     try:
@@ -572,16 +572,17 @@ def snapshot_command(args: argparse.Namespace) -> int:
     try:
         try:
             api = KubeAPI(load_configuration(args.kubeconfig, args.master, kubectl_defaults=True), qps=0)
-            objects = take_snapshot(api)
-        except APIError as err:
-            _say(f"snapshot: {err}")
-            return 1
         except CredentialsError as err:
             _say(f"snapshot: {err}")
             return EXIT_BAD_INPUT
-        except Exception as err:  # unreadable kubeconfig, unreachable server
+        except Exception as err:  # an unreadable kubeconfig
             _say(f"cannot reach the cluster: {err}")
             return EXIT_BAD_INPUT
+        try:
+            objects = take_snapshot(api)
+        except APIError as err:  # no answer, an untrusted server, refused credentials or rights
+            _say(f"snapshot: {describe(err, api.host)}")
+            return 1
         try:
             if target is None:
                 write_manifests(objects, sys.stdout)

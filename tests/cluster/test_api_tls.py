@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.backend.kube.api import KubeAPI, load_configuration
+from kubesched.backend.kube.api import KubeAPI, TLSError, describe, load_configuration
 from kubesched.serving import self_signed_certificate
 
 
@@ -80,8 +80,44 @@ def test_a_server_the_roots_do_not_vouch_for_is_refused(https_server: tuple[str,
     url, _ = https_server
     api = KubeAPI(load_configuration(_kubeconfig(tmp_path, url, "insecure-skip-tls-verify: false")), qps=0, retries=0)
     assert _context(api).verify_mode == ssl.CERT_REQUIRED
-    with pytest.raises(Exception, match="CERTIFICATE_VERIFY_FAILED"):  # kubernetes' ApiException, as before
-        api.request("GET", "/api/v1/nodes", retries=0)
+    with pytest.raises(TLSError, match="^self-signed certificate$") as caught:
+        api.request("GET", "/api/v1/nodes", retries=3)
+    assert caught.value.verify
+    assert api.request_count == 1  # a certificate refused now is refused on a second try: no retries
+    assert describe(caught.value, url) == (
+        f"{url}: the server's certificate is not trusted (self-signed certificate): "
+        "check certificate-authority in the kubeconfig"
+    )
+
+
+def test_a_certificate_for_another_name_is_refused_naming_the_name(
+    https_server: tuple[str, str], tmp_path: Path
+) -> None:
+    url, cert = https_server
+    cluster = f"certificate-authority: {cert}\n    tls-server-name: elsewhere.example"
+    api = KubeAPI(load_configuration(_kubeconfig(tmp_path, url, cluster)), qps=0)
+    with pytest.raises(TLSError) as caught:
+        api.request("GET", "/api/v1/nodes")
+    assert describe(caught.value, url) == (
+        f"{url}: the server's certificate does not cover this address (Hostname mismatch, certificate is not "
+        "valid for 'elsewhere.example'): check the server address in the kubeconfig"
+    )
+
+
+def test_tls_to_a_plain_http_server_says_so(tmp_path: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"https://127.0.0.1:{server.server_address[1]}"
+        api = KubeAPI(load_configuration(_kubeconfig(tmp_path, url, "insecure-skip-tls-verify: true")), qps=0)
+        with pytest.raises(TLSError) as caught:
+            api.request("GET", "/api/v1/nodes")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not caught.value.verify
+    assert describe(caught.value, url).startswith(f"{url}: TLS handshake failed (")
+    assert describe(caught.value, url).endswith("): is this the API server's HTTPS address?")
 
 
 def test_insecure_skip_tls_verify_connects_without_verifying(https_server: tuple[str, str], tmp_path: Path) -> None:

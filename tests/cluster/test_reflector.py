@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from tests.cluster.helpers import node, pod, wait_for
 
-from kubesched.backend.kube.api import KubeAPI, load_configuration
-from kubesched.backend.kube.reflector import Backoff, Reflector
+from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
+from kubesched.backend.kube.reflector import Backoff, FailureLog, Reflector
 from kubesched.backend.kube.resources import WATCHED
+from kubesched.backend.store import Listener
 from kubesched.testing.apiserver import FakeAPIServer
 
 
@@ -35,10 +39,11 @@ def reflect(apiserver: FakeAPIServer, kubeconfig: str) -> Iterator[Any]:
     stop = threading.Event()
     started: list[Reflector] = []
 
-    def start(kind: str, sink: Sink, page_size: int = 500) -> Reflector:
+    def start(kind: str, sink: Listener, page_size: int = 500, failures: FailureLog | None = None) -> Reflector:
         api = KubeAPI(load_configuration(kubeconfig), qps=0, retries=0)
         backoff = Backoff(initial=0.02, cap=0.2, jitter=0.0)
-        r = Reflector(api, WATCHED[kind], sink, stop, page_size=page_size, backoff=backoff).start()
+        r = Reflector(api, WATCHED[kind], sink, stop, page_size=page_size, backoff=backoff, failures=failures)
+        r.start()
         started.append(r)
         return r
 
@@ -117,3 +122,126 @@ def test_pods_leaving_the_field_selector_are_deleted(apiserver: FakeAPIServer, r
     assert sink.names("ADDED") == ["runs"]
     apiserver.set_pod_phase("default", "runs", "Failed")
     wait_for(lambda: sink.names("DELETED") == ["runs"], what="finished pod deleted")
+
+
+def _failed_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith('"Failed to watch"')]
+
+
+def test_every_informer_refused_alike_makes_one_line_per_backoff(
+    apiserver: FakeAPIServer, kubeconfig: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    apiserver.create(node("n1"))
+    apiserver.fail("GET", r"^/api", status=401, times=10**6)
+    api = KubeAPI(load_configuration(kubeconfig), qps=0, retries=0)
+    failures = FailureLog(apiserver.url, grace=0.2)
+    caplog.set_level(logging.ERROR, logger="kubesched.backend.kube.reflector")
+    stop = threading.Event()
+    started = [
+        Reflector(api, r, Sink(), stop, backoff=Backoff(initial=0.05, cap=0.2, jitter=0.0), failures=failures)
+        for r in WATCHED.values()
+    ]
+    try:
+        for r in started:
+            r.start()
+        time.sleep(1.5)
+        lines = _failed_lines(caplog)
+        # Every informer retried every 0.2 s at most: dozens of refusals, a line for each pause of the first to fail.
+        assert len(apiserver.requests) >= 4 * len(WATCHED)
+        assert 2 <= len(lines) <= 1.5 / 0.2 + 1
+        assert lines[0] == (
+            f'"Failed to watch" err="{apiserver.url}: 401 Unauthorized, the server did not accept the credentials: '
+            "check the token (or client certificate) of the kubeconfig's user; it may have expired\" "
+            f'informers={len(WATCHED)} retryIn="0.1s"'
+        )
+        assert all(f"informers={len(WATCHED)} " in line for line in lines)  # all of them, still failing
+        assert all(r._thread is not None and r._thread.is_alive() for r in started)
+        apiserver.clear_faults()  # the token is accepted again: every informer syncs, without a restart
+        for r in started:
+            wait_for(r.synced.is_set, what=f"{r.resource.plural} synced once the token is accepted")
+    finally:
+        stop.set()
+        for r in started:
+            r.join(5)
+
+
+def test_a_403_names_the_user_and_every_verb_and_resource_refused(
+    apiserver: FakeAPIServer, reflect: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    for plural, group in (("nodes", ""), ("resourceslices", "resource.k8s.io")):
+        apiserver.fail(
+            "GET",
+            f"/{plural}$",
+            status=403,
+            times=10**6,
+            message=f'{plural} is forbidden: User "nobody" cannot list resource "{plural}" in API group "{group}" '
+            "at the cluster scope",
+        )
+    failures = FailureLog(apiserver.url, grace=0.3)
+    caplog.set_level(logging.ERROR, logger="kubesched.backend.kube.reflector")
+    allowed = reflect("Pod", Sink(), failures=failures)
+    refused = [reflect(kind, Sink(), failures=failures) for kind in ("Node", "ResourceSlice")]
+    wait_for(lambda: _failed_lines(caplog), what="the 403 line")
+    assert _failed_lines(caplog)[0].startswith(
+        f'"Failed to watch" err="{apiserver.url}: 403 Forbidden, user \\"nobody\\" may not list nodes, '
+        'resourceslices.resource.k8s.io: check the RBAC role bound to user \\"nobody\\"" informers=2 '
+    )
+    wait_for(allowed.synced.is_set, what="pods synced")
+    assert not any(r.synced.is_set() for r in refused)
+    apiserver.clear_faults()  # the role is bound: the refused informers sync at their next try
+    for r in refused:
+        wait_for(r.synced.is_set, what=f"{r.resource.plural} synced once allowed")
+
+
+def test_a_bug_met_while_listing_does_not_end_the_reflector(
+    apiserver: FakeAPIServer, reflect: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    apiserver.create(node("n1"))
+    calls: list[str] = []
+
+    def buggy(kind: str, event: str, old: Any, new: Any) -> None:
+        calls.append(event)
+        if len(calls) == 1:
+            raise KeyError("a bug")
+
+    r = reflect("Node", buggy)
+    wait_for(r.synced.is_set, what="sync after the bug")
+    assert r._thread is not None and r._thread.is_alive()
+    lines = _failed_lines(caplog)
+    assert lines and "KeyError: 'a bug'" in lines[0]
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_same_failure_is_quiet_for_the_backoff_delay_and_other_failures_are_not(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = _Clock()
+    failures = FailureLog("https://api:6443", grace=0.0, clock=clock)
+    caplog.set_level(logging.ERROR, logger="kubesched.backend.kube.reflector")
+    stop = threading.Event()
+    unauthorized = APIError(401, "Unauthorized", "Unauthorized")
+    for kind in ("Node", "Pod", "Service"):
+        failures.failed(WATCHED[kind], "list", unauthorized, 5.0, stop)
+    assert failures.lines == 1
+    clock.now += 4.9
+    failures.failed(WATCHED["Node"], "watch", unauthorized, 10.0, stop)
+    failures.failed(WATCHED["Node"], "list", APIError(0, "", "connection refused"), 10.0, stop)
+    assert failures.lines == 2  # the refusal waits for the 5 s to pass; the new failure is told at once
+    clock.now += 0.2
+    failures.failed(WATCHED["Pod"], "list", unauthorized, 10.0, stop)
+    assert failures.lines == 3
+    failures.recovered(WATCHED["Pod"])
+    clock.now += 10.0
+    failures.failed(WATCHED["Service"], "watch", unauthorized, 10.0, stop)
+    lines = _failed_lines(caplog)
+    # Without a grace the first line knows of one informer; the third counts the two still refused (the node's
+    # informer now fails another way), the fourth the one left once the pods' informer listed again.
+    assert [re.search(r"informers=(\d+)", line).group(1) for line in lines] == ["1", "1", "2", "1"]  # type: ignore[union-attr]
+    assert "no answer: connection refused" in lines[1]

@@ -139,3 +139,15 @@ def test_output_is_written_whole_or_not_at_all(
     assert main(["snapshot", "--kubeconfig", str(unreachable), "-o", str(out)]) != 0
     assert out.read_text() == "previous\n"
     assert os.listdir(out.parent) == ["cluster.yaml"]  # no temporary file left behind
+
+
+def test_master_holds_for_every_request_not_only_the_first(apiserver: FakeAPIServer, tmp_path: Path, capsys) -> None:
+    """The kubeconfig loader puts the kubeconfig's server back before each request unless told not to."""
+    apiserver.create(node("n1"))
+    nowhere = tmp_path / "kubeconfig"
+    nowhere.write_text(apiserver.kubeconfig().replace(apiserver.url, "http://127.0.0.1:1"))
+    out = tmp_path / "snap.yaml"
+    assert main(["snapshot", "--kubeconfig", str(nowhere), "--master", apiserver.url, "-o", str(out)]) == 0
+    assert "n1" in out.read_text()
+    lists = {p for m, p in apiserver.requests if m == "GET"}
+    assert len(lists) >= 15  # every kind listed, from the server --master names

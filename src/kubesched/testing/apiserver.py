@@ -40,6 +40,7 @@ class Fault:
     status: int
     times: int
     token: str = ""  # only requests carrying this bearer token
+    message: str = ""  # the Status's message; "" for "injected failure <status>"
 
 
 @dataclass(slots=True)
@@ -90,6 +91,9 @@ def strategic_merge(target: Obj, patch: Obj) -> Obj:
         else:
             out[key] = value
     return out
+
+
+_REASONS = {401: "Unauthorized", 403: "Forbidden"}
 
 
 def _status(code: int, reason: str, message: str) -> Obj:
@@ -168,13 +172,16 @@ class FakeAPIServer:
 
     # Faults
 
-    def fail(self, method: str, pattern: str, status: int = 500, times: int = 1, token: str = "") -> None:
-        """The next `times` requests whose method and path (and bearer token, if given) match answer `status`.
+    def fail(
+        self, method: str, pattern: str, status: int = 500, times: int = 1, token: str = "", message: str = ""
+    ) -> None:
+        """The next `times` requests whose method and path (and bearer token, if given) match answer `status`
+        (with `message`, as the real server words a 403, say).
 
         With `DROP_RESPONSE` the request is applied and the client hears nothing: the connection just closes.
         """
         with self._cond:
-            self._faults.append(Fault(method.upper(), re.compile(pattern), status, times, token))
+            self._faults.append(Fault(method.upper(), re.compile(pattern), status, times, token, message))
 
     def hold(self, method: str, pattern: str) -> threading.Event:
         """Requests whose method and path match wait, unanswered, until the returned event is set.
@@ -323,14 +330,14 @@ class FakeAPIServer:
 
     # Serving
 
-    def _take_fault(self, method: str, path: str, token: str) -> int:
+    def _take_fault(self, method: str, path: str, token: str) -> tuple[int, str]:
         with self._cond:
             self.requests.append((method, path))
             for f in self._faults:
                 if f.times > 0 and f.method == method and f.pattern.search(path) and f.token in ("", token):
                     f.times -= 1
-                    return f.status
-        return 0
+                    return f.status, f.message
+        return 0, ""
 
     def _list(self, res: Resource, namespace: str, query: dict[str, str]) -> Obj:
         limit = int(query.get("limit") or 0)
@@ -492,10 +499,11 @@ class _Handler(BaseHTTPRequestHandler):
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         token = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
         self.api._wait_if_held(method, url.path)
-        status = self.api._take_fault(method, url.path, token)
+        status, message = self.api._take_fault(method, url.path, token)
         self._drop_reply = status == DROP_RESPONSE
         if status > 0:
-            self._reply(status, _status(status, "InternalError", f"injected failure {status}"))
+            reason = _REASONS.get(status, "InternalError")
+            self._reply(status, _status(status, reason, message or f"injected failure {status}"))
             return
         try:
             res, namespace, name, sub = self._route(url.path)

@@ -30,6 +30,8 @@ from kubesched.backend.kube.resources import BY_KIND, Resource
 
 ASSETS_ENV = "KUBESCHED_K8S_ASSETS"
 TOKEN = "kubesched-admin-token"
+# A user the API server knows but RBAC grants nothing: for what a scheduler without its role does.
+NOBODY_TOKEN, NOBODY = "kubesched-nobody-token", "nobody"
 BINARIES = ("etcd", "kube-apiserver", "kube-scheduler")
 # Read by kube-controller-manager's resourceclaim controller, never by the scheduler: not among BY_KIND.
 RESOURCE_CLAIM_TEMPLATE = Resource("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates", True)
@@ -187,7 +189,9 @@ class ControlPlane:
                     serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
                 )
             )
-        (self.workdir / "tokens.csv").write_text(f'{TOKEN},admin,admin,"system:masters"\n')
+        (self.workdir / "tokens.csv").write_text(
+            f'{TOKEN},admin,admin,"system:masters"\n{NOBODY_TOKEN},{NOBODY},{NOBODY}\n'
+        )
         (self.workdir / "audit-policy.yaml").write_text(
             yaml.safe_dump(
                 {

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import ssl
 import threading
 import time
@@ -23,6 +24,7 @@ from typing import Any
 import urllib3
 from kubernetes import config as kube_config
 from kubernetes.client import ApiClient, Configuration
+from kubernetes.client.exceptions import ApiException
 
 from kubesched.api.object import Obj
 from kubesched.backend.kube.lock import SchedulerLock
@@ -68,6 +70,105 @@ class APIError(Exception):
     @property
     def gone(self) -> bool:
         return self.status == 410
+
+
+class TLSError(APIError):
+    """The TLS handshake failed (an untrusted or expired certificate, a name it does not cover): no request
+    went out, and trying again at once cannot help."""
+
+    def __init__(self, detail: str, *, verify: bool) -> None:
+        super().__init__(0, "TLS", detail)
+        self.verify = verify  # the certificate was refused, not the handshake itself
+
+
+def _tls_error(err: ApiException) -> TLSError:
+    """The kubernetes client turns urllib3's SSLError into an ApiException whose text is a two-line repr;
+    the ssl module's own error, kept as its context, says what failed in a few words."""
+    cause: BaseException | None = err
+    while cause is not None:
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return TLSError(str(cause.verify_message or cause.reason or cause).rstrip("."), verify=True)
+        if isinstance(cause, ssl.SSLError):
+            return TLSError(str(cause.reason or cause), verify=False)
+        cause = cause.__cause__ or cause.__context__
+    return TLSError(" ".join(str(err.reason or err).split()), verify=False)
+
+
+# The authorizer's words: `pods is forbidden: User "u" cannot list resource "pods" in API group "" at ...`.
+_FORBIDDEN = re.compile(
+    r'User "(?P<user>[^"]*)" cannot (?P<verb>\S+) resource "(?P<resource>[^"]*)"'
+    r'(?: in API group "(?P<group>[^"]*)")?'
+)
+_OBJECT_REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>: ")
+
+
+def forbidden_rule(err: APIError) -> tuple[str, str, str] | None:
+    """(user, verb, resource) of a 403 the API server's authorizer gave, the resource as kubectl names it
+    (`resourceslices.resource.k8s.io`); None when the message says otherwise."""
+    m = _FORBIDDEN.search(err.message) if err.status == 403 else None
+    if m is None:
+        return None
+    group = m.group("group") or ""
+    return m.group("user"), m.group("verb"), m.group("resource") + (f".{group}" if group else "")
+
+
+def failure_kind(err: BaseException) -> str:
+    """What went wrong, in a word, for grouping the same failure of many requests: tls, unauthorized,
+    forbidden, unreachable (no answer), http-N, or the exception's type."""
+    if isinstance(err, TLSError):
+        return "tls"
+    if isinstance(err, APIError):
+        return {0: "unreachable", 401: "unauthorized", 403: "forbidden"}.get(err.status, f"http-{err.status}")
+    return type(err).__name__
+
+
+def _grouped(refused: list[str]) -> str:
+    """["list pods", "watch nodes", "list nodes"] as "list nodes, pods; watch nodes"."""
+    by_verb: dict[str, set[str]] = {}
+    for entry in refused:
+        verb, _, resource = entry.partition(" ")
+        by_verb.setdefault(verb, set()).add(resource)
+    return "; ".join(f"{verb} {', '.join(sorted(names))}" for verb, names in sorted(by_verb.items()))
+
+
+def describe(err: BaseException, server: str, refused: list[str] | None = None) -> str:
+    """One line for a user: which server, what failed and what to check. `refused`: the verb and
+    resource of every request refused with a 403 (for 403s of several requests at once)."""
+    kind = failure_kind(err)
+    text = " ".join((err.message if isinstance(err, APIError) else str(err)).split())  # a server's words: one line
+    if isinstance(err, TLSError):
+        if not err.verify:
+            return f"{server}: TLS handshake failed ({text}): is this the API server's HTTPS address?"
+        if "expired" in text or "not yet valid" in text:
+            return (
+                f"{server}: the server's certificate is out of date ({text}): "
+                "renew the API server's certificate, or check this machine's clock"
+            )
+        if "mismatch" in text:
+            return (
+                f"{server}: the server's certificate does not cover this address ({text}): "
+                "check the server address in the kubeconfig"
+            )
+        return (
+            f"{server}: the server's certificate is not trusted ({text}): check certificate-authority in the kubeconfig"
+        )
+    if not isinstance(err, APIError):
+        return f"{server}: {type(err).__name__}: {text}"
+    if kind == "unauthorized":
+        return (
+            f"{server}: 401 Unauthorized, the server did not accept the credentials: "
+            "check the token (or client certificate) of the kubeconfig's user; it may have expired"
+        )
+    if kind == "forbidden":
+        rule = forbidden_rule(err)
+        refused = refused or ([f"{rule[1]} {rule[2]}"] if rule else [])
+        who = f'user "{rule[0]}"' if rule else "the kubeconfig's user"
+        what = f"{who} may not {_grouped(refused)}" if refused else text
+        return f"{server}: 403 Forbidden, {what}: check the RBAC role bound to {who}"
+    if kind == "unreachable":
+        return f"{server}: no answer: {_OBJECT_REPR.sub('', text)}"
+    status = " ".join(f"{err.status} {err.reason}".split())
+    return f"{server}: {text or 'no message'} ({status})"
 
 
 class RateLimiter:
@@ -152,7 +253,24 @@ def load_configuration(kubeconfig: str = "", master: str = "", *, kubectl_defaul
             raise CredentialsError(_no_credentials(kubectl_defaults, str(err))) from err
     if master:
         cfg.host = server_url(master)
+        _keep_host(cfg)
     return cfg
+
+
+def _keep_host(cfg: Configuration) -> None:
+    """The kubeconfig loader's token hook copies the kubeconfig's server back into the configuration before
+    every request (and installs itself again): without this, --master would hold for the first request only."""
+    hook = cfg.refresh_api_key_hook
+    if hook is None:
+        return
+    host = cfg.host
+
+    def refresh(configuration: Configuration) -> None:
+        hook(configuration)
+        configuration.host = host
+        configuration.refresh_api_key_hook = refresh
+
+    cfg.refresh_api_key_hook = refresh
 
 
 def _no_credentials(kubectl_defaults: bool, reason: str) -> str:
@@ -221,6 +339,7 @@ class KubeAPI:
         # warning; `request` retries itself, knowing which failures are safe to repeat.
         configuration.retries = False
         self._client = ApiClient(configuration)
+        self.host = str(configuration.host)
         _share_tls_context(self._client.rest_client.pool_manager.connection_pool_kw, configuration)
         self._client.user_agent = user_agent
         self.limiter = RateLimiter(qps, burst)
@@ -239,7 +358,10 @@ class KubeAPI:
             method, path, query_params=query, header_params=headers, body=body, auth_settings=["BearerToken"]
         )
         self.limiter.wait()
-        return self._client.rest_client.request(m, url, headers=headers, body=payload, _request_timeout=timeout)
+        try:
+            return self._client.rest_client.request(m, url, headers=headers, body=payload, _request_timeout=timeout)
+        except ApiException as err:  # raised only for a failed TLS handshake
+            raise _tls_error(err) from None
 
     def request(
         self,
@@ -266,9 +388,10 @@ class KubeAPI:
                 status = resp.status
             except (urllib3.exceptions.HTTPError, OSError) as failure:
                 status, data, sent = 0, str(failure).encode(), not isinstance(failure, _NOT_SENT)
-            with self._stats_lock:
-                self.request_count += 1
-                self.request_seconds += time.perf_counter() - start
+            except TLSError:
+                self._count(start)
+                raise
+            self._count(start)
             if 200 <= status < 300:
                 return json.loads(data) if data else {}
             attempt += 1
@@ -279,6 +402,11 @@ class KubeAPI:
             log.log(V(4), "%s %s failed, retrying: %s", method, path, err)
             with self.unlocked():
                 time.sleep(self.retry_backoff * 2 ** (attempt - 1))
+
+    def _count(self, start: float) -> None:
+        with self._stats_lock:
+            self.request_count += 1
+            self.request_seconds += time.perf_counter() - start
 
     def unlocked(self) -> AbstractContextManager[None]:
         """Outside the scheduler lock while waiting on the network, when this thread holds it."""

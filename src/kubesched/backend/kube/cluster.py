@@ -29,7 +29,7 @@ from kubesched.backend.kube.api import (
 )
 from kubesched.backend.kube.dispatcher import DELETE, EVENT, EVENT_SERIES, STATUS_PATCH, APICall, APIDispatcher
 from kubesched.backend.kube.events import EventSeries
-from kubesched.backend.kube.reflector import Backoff, Reflector
+from kubesched.backend.kube.reflector import Backoff, FailureLog, Reflector
 from kubesched.backend.kube.resources import BY_KIND, WATCHED, Resource
 from kubesched.backend.kube.resources import EVENT as EVENT_RESOURCE
 from kubesched.backend.pod_status import generation, status_patch
@@ -62,8 +62,10 @@ class ClusterStore(ObjectStore):
         super().__init__()
         self.inbox: queue.SimpleQueue[tuple[str, str, Obj | None, Obj | None]] = queue.SimpleQueue()
         self.wake = threading.Event()
+        self.failures = FailureLog(api.host)  # one line for the informers that fail alike, not one each
         self.reflectors = [
-            Reflector(api, r, self._enqueue, stop, backoff=backoff(), page_size=page_size) for r in resources
+            Reflector(api, r, self._enqueue, stop, backoff=backoff(), page_size=page_size, failures=self.failures)
+            for r in resources
         ]
         self.events_applied = 0
 
