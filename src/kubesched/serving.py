@@ -252,7 +252,11 @@ class SecureServer:
                 except ValueError:
                     self._send(tls, Response(400, "text/plain; charset=utf-8", b"400 Bad Request", close=True))
                     return
-                resp = self.answer(req, peer)
+                try:
+                    resp = self.answer(req, peer)
+                except Exception:  # a bug answering one request must not end the thread with a traceback
+                    log.exception("answering %s %s failed", req.method, req.path)
+                    resp = Response(500, "text/plain; charset=utf-8", b"Internal Server Error", close=True)
                 resp.close = resp.close or not req.keep_alive
                 if req.method == "HEAD":
                     resp = Response(resp.code, resp.content_type, b"", resp.close)
