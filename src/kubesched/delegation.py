@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qs
 
 from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
 
@@ -384,8 +385,9 @@ def _read_ca(path: str) -> str:
     return text
 
 
-def status_body(code: int, reason: str, message: str, details: bool) -> bytes:
-    """A metav1.Status as upstream's error responses write it (indented JSON)."""
+def status_body(code: int, reason: str, message: str, details: bool, pretty: bool = False) -> bytes:
+    """A metav1.Status as upstream's error responses write it: compact with a newline, or indented for curl,
+    Wget and browsers (apiserver's isPrettyPrint); <, >, & escaped as Go's encoder does."""
     doc: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
@@ -397,4 +399,22 @@ def status_body(code: int, reason: str, message: str, details: bool) -> bytes:
     if details:
         doc["details"] = {}
     doc["code"] = code
-    return json.dumps(doc, indent=2).encode()
+    if pretty:
+        text = json.dumps(doc, indent=2, ensure_ascii=False)
+    else:
+        text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n"
+    for char, escaped in GO_ESCAPES:
+        text = text.replace(char, escaped)
+    return text.encode()
+
+
+GO_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+
+
+def pretty_print(query: str, user_agent: str) -> bool:
+    """Whether upstream would indent its error body: ?pretty=<true>, else a curl, Wget or browser user agent."""
+    if "pretty" in query:
+        values = parse_qs(query, keep_blank_values=True).get("pretty")
+        if values and values[0]:
+            return values[0].lower() in ("1", "t", "true")
+    return user_agent.startswith(("curl", "Wget", "Mozilla/5.0"))

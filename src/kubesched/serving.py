@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from email.utils import formatdate
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
@@ -42,6 +43,7 @@ from kubesched.delegation import (
     Authorizer,
     Delegation,
     Unauthorized,
+    pretty_print,
     status_body,
 )
 
@@ -173,7 +175,9 @@ class _Request:
             if not sep or not name or name != name.strip():
                 raise ValueError("malformed header line")
             self.headers.setdefault(name.lower(), value.strip())
-        self.path = self.target.split("?", 1)[0]
+        raw_path, _, self.query = self.target.partition("?")
+        # As Go's URL.Path, which routing and authorization see: percent-decoded.
+        self.path = unquote_to_bytes(raw_path).decode("utf-8", "replace")
 
     @property
     def keep_alive(self) -> bool:
@@ -373,27 +377,29 @@ class Endpoints:
     def answer(self, req: _Request, peer_cert: dict[str, Any] | None) -> Response:
         """Authenticate, authorize, then serve: upstream's filter chain, in its order and with its answers."""
         d = self.delegation
+        pretty = pretty_print(req.query, req.headers.get("user-agent", ""))
         try:
             user = d.authenticator.authenticate(req.headers.get("authorization"), peer_cert)
         except Unauthorized:
-            return Response(401, "application/json", status_body(401, "Unauthorized", "Unauthorized", False))
+            return Response(401, "application/json", status_body(401, "Unauthorized", "Unauthorized", False, pretty))
         verb = req.method.lower()
         decision = d.authorizer.authorize(user, verb, req.path)
         if not decision.allowed:
             if decision.error:
-                text = f"Internal Server Error: {json.dumps(req.path)}: {decision.error}\n"
+                text = f"Internal Server Error: {_quote(req.path)}: {decision.error}\n"
                 return Response(500, "text/plain; charset=utf-8", text.encode())
-            message = f"forbidden: User {json.dumps(user.name)} cannot {verb} path {json.dumps(req.path)}"
+            message = f"forbidden: User {_quote(user.name)} cannot {verb} path {_quote(req.path)}"
             if decision.reason:
                 message += f": {decision.reason}"
-            return Response(403, "application/json", status_body(403, "Forbidden", message, True))
+            message = message.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")  # as upstream's
+            return Response(403, "application/json", status_body(403, "Forbidden", message, True, pretty))
         return self._endpoint(req)
 
     def _endpoint(self, req: _Request) -> Response:
         path = req.path
         checks = self._checks(path.rstrip("/"))
         if checks is not None:
-            verbose = "verbose" in req.target
+            verbose = "verbose" in req.query
             failed = [name for name, check in checks.items() if not _safe(check)]
             if verbose:
                 lines = [f"[{'-' if n in failed else '+'}]{n} {'failed' if n in failed else 'ok'}" for n in checks]
@@ -410,6 +416,11 @@ class Endpoints:
     def stop(self) -> None:
         if self.server is not None:
             self.server.stop()
+
+
+def _quote(text: str) -> str:
+    """Close to Go's %q: double quotes, backslash escapes, printable characters as they are."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 REDACTED = "REDACTED"
