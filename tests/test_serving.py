@@ -9,6 +9,7 @@ import datetime
 import json
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,20 +171,48 @@ def test_a_connection_that_never_handshakes_is_closed_at_the_deadline(serve: Any
     assert ep.server.open_connections == 0
 
 
-def test_connections_beyond_the_cap_are_closed_at_once_and_served_again_once_others_end(serve: Any) -> None:
-    ep = endpoints(limits=Limits(max_connections=3, header_timeout=1.0))
+def test_at_the_cap_a_new_connection_pushes_out_the_one_waiting_longest(serve: Any) -> None:
+    ep = endpoints(limits=Limits(max_connections=3, header_timeout=30.0))
     port = serve(ep)
-    held = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
-    time.sleep(0.2)
-    with socket.create_connection(("127.0.0.1", port)) as extra:
+    held = []
+    for _ in range(3):
+        held.append(socket.create_connection(("127.0.0.1", port)))
+        time.sleep(0.05)
+    try:
         started = time.monotonic()
-        assert closed_within(extra, 2.0)
-        assert time.monotonic() - started < 0.5  # refused, not queued
-    assert ep.server is not None and ep.server.refused >= 1
-    time.sleep(1.5)  # the held ones reach their deadline
-    assert get(port, "/healthz") == (200, "ok")
-    for s in held:
-        s.close()
+        assert get(port, "/healthz") == (200, "ok")
+        assert time.monotonic() - started < 1.0
+        assert closed_within(held[0], 1.0)  # the oldest made way
+        assert not closed_within(held[2], 0.2)
+        assert ep.server is not None and ep.server.evicted == 1 and ep.server.refused == 0
+        assert ep.server.open_connections <= 3
+    finally:
+        for s in held:
+            s.close()
+
+
+def test_at_the_cap_with_every_connection_busy_a_new_one_is_closed_at_once(serve: Any) -> None:
+    release = threading.Event()
+    ep = endpoints(limits=Limits(max_connections=2))
+    ep.healthz = {"slow": lambda: release.wait(10)}
+    port = serve(ep)
+    busy = []
+    for _ in range(2):
+        tls = client_context().wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=5))
+        tls.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        busy.append(tls)
+    time.sleep(0.3)
+    try:
+        with socket.create_connection(("127.0.0.1", port)) as extra:
+            started = time.monotonic()
+            assert closed_within(extra, 2.0)
+            assert time.monotonic() - started < 0.5  # refused, not queued
+        assert ep.server is not None and ep.server.refused == 1
+    finally:
+        release.set()
+    for tls in busy:
+        assert tls.recv(65536).startswith(b"HTTP/1.1 200 OK")
+        tls.close()
 
 
 def test_keep_alive_serves_several_requests_on_one_connection(serve: Any) -> None:

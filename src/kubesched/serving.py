@@ -5,14 +5,15 @@ written to --cert-dir when set), as kube-scheduler does. Who may read what is
 decided by delegation to the API server (kubesched.delegation).
 
 A liveness probe must get its answer however other clients behave, so each
-connection has its own thread, in which its TLS handshake runs, and deadlines: the
-handshake and the first request's headers within HEADER_TIMEOUT of the accept (as
-Go's ReadHeaderTimeout), a later request's headers within HEADER_TIMEOUT of its
-first byte, at most IDLE_TIMEOUT between requests. Connections beyond
-MAX_CONNECTIONS are closed at once rather than queued. Plain threads rather than
-an ASGI server: the client certificate's subject is needed for authentication and
-uvicorn does not hand it to the application, and `kubesched run` imports nothing
-more to serve.
+connection has its own thread, in which its TLS handshake runs, and deadlines
+(Limits): the handshake and the first request's head within header_timeout of the
+accept (as Go's ReadHeaderTimeout), a later request's head within header_timeout of
+its first byte, at most idle_timeout between requests. Beyond max_connections a new
+connection pushes out the one that has waited longest on its client (SecureServer).
+
+Plain threads rather than an ASGI server: authentication needs the client
+certificate's subject, which uvicorn does not hand to the application, and
+`kubesched run` imports nothing more to serve.
 """
 
 from __future__ import annotations
@@ -186,8 +187,21 @@ class _Request:
         return self.version == "HTTP/1.1" and "close" not in connection and not has_body
 
 
+class _Conn:
+    """One connection's socket (plain, then TLS) and since when it has been waiting on its client (None: busy)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.waiting_since: float | None = time.monotonic()
+
+
 class SecureServer:
-    """HTTPS with one thread per connection, its handshake inside it, deadlines, and a cap on connections."""
+    """HTTPS with one thread per connection, its handshake inside it, deadlines, and a cap on connections.
+
+    At the cap, a new connection takes the place of the one that has waited longest on its client (in its
+    handshake, its request head, or idle between requests): a flood of idle connections then delays a probe
+    by nothing, rather than shutting it out until their deadlines. Only when every connection is busy
+    answering is the new one closed at once."""
 
     def __init__(
         self,
@@ -202,8 +216,9 @@ class SecureServer:
         self.limits = limits
         self.stopped = threading.Event()
         self._lock = threading.Lock()
-        self._open: set[socket.socket] = set()
+        self._open: dict[int, _Conn] = {}
         self.refused = 0
+        self.evicted = 0
 
     @property
     def open_connections(self) -> int:
@@ -214,7 +229,7 @@ class SecureServer:
         self.listener.settimeout(0.25)  # looks at `stopped` this often
         while not self.stopped.is_set():
             try:
-                conn, _ = self.listener.accept()
+                sock, _ = self.listener.accept()
             except TimeoutError:
                 continue
             except OSError:
@@ -222,34 +237,50 @@ class SecureServer:
                     return
                 time.sleep(0.05)  # out of file descriptors: let some connections end
                 continue
-            with self._lock:
-                admitted = len(self._open) < self.limits.max_connections
-                if admitted:
-                    self._open.add(conn)
-                else:
-                    self.refused += 1
-            if not admitted:
-                conn.close()
+            conn = _Conn(sock)
+            if not self._admit(conn):
+                sock.close()
                 continue
             threading.Thread(target=self._connection, args=(conn,), name="secure-serving-conn", daemon=True).start()
 
-    def _connection(self, conn: socket.socket) -> None:
-        sock: socket.socket = conn
+    def _admit(self, conn: _Conn) -> bool:
+        with self._lock:
+            if len(self._open) >= self.limits.max_connections:
+                waiting = [c for c in self._open.values() if c.waiting_since is not None]
+                if not waiting:
+                    self.refused += 1
+                    return False
+                oldest = min(waiting, key=lambda c: c.waiting_since or 0.0)
+                del self._open[id(oldest)]
+                self.evicted += 1
+                _shutdown(oldest.sock)
+            self._open[id(conn)] = conn
+            return True
+
+    def _state(self, conn: _Conn, waiting: bool) -> bool:
+        """Mark `conn` waiting on its client or busy; False if it was evicted meanwhile."""
+        with self._lock:
+            if id(conn) not in self._open:
+                return False
+            conn.waiting_since = time.monotonic() if waiting else None
+            return True
+
+    def _connection(self, conn: _Conn) -> None:
         try:
             deadline = time.monotonic() + self.limits.header_timeout
-            conn.settimeout(self.limits.header_timeout)  # CPython bounds the whole handshake by it
-            tls = self.context.wrap_socket(conn, server_side=True)
-            sock = tls
+            conn.sock.settimeout(self.limits.header_timeout)  # CPython bounds the whole handshake by it
+            tls = self.context.wrap_socket(conn.sock, server_side=True, do_handshake_on_connect=False)
             with self._lock:
-                self._open.discard(conn)
-                self._open.add(tls)
-            if self.stopped.is_set():
+                conn.sock = tls  # the plain socket is detached now: eviction shuts down this one
+                evicted = id(conn) not in self._open
+            if evicted or self.stopped.is_set():
                 return
+            tls.do_handshake()
             peer = tls.getpeercert() or None
             buf = b""
             while True:
                 head, buf = self._read_head(tls, buf, deadline)
-                if head is None:
+                if head is None or not self._state(conn, waiting=False):
                     return
                 try:
                     req = _Request(head)
@@ -265,17 +296,16 @@ class SecureServer:
                 if req.method == "HEAD":
                     resp = Response(resp.code, resp.content_type, b"", resp.close)
                 self._send(tls, resp)
-                if resp.close:
+                if resp.close or not self._state(conn, waiting=True):
                     return
                 deadline = 0.0  # the next request: IDLE_TIMEOUT for its first byte, then HEADER_TIMEOUT
         except (OSError, ssl.SSLError):
-            return  # the client went away, did not finish its handshake or its request in time
+            return  # the client went away, did not finish its handshake or its request in time, or was evicted
         finally:
             with self._lock:
-                self._open.discard(sock)
-                self._open.discard(conn)
+                self._open.pop(id(conn), None)
             with contextlib.suppress(OSError):
-                sock.close()
+                conn.sock.close()
 
     def _read_head(self, tls: ssl.SSLSocket, buf: bytes, deadline: float) -> tuple[bytes | None, bytes]:
         """The next request's head, or None when the connection is to end (closed, timed out, too large)."""
@@ -324,10 +354,15 @@ class SecureServer:
         with contextlib.suppress(OSError):
             self.listener.close()
         with self._lock:
-            conns = list(self._open)
+            conns = list(self._open.values())
         for c in conns:
-            with contextlib.suppress(OSError):
-                socket.socket.shutdown(c, socket.SHUT_RDWR)  # the plain socket's: wakes its thread's recv
+            _shutdown(c.sock)
+
+
+def _shutdown(sock: socket.socket) -> None:
+    """Wake the thread blocked on `sock`: the plain socket's shutdown, which on a TLS socket leaves its state be."""
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
 class Endpoints:
