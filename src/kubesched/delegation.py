@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import os
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -208,7 +209,7 @@ class PathMatcher:
         for p in paths:
             bare = p.lstrip("/")
             if "*" in bare[:-1]:
-                raise DelegationError(f"only trailing * allowed in {p!r}")
+                raise DelegationError(f'only trailing * allowed in "{bare}"')
             if bare.endswith("*"):
                 self.prefixes.append(bare[:-1])
             else:
@@ -247,7 +248,7 @@ class Authorizer:
         key = (user, verb, path)
         cached = self.cache.get(key)
         if cached is not None:
-            return cached  # type: ignore[no-any-return]
+            return cached
         decision = self._review(user, verb, path)
         if not decision.error:
             self.cache.put(key, decision, self.allowed_ttl if decision.allowed else self.denied_ttl)
@@ -360,6 +361,7 @@ def _client(kubeconfig: str, what: str) -> KubeAPI | None:
     RemoteKubeConfigFileOptional). QPS 200, burst 400, as upstream's delegated clients."""
     if kubeconfig:
         try:
+            _check_kubeconfig(kubeconfig)
             return KubeAPI(load_configuration(kubeconfig), qps=200, burst=400, user_agent="kubesched-delegation")
         except Exception as err:  # missing or malformed kubeconfig: the kubernetes client raises many kinds
             message = f"failed to get delegated {what} kubeconfig: {err}"
@@ -373,15 +375,36 @@ def _client(kubeconfig: str, what: str) -> KubeAPI | None:
         return None
 
 
+def _check_kubeconfig(path: str) -> None:
+    """Refuse a file that is no kubeconfig in words that say so (the client library's are about its insides)."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+    except OSError as err:
+        raise DelegationError(f"{path}: {(err.strerror or str(err)).lower()}") from err
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise DelegationError(f"{path}: not YAML ({str(err).splitlines()[0]})") from err
+    if not isinstance(doc, dict):
+        raise DelegationError(f"{path}: not a kubeconfig (no YAML mapping)")
+
+
 def _read_ca(path: str) -> str:
+    """The client CA bundle's text; an unreadable file or one without a certificate raises, in upstream's words."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except (OSError, UnicodeDecodeError) as err:
-        reason = getattr(err, "strerror", None) or str(err)
-        raise DelegationError(f"--client-ca-file {path}: {reason}") from err
-    if "-----BEGIN CERTIFICATE-----" not in text:
-        raise DelegationError(f"--client-ca-file {path}: no PEM certificate in it")
+        reason = f"open {path}: {err.strerror.lower()}" if isinstance(err, OSError) and err.strerror else str(err)
+        raise DelegationError(f"unable to load client CA provider: {reason}") from err
+    try:
+        ssl.create_default_context(cadata=text)
+    except (ssl.SSLError, ValueError) as err:
+        raise DelegationError(
+            f'unable to load client CA provider: error loading CA bundle for "client-ca-bundle::{path}": '
+            f"data does not contain any valid RSA or ECDSA certificates ({err})"
+        ) from err
     return text
 
 
