@@ -171,7 +171,9 @@ def test_a_connection_that_never_handshakes_is_closed_at_the_deadline(serve: Any
     assert ep.server.open_connections == 0
 
 
-def test_at_the_cap_a_new_connection_pushes_out_the_one_waiting_longest(serve: Any) -> None:
+def test_at_the_cap_a_new_connection_pushes_out_the_one_waiting_longest(
+    serve: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     ep = endpoints(limits=Limits(max_connections=3, header_timeout=30.0))
     port = serve(ep)
     held = []
@@ -186,6 +188,7 @@ def test_at_the_cap_a_new_connection_pushes_out_the_one_waiting_longest(serve: A
         assert not closed_within(held[2], 0.2)
         assert ep.server is not None and ep.server.evicted == 1 and ep.server.refused == 0
         assert ep.server.open_connections <= 3
+        assert "secure port at its cap of 3 connections: 1 pushed out" in caplog.text
     finally:
         for s in held:
             s.close()
@@ -234,6 +237,45 @@ def test_malformed_and_oversized_request_heads_are_refused(serve: Any) -> None:
         with client_context().wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=5)) as tls:
             tls.sendall(raw)
             assert tls.recv(65536).split()[1] == code
+
+
+@pytest.fixture(scope="module")
+def shared_port() -> Iterator[int]:
+    ep = endpoints(limits=Limits(header_timeout=1.0, max_header_bytes=4096))
+    yield ep.serve("127.0.0.1", 0)[1]
+    ep.stop()
+
+
+@given(
+    st.one_of(
+        st.binary(max_size=6000),
+        st.lists(
+            st.sampled_from([b"GET ", b"/healthz", b" HTTP/1.1", b"\r\n", b"Authorization: Bearer x", b":", b" "])
+        ).map(b"".join),
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_hostile_bytes_get_an_answer_or_a_closed_connection_and_the_server_carries_on(
+    shared_port: int, payload: bytes
+) -> None:
+    failures: list[Any] = []
+    hook, threading.excepthook = threading.excepthook, failures.append
+    try:
+        with client_context().wrap_socket(socket.create_connection(("127.0.0.1", shared_port), timeout=5)) as tls:
+            tls.sendall(payload)
+            tls.settimeout(3)
+            received = b""
+            try:
+                while chunk := tls.recv(65536):
+                    received += chunk
+            except (ConnectionResetError, ssl.SSLError):
+                pass
+            except TimeoutError:  # still open after 3 s: only a connection kept alive after an answer may be
+                assert received.startswith(b"HTTP/1.1 200 OK") and received.endswith(b"ok")
+        assert get(shared_port, "/healthz") == (200, "ok")
+    finally:
+        threading.excepthook = hook
+    assert failures == []
 
 
 @given(st.binary(max_size=300))

@@ -142,6 +142,8 @@ class Limits:
     max_header_bytes: int = 1 << 20
 
 
+CAP_REPORT_INTERVAL = 60.0
+
 REASONS = {
     200: "OK",
     400: "Bad Request",
@@ -219,6 +221,7 @@ class SecureServer:
         self._open: dict[int, _Conn] = {}
         self.refused = 0
         self.evicted = 0
+        self._reported = (0, 0, 0.0)  # refused, evicted, when: the last warning about the cap
 
     @property
     def open_connections(self) -> int:
@@ -238,7 +241,9 @@ class SecureServer:
                 time.sleep(0.05)  # out of file descriptors: let some connections end
                 continue
             conn = _Conn(sock)
-            if not self._admit(conn):
+            admitted = self._admit(conn)
+            self._report()
+            if not admitted:
                 sock.close()
                 continue
             threading.Thread(target=self._connection, args=(conn,), name="secure-serving-conn", daemon=True).start()
@@ -256,6 +261,21 @@ class SecureServer:
                 _shutdown(oldest.sock)
             self._open[id(conn)] = conn
             return True
+
+    def _report(self) -> None:
+        """At most once a minute, a warning that the cap was reached: a flood of connections, or a cap too low."""
+        refused, evicted, when = self._reported
+        now = time.monotonic()
+        if now - when < CAP_REPORT_INTERVAL or (refused, evicted) == (self.refused, self.evicted):
+            return
+        self._reported = (self.refused, self.evicted, now)
+        log.warning(
+            "secure port at its cap of %d connections: %d pushed out while waiting on their clients, %d refused "
+            "while all were busy, since the last report",
+            self.limits.max_connections,
+            self.evicted - evicted,
+            self.refused - refused,
+        )
 
     def _state(self, conn: _Conn, waiting: bool) -> bool:
         """Mark `conn` waiting on its client or busy; False if it was evicted meanwhile."""
@@ -299,7 +319,7 @@ class SecureServer:
                 if resp.close or not self._state(conn, waiting=True):
                     return
                 deadline = 0.0  # the next request: IDLE_TIMEOUT for its first byte, then HEADER_TIMEOUT
-        except (OSError, ssl.SSLError):
+        except (OSError, ValueError):  # ValueError: an SSL socket closed under its thread by stop()
             return  # the client went away, did not finish its handshake or its request in time, or was evicted
         finally:
             with self._lock:
@@ -421,7 +441,7 @@ class Endpoints:
         decision = d.authorizer.authorize(user, verb, req.path)
         if not decision.allowed:
             if decision.error:
-                text = f"Internal Server Error: {_quote(req.path)}: {decision.error}\n"
+                text = f"Internal Server Error: {_quote(req.target)}: {decision.error}\n"
                 return Response(500, "text/plain; charset=utf-8", text.encode())
             message = f"forbidden: User {_quote(user.name)} cannot {verb} path {_quote(req.path)}"
             if decision.reason:

@@ -130,16 +130,24 @@ def kubesched(kubeconfig: Path, delegation: DelegationOptions) -> Iterator[tuple
         thread.join(30)
 
 
-def _upstream_port(control_plane: ControlPlane, args: list[str]) -> int:
+@contextlib.contextmanager
+def kube_scheduler(control_plane: ControlPlane, args: list[str]) -> Iterator[int]:
+    """kube-scheduler serving on a free port with `args`; its port once /healthz answers. Stopped after."""
     port = free_port()
-    control_plane.start_scheduler({}, name="serving-auth", args=(f"--secure-port={port}", *args))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError, ssl.SSLError):
-            if fetch(port, "/healthz")[0] == 200:
-                return port
-        time.sleep(0.2)
-    raise AssertionError("upstream kube-scheduler did not serve /healthz")
+    proc = control_plane.start_scheduler({}, name="serving-auth", args=(f"--secure-port={port}", *args))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError, ssl.SSLError):
+                if fetch(port, "/healthz")[0] == 200:
+                    break
+            time.sleep(0.2)
+        else:
+            raise AssertionError("upstream kube-scheduler did not serve /healthz")
+        yield port
+    finally:
+        proc.stop()
+        control_plane.schedulers.remove(proc)
 
 
 def test_ours_answers_as_upstream_for_every_credential_and_path(
@@ -148,7 +156,6 @@ def test_ours_answers_as_upstream_for_every_credential_and_path(
     kubeconfig = control_plane.kubeconfig_path
     ca = identities["certs"]["ca"][0]
     flags = [f"--authentication-kubeconfig={kubeconfig}", f"--authorization-kubeconfig={kubeconfig}"]
-    theirs = _upstream_port(control_plane, [*flags, f"--client-ca-file={ca}", "--bind-address=127.0.0.1"])
     delegation = DelegationOptions(str(kubeconfig), str(kubeconfig), client_ca_file=str(ca))
     certs = identities["certs"]
     cases: list[tuple[str, dict[str, Any]]] = [
@@ -160,7 +167,8 @@ def test_ours_answers_as_upstream_for_every_credential_and_path(
         ("alice (system:masters) by certificate", {"cert": certs["alice"]}),
         ("bob (bound to /metrics) by certificate", {"cert": certs["bob"]}),
     ]
-    with kubesched(kubeconfig, delegation) as (_, served):
+    upstream_flags = [*flags, f"--client-ca-file={ca}", "--bind-address=127.0.0.1"]
+    with kube_scheduler(control_plane, upstream_flags) as theirs, kubesched(kubeconfig, delegation) as (_, served):
         assert served, "kubesched did not serve"
         ours = served[0]
         for name, creds in cases:
