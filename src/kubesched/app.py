@@ -42,6 +42,7 @@ from kubesched.klog import Message
 if TYPE_CHECKING:
     from kubernetes.client import Configuration
 
+    from kubesched.delegation import DelegationOptions
     from kubesched.metrics import SchedulerMetrics
     from kubesched.scheduler import Scheduler
     from kubesched.serving import Endpoints
@@ -69,6 +70,7 @@ class RunOptions:
     cert_dir: str = ""
     tls_cert_file: str = ""
     tls_private_key_file: str = ""
+    delegation: DelegationOptions | None = None  # None: kube-scheduler's defaults
     record_annotations: bool = False
     sync_timeout: float | None = None
     informer_backoff: Callable[[], Backoff] = Backoff
@@ -140,6 +142,7 @@ class SchedulerApp:
         """Everything but the informers: the scheduler, its client and dispatcher, metrics, leader election and
         the endpoints, with the modules they need (most of `kubesched run`'s start-up imports)."""
         from kubesched.backend.kube.annotations import AnnotationRecorder
+        from kubesched.delegation import Delegation, DelegationOptions
         from kubesched.event_handlers import informed_scheduler
         from kubesched.metrics import SchedulerMetrics
         from kubesched.serving import Endpoints
@@ -177,11 +180,15 @@ class SchedulerApp:
                     retry_period=_first(opts.retry_period, parse_duration(le.retryPeriod)),
                 ),
             )
+        # Kubeconfigs and the client CA file are read now (bad ones are bad input); the API server is asked for
+        # its client CA when serving starts.
+        delegation = Delegation.load(opts.delegation or DelegationOptions()) if opts.secure_port >= 0 else None
         self.endpoints: Endpoints = Endpoints(
             registry=self.metrics.registry,
             configz={"componentconfig": configz(config, opts)},
             healthz={"ping": lambda: True, "leaderElection": self._leader_healthy},
             readyz={"informer-sync": self.store.synced, "shutdown": lambda: not self.stop.is_set()},
+            delegation=delegation,
         )
 
     def _leader_healthy(self) -> bool:
@@ -208,9 +215,11 @@ class SchedulerApp:
 
     def run(self) -> int:
         if self.opts.secure_port >= 0:
+            from kubesched.delegation import DelegationError
             from kubesched.serving import ServingError
 
             try:
+                self.endpoints.delegation.lookup()
                 host, port = self.endpoints.serve(
                     self.opts.bind_address,
                     self.opts.secure_port,
@@ -218,7 +227,7 @@ class SchedulerApp:
                     key_file=self.opts.tls_private_key_file,
                     cert_dir=self.opts.cert_dir,
                 )
-            except ServingError as err:
+            except (ServingError, DelegationError) as err:
                 log.error(Message("command failed", err=str(err)))  # as kube-scheduler exits on it, with status 1
                 return self._shutdown(1)
             log.info("Serving securely on %s:%d", host, port)

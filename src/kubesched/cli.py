@@ -206,6 +206,7 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--cert-dir", default="", help="where the self-signed certificate is written")
     r.add_argument("--tls-cert-file", default="")
     r.add_argument("--tls-private-key-file", default="")
+    _delegation_args(r)
     r.add_argument(
         "--record-annotations",
         action="store_true",
@@ -213,6 +214,56 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument("--logging-format", choices=("text", "json"), default="text")
     r.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
+
+
+def _delegation_args(r: argparse.ArgumentParser) -> None:
+    """Who may read the secure port: kube-scheduler's delegated authentication and authorization flags."""
+    on = {"nargs": "?", "const": True, "metavar": "true|false"}
+    r.add_argument(
+        "--authentication-kubeconfig",
+        default="",
+        help="kubeconfig for TokenReviews and the client CA lookup; default: in-cluster credentials, else none",
+    )
+    r.add_argument(
+        "--authorization-kubeconfig", default="", help="kubeconfig for SubjectAccessReviews; default as above"
+    )
+    r.add_argument(
+        "--authorization-always-allow-paths",
+        type=_paths,
+        default=("/healthz", "/readyz", "/livez"),
+        metavar="PATHS",
+        help="comma-separated paths served without authorization (default /healthz,/readyz,/livez)",
+    )
+    r.add_argument("--authentication-skip-lookup", type=_bool, default=False, **on)  # type: ignore[arg-type]
+    r.add_argument("--authentication-tolerate-lookup-failure", type=_bool, default=True, **on)  # type: ignore[arg-type]
+    r.add_argument("--client-ca-file", default="", help="CA bundle verifying client certificates (user CN, groups O)")
+    for flag in (
+        "--authentication-token-webhook-cache-ttl",
+        "--authorization-webhook-cache-authorized-ttl",
+        "--authorization-webhook-cache-unauthorized-ttl",
+    ):
+        r.add_argument(flag, type=_duration, default=10.0, metavar="DURATION", help="default 10s")
+
+
+def _paths(text: str) -> tuple[str, ...]:
+    """A string slice flag as pflag reads it: comma-separated, empty for none."""
+    return tuple(p.strip() for p in text.split(",") if p.strip())
+
+
+def _delegation_options(args: argparse.Namespace) -> Any:
+    from kubesched.delegation import DelegationOptions
+
+    return DelegationOptions(
+        authentication_kubeconfig=args.authentication_kubeconfig,
+        authorization_kubeconfig=args.authorization_kubeconfig,
+        always_allow_paths=args.authorization_always_allow_paths,
+        skip_lookup=args.authentication_skip_lookup,
+        tolerate_lookup_failure=args.authentication_tolerate_lookup_failure,
+        client_ca_file=args.client_ca_file,
+        token_cache_ttl=args.authentication_token_webhook_cache_ttl,
+        allowed_cache_ttl=args.authorization_webhook_cache_authorized_ttl,
+        denied_cache_ttl=args.authorization_webhook_cache_unauthorized_ttl,
+    )
 
 
 def _cluster_args(p: argparse.ArgumentParser, default: str) -> None:
@@ -518,6 +569,7 @@ def _silence_stdout() -> None:
 def run_command(args: argparse.Namespace) -> int:
     from kubesched.app import RunOptions, SchedulerApp
     from kubesched.backend.kube.api import ClientConfigError
+    from kubesched.delegation import DelegationError
 
     try:
         config = load_config(
@@ -539,6 +591,7 @@ def run_command(args: argparse.Namespace) -> int:
             cert_dir=args.cert_dir,
             tls_cert_file=args.tls_cert_file,
             tls_private_key_file=args.tls_private_key_file,
+            delegation=_delegation_options(args),
             record_annotations=args.record_annotations,
             verbosity=args.verbosity,
         )
@@ -550,7 +603,7 @@ def run_command(args: argparse.Namespace) -> int:
     except FrameworkError as err:
         _say(f"{_framework_message(err, args.config or '')}")
         return EXIT_BAD_INPUT
-    except ClientConfigError as err:
+    except (ClientConfigError, DelegationError) as err:
         _say(f"{err}")
         return EXIT_BAD_INPUT
     except Exception as err:  # no credentials, unreadable kubeconfig
