@@ -18,6 +18,7 @@ from kubesched.api.duration import parse_duration
 from kubesched.api.quantity import parse_quantity
 from kubesched.config.load import ConfigError
 from kubesched.framework.runtime.errors import FrameworkError
+from kubesched.simulator.budget import Budget
 from kubesched.simulator.documents import read_object_file
 from kubesched.simulator.load import (
     LoadedInput,
@@ -197,6 +198,9 @@ def simulate(
     until: float | str | None = None,
     bind_latency: float | str = 0.0,
     overlays: Iterable[Input] = (),
+    max_pods: int | None = None,
+    max_objects: int | None = None,
+    max_input_bytes: int | None = None,
 ) -> Simulation:
     """Simulate scheduling: manifests in, a `Simulation` out.
 
@@ -208,7 +212,9 @@ def simulate(
     "none", or the `namespace/name` keys of the pods to record. Negative or infinite
     seconds, a bare string of keys and other wrong types raise InputError. `overlays` are
     inputs like `inputs` whose objects replace those of the same kind, namespace and name
-    (`--overlay`).
+    (`--overlay`). `max_pods`, `max_objects` and `max_input_bytes` raise (or lower) the
+    simulation's budget (docs/security.md); input over it raises InputError before anything
+    is built.
     """
     from kubesched.simulator.report import to_json
     from kubesched.simulator.run import build_config
@@ -217,7 +223,8 @@ def simulate(
 
     record = _record(record)
     try:
-        loaded = _load(inputs, text, tuple(overlays))
+        budget = _budget(max_pods, max_objects, max_input_bytes)
+        loaded = _load(inputs, text, tuple(overlays), budget)
         config_doc, config_source = _config_document(config)
         scheduler_config = build_config(loaded, config_doc, config_source)
         result = run_simulation(
@@ -234,11 +241,17 @@ def simulate(
     return _typed(to_json(result, record=bool(record), summary=summary), summary, config_source or loaded.config_source)
 
 
-def _load(inputs: tuple[Input, ...], text: str | None, overlays: tuple[Input, ...]) -> LoadedInput:
+def _budget(max_pods: int | None, max_objects: int | None, max_input_bytes: int | None) -> Budget:
+    """The default budget with what the caller raised or lowered."""
+    given = {"max_pods": max_pods, "max_objects": max_objects, "max_input_bytes": max_input_bytes}
+    return Budget(**{k: v for k, v in given.items() if v is not None})
+
+
+def _load(inputs: tuple[Input, ...], text: str | None, overlays: tuple[Input, ...], budget: Budget) -> LoadedInput:
     """Paths first through the command's loader (overlay paths after the others), then objects and text."""
     paths, objects = _split(inputs, "input")
     overlay_paths, overlay_objects = _split(overlays, "overlay")
-    loaded = load_manifests(paths, overlay_paths, finish=False)
+    loaded = load_manifests(paths, overlay_paths, finish=False, budget=budget)
     for (source, index, obj), overlay in [*((o, False) for o in objects), *((o, True) for o in overlay_objects)]:
         if not isinstance(obj, Mapping):
             raise InputError(f"{source}, document {index}: expected a Kubernetes object (a mapping)")

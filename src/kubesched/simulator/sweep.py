@@ -23,10 +23,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kubesched.simulator.budget import Budget
 from kubesched.simulator.documents import DocumentError, parse_documents
 from kubesched.simulator.inputs import (
     NodeTemplate,
     WhatIfError,
+    check_room,
     load_template,
     ordered,
     read_objects,
@@ -72,14 +74,15 @@ class Context:
     templates: dict[str, dict[str, Any]]
     configs: dict[str, dict[str, Any] | None]
     taken: frozenset[str]  # node names of the base cluster, which added nodes avoid
+    budget: Budget = Budget()  # every point's, checked before the point's objects are built
 
 
 # --- the spec -----------------------------------------------------------------------------------------------
 
 
-def load_spec(path: str) -> Spec:
+def load_spec(path: str, budget: Budget | None = None) -> Spec:
     """The spec file, checked: every mistake names the file and the field."""
-    doc = _spec_document(path)
+    doc = _spec_document(path, budget or Budget())
     unknown = sorted(set(doc) - set(TOP_LEVEL))
     if unknown:
         raise WhatIfError(f"{path}: {unknown[0]}: unknown field (fields: {', '.join(TOP_LEVEL)})")
@@ -116,9 +119,10 @@ def load_spec(path: str) -> Spec:
     return Spec(path, tuple(str(here / b) for b in base), tuple(points), templates, configs)
 
 
-def _spec_document(path: str) -> dict[str, Any]:
+def _spec_document(path: str, budget: Budget) -> dict[str, Any]:
     try:
-        docs = [d for d in parse_documents(read_text(Path(path))) if d is not None]
+        text = read_text(Path(path), budget.max_input_bytes)
+        docs = [d for d in parse_documents(text, max_nodes=budget.max_input_nodes) if d is not None]
     except LoadError as err:
         raise WhatIfError(str(err)) from err
     except DocumentError as err:
@@ -223,18 +227,20 @@ def _draw(path: str, axis: str, given: Any) -> Any:
     raise WhatIfError(f"{path}: {where}: expected {shape}")
 
 
-def prepare(spec: Spec) -> Context:
+def prepare(spec: Spec, budget: Budget | None = None) -> Context:
     """Read and check, once, everything the points use: base manifests, templates, configurations."""
-    base = simulate_checked(*spec.base, record=False)
-    templates = {name: load_template(p).node for name, p in spec.templates.items()}
+    budget = budget or Budget()
+    base = simulate_checked(*spec.base, record=False, budget=budget)
+    templates = {name: load_template(p, budget).node for name, p in spec.templates.items()}
     configs: dict[str, dict[str, Any] | None] = {}
     for name, p in spec.configs.items():
         if p is None:
             configs[name] = None
             continue
-        simulate_checked(config=p, record=False)
-        configs[name] = read_objects([p])[0]
-    return Context(read_objects(list(spec.base)), templates, configs, frozenset(n.name for n in base.nodes))
+        simulate_checked(config=p, record=False, budget=budget)
+        configs[name] = read_objects([p], budget)[0]
+    objects = read_objects(list(spec.base), budget)
+    return Context(objects, templates, configs, frozenset(n.name for n in base.nodes), budget)
 
 
 # --- running the points -------------------------------------------------------------------------------------
@@ -244,12 +250,16 @@ def run_point(context: Context, point: Point) -> dict[str, Any]:
     """One simulation, measured: counts, utilisation per resource, wall and CPU seconds."""
     wall, cpu = time.perf_counter(), time.process_time()
     row: dict[str, Any] = asdict(point)
-    objects = scaled(context.base, point.scale)
-    if point.nodes and point.template is not None:
-        template = NodeTemplate(point.template, context.templates[point.template])
-        objects = [*objects, *template.nodes(point.nodes, context.taken)]
+    added = point.nodes if point.template is not None else 0
     try:
-        sim = simulate_checked(objects, config=context.configs[point.config], seed=point.seed, record=False)
+        check_room(context.base, point.scale, added, context.budget)
+        objects = scaled(context.base, point.scale)
+        if added and point.template is not None:
+            template = NodeTemplate(point.template, context.templates[point.template])
+            objects = [*objects, *template.nodes(added, context.taken)]
+        sim = simulate_checked(
+            objects, config=context.configs[point.config], seed=point.seed, record=False, budget=context.budget
+        )
     except WhatIfError as err:
         return {**row, "error": str(err)}
     return {
@@ -343,11 +353,14 @@ class SweepResult:
         }
 
 
-def sweep(spec_path: str, *, workers: int | None = None, ray_address: str | None = None) -> SweepResult:
+def sweep(
+    spec_path: str, *, workers: int | None = None, ray_address: str | None = None, budget: Budget | None = None
+) -> SweepResult:
+    """Every point of the spec, each within `budget` (a point over it is a row with its error)."""
     if workers is not None and workers < 1:
         raise WhatIfError(f"--workers: must be at least 1, got {workers}")
-    spec = load_spec(spec_path)
-    context = prepare(spec)
+    spec = load_spec(spec_path, budget)
+    context = prepare(spec, budget)
     start = time.perf_counter()
     if ray_address:
         rows, workers = run_ray(context, spec.points, ray_address, workers)

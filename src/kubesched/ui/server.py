@@ -29,12 +29,12 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from kubesched.simulator.budget import Budget
 from kubesched.ui.workspace import InputError, Workspace
 
 __all__ = ["create_app", "run"]
 
 STATIC = Path(__file__).resolve().parent / "static"
-MAX_BODY = 64 * 1024 * 1024
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
@@ -119,6 +119,7 @@ def create_app(workspace: Workspace, allowed_hosts: list[str] | None = None) -> 
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)] if allowed_hosts else []
     app = Starlette(routes=routes, middleware=middleware)
     app.router.redirect_slashes = False
+    app.state.max_body = ws.budget.max_input_bytes  # a body carries one input: the same byte budget
     return app
 
 
@@ -142,6 +143,8 @@ def _endpoint(work: Work, *, body: bool = False) -> Callable[[Request], Awaitabl
             payload = await _body(request) if body else {}
             result = await run_in_threadpool(work, request, payload)
             return JSONResponse(result, headers=_headers())
+        except _TooLarge as err:
+            return JSONResponse({"error": str(err)}, status_code=413, headers=_headers())
         except (InputError, BadRequest) as err:
             return JSONResponse({"error": str(err)}, status_code=400, headers=_headers())
         except KeyError as err:
@@ -168,15 +171,30 @@ class _Unsupported(ValueError):
     """A change sent as anything but JSON."""
 
 
+class _TooLarge(ValueError):
+    """A body over the input budget: refused on its Content-Length before it is read, or as it streams in."""
+
+
 async def _body(request: Request) -> dict[str, Any]:
     if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
         raise _Unsupported("send changes as JSON (Content-Type: application/json)")
+    limit: int = request.app.state.max_body
+    too_large = _TooLarge(
+        f"request body over the input budget of {limit:,} bytes (--max-input-bytes); "
+        "start kubesched ui with --max-input-bytes N to raise it"
+    )
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not (declared.strip().isascii() and declared.strip().isdigit()):
+            raise BadRequest(f"Content-Length: expected a number of bytes, got {declared!r}")
+        if int(declared) > limit:
+            raise too_large
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > MAX_BODY:
-            raise BadRequest(f"request body over {MAX_BODY // (1024 * 1024)} MiB")
+        if size > limit:
+            raise too_large
         chunks.append(chunk)
     try:
         doc = json.loads(b"".join(chunks) or b"{}")
@@ -234,12 +252,13 @@ def run(
     seed: int = 1,
     until: float | None = None,
     bind_latency: float = 0.0,
+    budget: Budget | None = None,
 ) -> int:
     """`kubesched ui`: simulate FILES, then serve the page until Ctrl-C. 2 for unusable input or address."""
     thresholds = gc.get_threshold()
     gc.set_threshold(thresholds[0], thresholds[1], FULL_COLLECTION_THRESHOLD)
     try:
-        return _serve(files, config, host, port, open_browser, seed, until, bind_latency)
+        return _serve(files, config, host, port, open_browser, seed, until, bind_latency, budget)
     finally:
         gc.set_threshold(*thresholds)
 
@@ -253,6 +272,7 @@ def _serve(
     seed: int,
     until: float | None,
     bind_latency: float,
+    budget: Budget | None,
 ) -> int:
     import uvicorn
 
@@ -260,7 +280,9 @@ def _serve(
         print(f"kubesched: ui: --port: {port} is not a port number", file=sys.stderr)
         return 2
     try:
-        workspace = Workspace.from_files(files, config, seed=seed, until=until, bind_latency=bind_latency)
+        workspace = Workspace.from_files(
+            files, config, seed=seed, until=until, bind_latency=bind_latency, budget=budget
+        )
     except InputError as err:
         print(f"kubesched: {err}", file=sys.stderr)
         return 2
