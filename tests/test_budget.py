@@ -287,6 +287,36 @@ def test_values_per_input_follow_the_byte_budget() -> None:
     assert len(parse_documents(text, max_nodes=Budget(max_input_bytes=1_600_000).max_input_nodes)) == 200_000
 
 
+_trees = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text("ab", max_size=2),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text("xyz", min_size=1), children, max_size=4),
+    max_leaves=40,
+)
+
+
+def _values(tree: Any) -> int:
+    """YAML values in a tree, as the parser counts them: every mapping, list, key and scalar."""
+    if isinstance(tree, dict):
+        return 1 + sum(1 + _values(v) for v in tree.values())
+    if isinstance(tree, list):
+        return 1 + sum(_values(v) for v in tree)
+    return 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(tree=_trees, limit=st.integers(1, 60), style=st.sampled_from(["block", "flow", "json"]))
+def test_refused_exactly_when_the_values_are_over_the_limit(tree: Any, limit: int, style: str) -> None:
+    if style == "json":
+        text = json.dumps(tree)
+    else:
+        text = yaml.safe_dump(tree, default_flow_style=style == "flow")
+    if _values(tree) > limit:
+        with pytest.raises(DocumentError, match=f"more than {limit:,} YAML values"):
+            parse_documents(text, max_nodes=limit)
+    else:
+        assert parse_documents(text, max_nodes=limit) == [tree]
+
+
 def test_list_items_are_objects_of_their_own() -> None:
     """A `kubectl get -o yaml` List of many items is many objects: the per-object bound is per item."""
     item = "  - {" + ", ".join(f"k{i}: v" for i in range(50)) + "}\n"

@@ -29,6 +29,7 @@ import json
 import math
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -78,14 +79,23 @@ def _where(mark: Any) -> str:
 def parse_documents(text: str, *, max_nodes: int | None = None) -> list[Any]:
     """The documents of a YAML (or JSON) stream, empty ones as None, in order; at most `max_nodes` values
     (default: what the default byte budget allows)."""
+    return list(iter_documents(text, max_nodes=max_nodes))
+
+
+def iter_documents(text: str, *, max_nodes: int | None = None) -> Iterator[Any]:
+    """`parse_documents`, each document as it ends: a stream of millions of bad documents stops at the first
+    its reader refuses, and a problem later in the text is raised (DocumentError) when it is reached."""
     limit = input_nodes_allowed(DEFAULT_MAX_INPUT_BYTES) if max_nodes is None else max_nodes
     head = text.lstrip()[:1]
     if head in ("{", "[") and _json_values_bound(text) <= min(MAX_OBJECT_NODES, limit):
         try:
-            return [_json_document(text)]
+            doc = _json_document(text)
         except json.JSONDecodeError:
             pass  # not plain JSON: YAML flow style, or broken; the YAML parser says which
-    return _yaml_documents(text, limit)
+        else:
+            yield doc
+            return
+    yield from _yaml_documents(text, limit)
 
 
 def _json_values_bound(text: str) -> int:
@@ -390,16 +400,23 @@ def _key(value: Any, mark: Any) -> Any:
     raise DocumentError(f"{_where(mark)}a mapping key must be a string, not a {type(value).__name__}")
 
 
-def _yaml_documents(text: str, max_nodes: int) -> list[Any]:
+def _yaml_documents(text: str, max_nodes: int) -> Iterator[Any]:
     builder = _Builder(max_nodes)
-    try:
-        for event in yaml.parse(text, Loader=_Loader):
-            builder.feed(event)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise DocumentError(f"invalid YAML: {_where(mark)}{problem}") from err
-    return builder.docs
+    docs = builder.docs
+    events = yaml.parse(text, Loader=_Loader)
+    while True:
+        try:
+            for event in events:
+                builder.feed(event)
+                if docs:
+                    break
+            else:
+                return
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+            raise DocumentError(f"invalid YAML: {_where(mark)}{problem}") from err
+        yield docs.pop()
 
 
 class LoadError(ValueError):

@@ -30,8 +30,8 @@ from kubesched.simulator.documents import (
     LoadError,
     decode_text,
     is_stream,
+    iter_documents,
     over_bytes,
-    parse_documents,
     read_bytes,
     read_text,
 )
@@ -162,11 +162,8 @@ def add_text(loaded: LoadedInput, source: str, text: str, overlay: bool = False)
     limit = loaded.budget.max_input_bytes
     if len(text) > limit // 4 and len(text.encode("utf-8", "surrogatepass")) > limit:
         raise over_bytes(source, limit)
-    try:
-        docs = parse_documents(text, max_nodes=loaded.budget.max_input_nodes)
-    except DocumentError as err:
-        raise LoadError(f"{source}: {err}") from err
-    for i, doc in enumerate(docs, start=1):
+    docs = iter_documents(text, max_nodes=loaded.budget.max_input_nodes)
+    for i, doc in enumerate(_located(docs, source), start=1):
         if doc is None:
             continue
         if not isinstance(doc, dict):
@@ -174,6 +171,14 @@ def add_text(loaded: LoadedInput, source: str, text: str, overlay: bool = False)
                 f"{source}, document {i}: expected a Kubernetes object (a mapping), got {type(doc).__name__}"
             )
         add_document(loaded, doc, source, i, overlay)
+
+
+def _located(docs: Iterator[Any], source: str) -> Iterator[Any]:
+    """The documents, with a problem in the text named by its source."""
+    try:
+        yield from docs
+    except DocumentError as err:
+        raise LoadError(f"{source}: {err}") from err
 
 
 def finish_loading(loaded: LoadedInput, given: list[str] | None = None) -> None:
@@ -225,7 +230,8 @@ def add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: i
                     step.create[:] = [o for o in step.create if o is not obj]
                 else:
                     loaded.step_objects.append(checked)
-                    check_objects_read(len(loaded.objects) + len(loaded.step_objects), loaded.budget, checked.describe())
+                    count = len(loaded.objects) + len(loaded.step_objects)
+                    check_objects_read(count, loaded.budget, checked.describe())
         return
     if kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc):
         items = doc.get("items") or []
