@@ -5,12 +5,14 @@ Kubernetes, and would make two million pods; kubesched would build them until me
 ran out. So every simulation has a budget, and the counts are worked out from the
 manifests before a single pod is made:
 
-- pods: the pods listed, plus what each workload will create (replicas; a Job's
-  parallelism, up to its completions; a DaemonSet's, one per node; a CronJob's Job),
-  at the largest count any Scenario step scales it to. Pods a workload already owns
-  in the input count toward it, not on top of it.
+- pods: the pods listed, plus every pod the workloads will create over the run
+  (replicas; a Job's parallelism, up to its completions; a DaemonSet's, one per node;
+  a CronJob's Job), plus what Scenario steps add: each scale-up, and a whole new set
+  for each step that changes a Deployment's, DaemonSet's or StatefulSet's template. Pods a workload
+  already owns in the input count toward it, not on top of it.
 - objects: every object read, plus the pods above and what controllers make besides
-  (a Deployment's ReplicaSet, a CronJob's Job, ResourceClaims from templates).
+  (a Deployment's ReplicaSet per template, a CronJob's Job, ResourceClaims from
+  templates).
 - input: bytes per file, pipe, standard input or UI edit, and YAML values (mappings,
   lists and scalars, alias copies included) per input and per object.
 
@@ -51,6 +53,7 @@ DEFAULT_MAX_OBJECTS = 2_000_000
 
 _OWNED_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job", "CronJob")
 _REPLICATED = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet")
+_ROLLED = ("Deployment", "DaemonSet", "StatefulSet")  # a new template replaces every pod
 _MAX_OWNER_DEPTH = 8
 
 
@@ -183,7 +186,7 @@ def expansion(
     scaled: Iterable[tuple[Key, Mapping[str, Any]]] = (),
 ) -> Expansion:
     """The counts for `objects` (the input and what Scenario steps create); `scaled` gives the merge patches steps
-    apply to workloads, whose largest count is the one counted."""
+    apply to workloads, in the order they play."""
     by_key: dict[Key, Mapping[str, Any]] = {}
     nodes = 0
     for obj in objects:
@@ -192,14 +195,21 @@ def expansion(
             nodes += 1
         elif kind in _OWNED_KINDS:
             by_key[_key(obj)] = obj
-    peaks: dict[Key, int] = {}
+    grown: dict[Key, int] = {}  # pods steps add to a workload: scale-ups, and a new set per rollout
+    rollouts: dict[Key, int] = {}  # Deployments' template changes, a ReplicaSet each
+    specs: dict[Key, dict[str, Any]] = {}  # each workload's spec as the steps so far leave it
     for key, patch in scaled:
         target = by_key.get(key)
         if target is None:
             continue
-        patched_spec = {**_spec(target), **_spec(patch)}
-        count = _wanted({**target, "spec": patched_spec}, nodes)
-        peaks[key] = max(peaks.get(key, 0), count)
+        before = specs.get(key, dict(_spec(target)))
+        after = specs[key] = {**before, **_spec(patch)}
+        was, now = _wanted({**target, "spec": before}, nodes), _wanted({**target, "spec": after}, nodes)
+        grown[key] = grown.get(key, 0) + max(0, now - was)
+        if key[0] in _ROLLED and "template" in _spec(patch):
+            grown[key] += now
+            if key[0] == "Deployment":
+                rollouts[key] = rollouts.get(key, 0) + 1
 
     def top(key: Key) -> Key:
         """The workload that owns `key` at the top: a Deployment's ReplicaSets are the Deployment's."""
@@ -233,8 +243,8 @@ def expansion(
         if key[0] == "ReplicaSet" and parent is not None and parent[0] == "Deployment" and parent in by_key:
             continue  # its pods are its Deployment's
         counted += 1
-        want = max(_wanted(obj, nodes), peaks.get(key, 0))
-        pods = max(want, owned.get(key, 0))
+        pods = max(_wanted(obj, nodes) + grown.get(key, 0), owned.get(key, 0))
+        made += rollouts.get(key, 0)
         workload_pods += pods
         if pods > largest[1]:
             largest = (f"{key[0]} {key[1]}/{key[2]}", pods)

@@ -332,7 +332,7 @@ def _check_budget(loaded: LoadedInput, everything: list[SourcedObject]) -> None:
     """Before any workload makes a pod: the pods and objects the whole run will hold, within the budget."""
     scaled = [
         ((upd.ref.kind, upd.ref.namespace, upd.ref.name), upd.patch)
-        for step in loaded.steps
+        for step in sorted(loaded.steps, key=lambda st: st.at)
         for upd in step.update
         if upd.ref.kind in controllers.WORKLOAD_KINDS
     ]
