@@ -19,7 +19,7 @@ from kubesched.api.quantity import parse_quantity
 from kubesched.config.load import ConfigError
 from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.simulator.budget import Budget
-from kubesched.simulator.documents import read_object_file
+from kubesched.simulator.documents import check_text_size, read_object_file
 from kubesched.simulator.load import (
     LoadedInput,
     LoadError,
@@ -257,6 +257,7 @@ def _load(inputs: tuple[Input, ...], text: str | None, overlays: tuple[Input, ..
             raise InputError(f"{source}, document {index}: expected a Kubernetes object (a mapping)")
         add_document(loaded, _plain(obj), source, index, overlay)
     if text is not None:
+        check_text_size("<text>", text, budget.max_input_bytes)
         add_text(loaded, "<text>", text)
     finish_loading(loaded, paths + overlay_paths)
     return loaded

@@ -53,6 +53,7 @@ DEFAULT_MAX_INPUT_BYTES = 256 * 1024 * 1024
 BYTES_PER_NODE = 8
 """Manifests take 6 to 10 bytes a value; `{}` in flow style takes 3, and 60 or more of memory."""
 MIN_INPUT_NODES = 100_000
+"""Values any input may hold, however small its byte budget: a few megabytes of memory at most."""
 
 _TAG = "tag:yaml.org,2002:"
 _STR, _MERGE, _TIMESTAMP = _TAG + "str", _TAG + "merge", _TAG + "timestamp"
@@ -431,6 +432,12 @@ def over_bytes(source: str, limit: int) -> BudgetError:
     return BudgetError(
         f"{source}: over the input budget of {limit:,} bytes (--max-input-bytes); raise it with --max-input-bytes N"
     )
+
+
+def check_text_size(source: str, text: str, limit: int) -> None:
+    """Text given as a string (the Python API's `text`, a UI edit) within the byte budget, as UTF-8."""
+    if len(text) > limit or (len(text) * 4 > limit and len(text.encode("utf-8", "surrogatepass")) > limit):
+        raise over_bytes(source, limit)
 
 
 def read_bytes(stream: BinaryIO, source: str, limit: int) -> bytes:

@@ -159,9 +159,6 @@ def load_manifests(
 def add_text(loaded: LoadedInput, source: str, text: str, overlay: bool = False) -> None:
     """Every document of one YAML or JSON text, named `source` in errors."""
     loaded.sources.append(source)
-    limit = loaded.budget.max_input_bytes
-    if len(text) > limit // 4 and len(text.encode("utf-8", "surrogatepass")) > limit:
-        raise over_bytes(source, limit)
     docs = iter_documents(text, max_nodes=loaded.budget.max_input_nodes)
     for i, doc in enumerate(_located(docs, source), start=1):
         if doc is None:

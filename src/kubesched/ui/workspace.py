@@ -29,7 +29,13 @@ from kubesched.backend.embedded import NAMESPACED
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation, simulate
 from kubesched.simulator.budget import Budget
-from kubesched.simulator.documents import DocumentError, LoadError, over_bytes, parse_documents, read_object_file
+from kubesched.simulator.documents import (
+    DocumentError,
+    LoadError,
+    check_text_size,
+    parse_documents,
+    read_object_file,
+)
 from kubesched.simulator.inputs import SCALED_KINDS
 from kubesched.simulator.load import manifest_files
 from kubesched.simulator.report_html import waiting_series
@@ -513,9 +519,10 @@ def _files(paths: Sequence[str], budget: Budget) -> Iterator[tuple[str, str]]:
 def _documents(text: str, source: str, budget: Budget) -> list[tuple[dict[str, Any], str]]:
     """The objects of a YAML or JSON stream, `List`s opened, each with `source, document N[, items[j]]`; the text
     within the budget's bytes and values."""
-    limit = budget.max_input_bytes
-    if len(text) > limit // 4 and len(text.encode("utf-8", "surrogatepass")) > limit:
-        raise InputError(str(over_bytes(source, limit)))
+    try:
+        check_text_size(source, text, budget.max_input_bytes)
+    except LoadError as err:
+        raise InputError(str(err)) from err
     try:
         docs = parse_documents(text, max_nodes=budget.max_input_nodes)
     except DocumentError as err:
