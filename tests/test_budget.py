@@ -398,7 +398,8 @@ def test_whatif_and_sweep_keep_the_budget(tmp_path: Path, capsys: pytest.Capture
 
 def _ui(tmp_path: Path, budget: Budget) -> TestClient:
     f = write(tmp_path, [node("n1"), pod("p1")])
-    return TestClient(create_app(Workspace.from_files([str(f)], budget=budget)))
+    # on loopback, as `kubesched ui` serves by default
+    return TestClient(create_app(Workspace.from_files([str(f)], budget=budget)), base_url="http://127.0.0.1:8080")
 
 
 def test_ui_body_over_the_budget_is_413_before_and_while_reading(tmp_path: Path) -> None:
