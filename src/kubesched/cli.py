@@ -29,6 +29,7 @@ from kubesched.startup import without_gc
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from kubesched.simulator.budget import Budget
     from kubesched.simulator.load import LoadedInput
     from kubesched.simulator.progress import RunProgress
     from kubesched.simulator.report import JsonLinesWriter
@@ -135,6 +136,7 @@ def _parser() -> argparse.ArgumentParser:
         "--bind-latency", type=_duration, default=0.0, help="virtual time a binding takes (e.g. 200ms; default 0)"
     )
     s.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
+    _budget_args(s)
     _run_parser(sub)
     snap = sub.add_parser("snapshot", help="write a cluster's nodes, pods and other objects as manifests for simulate")
     _cluster_args(
@@ -179,6 +181,7 @@ def _ui_parser(sub: argparse._SubParsersAction) -> None:
     u.add_argument("--until", type=_duration, default=None, help="stop at this virtual time (e.g. 10m)")
     u.add_argument("--bind-latency", type=_duration, default=0.0, help="virtual time a binding takes")
     u.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
+    _budget_args(u)
 
 
 def _run_parser(sub: argparse._SubParsersAction) -> None:
@@ -264,6 +267,47 @@ def _delegation_options(args: argparse.Namespace) -> Any:
         allowed_cache_ttl=args.authorization_webhook_cache_authorized_ttl,
         denied_cache_ttl=args.authorization_webhook_cache_unauthorized_ttl,
     )
+
+
+def _budget_args(p: argparse.ArgumentParser) -> None:
+    """The simulation's budget (simulator/budget.py): raise it for inputs larger than the defaults admit."""
+    from kubesched.simulator.budget import DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_OBJECTS, DEFAULT_MAX_PODS
+
+    p.add_argument(
+        "--max-pods",
+        type=_count,
+        default=DEFAULT_MAX_PODS,
+        metavar="N",
+        help=f"the most pods a simulation may hold, listed and made by workloads (default {DEFAULT_MAX_PODS})",
+    )
+    p.add_argument(
+        "--max-objects",
+        type=_count,
+        default=DEFAULT_MAX_OBJECTS,
+        metavar="N",
+        help=f"the most objects a simulation may hold, read and made (default {DEFAULT_MAX_OBJECTS})",
+    )
+    p.add_argument(
+        "--max-input-bytes",
+        type=_count,
+        default=DEFAULT_MAX_INPUT_BYTES,
+        metavar="N",
+        help=f"the most bytes of one input: a file, a pipe, stdin, a UI edit (default {DEFAULT_MAX_INPUT_BYTES})",
+    )
+
+
+def _budget(args: argparse.Namespace) -> Budget:
+    from kubesched.simulator.budget import Budget
+
+    return Budget(max_pods=args.max_pods, max_objects=args.max_objects, max_input_bytes=args.max_input_bytes)
+
+
+def _count(text: str) -> int:
+    """A budget: a whole number, 0 or more."""
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value}: expected a whole number, 0 or more")
+    return value
 
 
 def _cluster_args(p: argparse.ArgumentParser, default: str) -> None:
@@ -405,7 +449,7 @@ def _simulate(args: argparse.Namespace, report: _OutputFile | None = None) -> in
     progress = None
     try:
         explain = [pod_key(name) for name in args.explain]
-        loaded = load_manifests(args.files, args.overlay)
+        loaded = load_manifests(args.files, args.overlay, budget=_budget(args))
         config, config_warnings = _scheduler_config(args, loaded)
         _check_extenders(config)
         # The per-plugin record costs time and memory: only what the output shows is kept.
@@ -705,6 +749,7 @@ def _whatif_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--seed", type=int, default=0, help="the tie-break seed of every simulation (default 0)")
     c.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
     c.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
+    _budget_args(c)
     m = questions.add_parser("compare", help="the same manifests under two scheduler configurations")
     m.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories")
     m.add_argument(
@@ -717,6 +762,7 @@ def _whatif_parser(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--seed", type=int, default=0, help="the tie-break seed of both simulations (default 0)")
     m.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
     m.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
+    _budget_args(m)
 
 
 def _sweep_parser(sub: argparse._SubParsersAction) -> None:
@@ -737,6 +783,7 @@ def _sweep_parser(sub: argparse._SubParsersAction) -> None:
         "--output", choices=("json", "table", "csv"), default=None, help="default: table on a terminal, else json"
     )
     s.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
+    _budget_args(s)
 
 
 def whatif_command(args: argparse.Namespace) -> int:
@@ -747,10 +794,15 @@ def whatif_command(args: argparse.Namespace) -> int:
     try:
         if args.question == "capacity":
             answer = whatif.capacity(
-                args.files, args.node_template, config=args.config, max_nodes=args.max_nodes, seed=args.seed
+                args.files,
+                args.node_template,
+                config=args.config,
+                max_nodes=args.max_nodes,
+                seed=args.seed,
+                budget=_budget(args),
             )
         else:
-            comparison = whatif.compare(args.files, args.configs, seed=args.seed)
+            comparison = whatif.compare(args.files, args.configs, seed=args.seed, budget=_budget(args))
     except WhatIfError as err:
         _say(f"{err}")
         return EXIT_BAD_INPUT
@@ -771,7 +823,9 @@ def sweep_command(args: argparse.Namespace) -> int:
 
     output = args.output or ("table" if sys.stdout.isatty() else "json")
     try:
-        result = sweep.sweep(args.spec, workers=args.workers, ray_address=args.ray, configs=args.configs)
+        result = sweep.sweep(
+            args.spec, workers=args.workers, ray_address=args.ray, configs=args.configs, budget=_budget(args)
+        )
     except WhatIfError as err:
         _say(f"{err}")
         return EXIT_BAD_INPUT
@@ -808,6 +862,7 @@ def ui_command(args: argparse.Namespace) -> int:
         allowed_host=args.allowed_host,
         token=args.token,
         require_token=args.require_token,
+        budget=_budget(args),
     )
 
 

@@ -19,7 +19,8 @@ from kubesched.api.quantity import parse_quantity
 from kubesched.config.load import ConfigError
 from kubesched.config.trust import TRUSTED, UNTRUSTED, Trust
 from kubesched.framework.runtime.errors import FrameworkError
-from kubesched.simulator.documents import read_object_file
+from kubesched.simulator.budget import Budget
+from kubesched.simulator.documents import check_text_size, read_object_file
 from kubesched.simulator.load import (
     LoadedInput,
     LoadError,
@@ -199,6 +200,9 @@ def simulate(
     until: float | str | None = None,
     bind_latency: float | str = 0.0,
     overlays: Iterable[Input] = (),
+    max_pods: int | None = None,
+    max_objects: int | None = None,
+    max_input_bytes: int | None = None,
 ) -> Simulation:
     """Simulate scheduling: manifests in, a `Simulation` out.
 
@@ -210,7 +214,9 @@ def simulate(
     "none", or the `namespace/name` keys of the pods to record. Negative or infinite
     seconds, a bare string of keys and other wrong types raise InputError. `overlays` are
     inputs like `inputs` whose objects replace those of the same kind, namespace and name
-    (`--overlay`).
+    (`--overlay`). `max_pods`, `max_objects` and `max_input_bytes` raise (or lower) the
+    simulation's budget (docs/security.md); input over it raises InputError before anything
+    is built.
 
     Only `config` may name plugins by import path or extenders: a KubeSchedulerConfiguration
     among the inputs, the text or the overlays is data, and one that does raises InputError.
@@ -224,6 +230,9 @@ def simulate(
         until=until,
         bind_latency=bind_latency,
         overlays=overlays,
+        max_pods=max_pods,
+        max_objects=max_objects,
+        max_input_bytes=max_input_bytes,
         config_trust=TRUSTED,
         documents_trust=UNTRUSTED.hinted(API_HINT),
     )
@@ -246,6 +255,9 @@ def _simulate(
     until: float | str | None = None,
     bind_latency: float | str = 0.0,
     overlays: Iterable[Input] = (),
+    max_pods: int | None = None,
+    max_objects: int | None = None,
+    max_input_bytes: int | None = None,
     config_trust: Trust,
     documents_trust: Trust,
 ) -> Simulation:
@@ -256,7 +268,8 @@ def _simulate(
 
     record = _record(record)
     try:
-        loaded = _load(inputs, text, tuple(overlays))
+        budget = _budget(max_pods, max_objects, max_input_bytes)
+        loaded = _load(inputs, text, tuple(overlays), budget)
         config_doc, config_source = _config_document(config)
         scheduler_config = build_config(
             loaded, config_doc, config_source, trust=config_trust, documents=documents_trust
@@ -275,16 +288,23 @@ def _simulate(
     return _typed(to_json(result, record=bool(record), summary=summary), summary, config_source or loaded.config_source)
 
 
-def _load(inputs: tuple[Input, ...], text: str | None, overlays: tuple[Input, ...]) -> LoadedInput:
+def _budget(max_pods: int | None, max_objects: int | None, max_input_bytes: int | None) -> Budget:
+    """The default budget with what the caller raised or lowered."""
+    given = {"max_pods": max_pods, "max_objects": max_objects, "max_input_bytes": max_input_bytes}
+    return Budget(**{k: v for k, v in given.items() if v is not None})
+
+
+def _load(inputs: tuple[Input, ...], text: str | None, overlays: tuple[Input, ...], budget: Budget) -> LoadedInput:
     """Paths first through the command's loader (overlay paths after the others), then objects and text."""
     paths, objects = _split(inputs, "input")
     overlay_paths, overlay_objects = _split(overlays, "overlay")
-    loaded = load_manifests(paths, overlay_paths, finish=False)
+    loaded = load_manifests(paths, overlay_paths, finish=False, budget=budget)
     for (source, index, obj), overlay in [*((o, False) for o in objects), *((o, True) for o in overlay_objects)]:
         if not isinstance(obj, Mapping):
             raise InputError(f"{source}, document {index}: expected a Kubernetes object (a mapping)")
         add_document(loaded, _plain(obj), source, index, overlay)
     if text is not None:
+        check_text_size("<text>", text, budget.max_input_bytes)
         add_text(loaded, "<text>", text)
     finish_loading(loaded, paths + overlay_paths)
     return loaded

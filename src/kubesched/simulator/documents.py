@@ -12,9 +12,15 @@ API server:
 - a key set twice in one mapping is refused (sigs.k8s.io/yaml: "key already set in map");
 - map keys are strings (YAML 1.1 `yes: x` or `1: x` give "true" and "1");
 - timestamps stay strings; NaN and infinities, which JSON cannot carry, are refused;
-- only the YAML core tags are understood.
+- only the YAML core tags are understood;
+- values are counted as they come (mappings, lists and scalars, alias copies too): one
+  object (a document, or an item of a List) may hold MAX_OBJECT_NODES of them, one
+  input one per BYTES_PER_NODE bytes of its byte budget, so a compact file of millions
+  of `{}` stops at the first value over instead of filling memory.
 
-JSON input takes Python's JSON parser (much faster), with the same limits.
+JSON input takes Python's JSON parser (much faster) when it cannot hold more values than
+one object may; larger JSON goes through the YAML parser, which counts as it goes.
+Inputs are read to at most their byte budget (DEFAULT_MAX_INPUT_BYTES unless raised).
 """
 
 from __future__ import annotations
@@ -23,8 +29,9 @@ import json
 import math
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 from yaml import events as ev
@@ -39,6 +46,14 @@ except AttributeError:  # PyYAML built without libyaml
 
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 1_000_000
+MAX_OBJECT_NODES = 1_000_000
+"""Values one object may hold: the API server stores none near this large (etcd takes at most 1.5 MiB an object)."""
+DEFAULT_MAX_INPUT_BYTES = 256 * 1024 * 1024
+"""Bytes one input (a file, a pipe, standard input, a UI edit) may hold unless raised (--max-input-bytes)."""
+BYTES_PER_NODE = 8
+"""Manifests take 6 to 10 bytes a value; `{}` in flow style takes 3, and 60 or more of memory."""
+MIN_INPUT_NODES = 100_000
+"""Values any input may hold, however small its byte budget: a few megabytes of memory at most."""
 
 _TAG = "tag:yaml.org,2002:"
 _STR, _MERGE, _TIMESTAMP = _TAG + "str", _TAG + "merge", _TAG + "timestamp"
@@ -53,19 +68,40 @@ class DocumentError(ValueError):
     """Input that is not a stream of JSON-compatible documents; the message says where (line, column)."""
 
 
+def input_nodes_allowed(max_input_bytes: int) -> int:
+    """The values one input may hold under a byte budget: one per BYTES_PER_NODE bytes (at least MIN_INPUT_NODES)."""
+    return max(max_input_bytes // BYTES_PER_NODE, MIN_INPUT_NODES)
+
+
 def _where(mark: Any) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
 
 
-def parse_documents(text: str) -> list[Any]:
-    """The documents of a YAML (or JSON) stream, empty ones as None, in order."""
+def parse_documents(text: str, *, max_nodes: int | None = None) -> list[Any]:
+    """The documents of a YAML (or JSON) stream, empty ones as None, in order; at most `max_nodes` values
+    (default: what the default byte budget allows)."""
+    return list(iter_documents(text, max_nodes=max_nodes))
+
+
+def iter_documents(text: str, *, max_nodes: int | None = None) -> Iterator[Any]:
+    """`parse_documents`, each document as it ends: a stream of millions of bad documents stops at the first
+    its reader refuses, and a problem later in the text is raised (DocumentError) when it is reached."""
+    limit = input_nodes_allowed(DEFAULT_MAX_INPUT_BYTES) if max_nodes is None else max_nodes
     head = text.lstrip()[:1]
-    if head in ("{", "["):
+    if head in ("{", "[") and _json_values_bound(text) <= min(MAX_OBJECT_NODES, limit):
         try:
-            return [_json_document(text)]
+            doc = _json_document(text)
         except json.JSONDecodeError:
             pass  # not plain JSON: YAML flow style, or broken; the YAML parser says which
-    return _yaml_documents(text)
+        else:
+            yield doc
+            return
+    yield from _yaml_documents(text, limit)
+
+
+def _json_values_bound(text: str) -> int:
+    """More than the values a JSON text can hold: each needs a bracket, a comma or a colon (or is the only one)."""
+    return 1 + sum(text.count(c) for c in "{[,:")
 
 
 def _json_document(text: str) -> Any:
@@ -136,7 +172,11 @@ class _Builder:
     then shared by every document that holds them.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_nodes: int) -> None:
+        self.max_nodes = max_nodes
+        self.nodes = 0  # values so far, in this input
+        self.object_start = 0  # self.nodes when the current object (document or List item) began
+        self.limit = min(MAX_OBJECT_NODES, max_nodes)  # the count at which one more value is too many
         self.docs: list[Any] = []
         self.stack: list[_Frame] = []
         self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, nesting depth of value)
@@ -148,6 +188,9 @@ class _Builder:
     def feed(self, event: Any) -> None:
         cls = event.__class__
         if cls is ev.ScalarEvent:
+            self.nodes += 1
+            if self.nodes > self.limit:
+                self._too_many(event.start_mark)
             stack = self.stack
             if event.anchor is not None or not stack:
                 self._add(self._scalar(event), event.anchor, 0, event.start_mark)
@@ -173,6 +216,11 @@ class _Builder:
                 raise DocumentError(f"{_where(event.start_mark)}unsupported tag {event.tag}")
             if len(self.stack) >= MAX_DEPTH:
                 raise DocumentError(f"{_where(event.start_mark)}nesting deeper than {MAX_DEPTH} levels")
+            if self._starts_object(cls):
+                self._object_begins()
+            self.nodes += 1
+            if self.nodes > self.limit:
+                self._too_many(event.start_mark)
             if event.anchor:
                 self.open_anchors.add(event.anchor)
             container: Any = {} if cls is ev.MappingStartEvent else []
@@ -188,8 +236,41 @@ class _Builder:
             self._add(*self._alias(event), event.start_mark)
         elif cls is ev.DocumentStartEvent:
             self.anchors, self.root = {}, None
+            self._object_begins()
         elif cls is ev.DocumentEndEvent:
             self.docs.append(self.root)
+
+    def _starts_object(self, cls: type) -> bool:
+        """A document's root, or an item of a List (a mapping in the root mapping's `items`)."""
+        stack = self.stack
+        if not stack:
+            return True
+        return (
+            len(stack) == 2
+            and cls is ev.MappingStartEvent
+            and stack[0].key == "items"
+            and stack[0].value.__class__ is dict
+            and stack[1].value.__class__ is list
+        )
+
+    def _object_begins(self) -> None:
+        self.object_start = self.nodes
+        self.limit = min(self.object_start + MAX_OBJECT_NODES, self.max_nodes)
+
+    def _too_many(self, mark: Any, aliasing: bool = False) -> None:
+        """Over the input's values or the object's; an object grown so by copies of anchors is go-yaml's case."""
+        if self.nodes > self.max_nodes:
+            raise DocumentError(
+                f"{_where(mark)}more than {self.max_nodes:,} YAML values (mappings, lists, scalars) in one input, "
+                f"over the budget of one per {BYTES_PER_NODE} bytes of --max-input-bytes; "
+                "raise it with --max-input-bytes N"
+            )
+        if aliasing:
+            raise DocumentError(f"{_where(mark)}document contains excessive aliasing")
+        raise DocumentError(
+            f"{_where(mark)}an object of more than {MAX_OBJECT_NODES:,} YAML values (mappings, lists, scalars); "
+            "the API server stores no object that large"
+        )
 
     def _scalar(self, event: Any) -> Any:
         value = event.value
@@ -220,6 +301,9 @@ class _Builder:
         if name not in self.anchors:
             raise DocumentError(f"{_where(event.start_mark)}unknown anchor '{name}' referenced")
         value, depth = self.anchors[name]
+        self.nodes += 1
+        if self.nodes > self.limit:
+            self._too_many(event.start_mark)
         if not isinstance(value, dict | list):
             return value, None, 0
         if len(self.stack) + depth > MAX_DEPTH:
@@ -235,6 +319,9 @@ class _Builder:
             self.copied += len(src)
             if self.copied > MAX_ALIAS_NODES:
                 raise DocumentError(f"{_where(mark)}document contains excessive aliasing")
+            self.nodes += len(src)
+            if self.nodes > self.limit:
+                self._too_many(mark, aliasing=True)
             items = src.items() if isinstance(src, dict) else enumerate(src)
             for k, v in items:
                 if isinstance(v, dict | list):
@@ -314,20 +401,51 @@ def _key(value: Any, mark: Any) -> Any:
     raise DocumentError(f"{_where(mark)}a mapping key must be a string, not a {type(value).__name__}")
 
 
-def _yaml_documents(text: str) -> list[Any]:
-    builder = _Builder()
-    try:
-        for event in yaml.parse(text, Loader=_Loader):
-            builder.feed(event)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise DocumentError(f"invalid YAML: {_where(mark)}{problem}") from err
-    return builder.docs
+def _yaml_documents(text: str, max_nodes: int) -> Iterator[Any]:
+    builder = _Builder(max_nodes)
+    docs = builder.docs
+    events = yaml.parse(text, Loader=_Loader)
+    while True:
+        try:
+            for event in events:
+                builder.feed(event)
+                if docs:
+                    break
+            else:
+                return
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+            raise DocumentError(f"invalid YAML: {_where(mark)}{problem}") from err
+        yield docs.pop()
 
 
 class LoadError(ValueError):
     """Unusable input; the message names file, document, object and field."""
+
+
+class BudgetError(LoadError):
+    """Input or a simulation over one of its budgets (simulator/budget.py); the message says how to raise it."""
+
+
+def over_bytes(source: str, limit: int) -> BudgetError:
+    return BudgetError(
+        f"{source}: over the input budget of {limit:,} bytes (--max-input-bytes); raise it with --max-input-bytes N"
+    )
+
+
+def check_text_size(source: str, text: str, limit: int) -> None:
+    """Text given as a string (the Python API's `text`, a UI edit) within the byte budget, as UTF-8."""
+    if len(text) > limit or (len(text) * 4 > limit and len(text.encode("utf-8", "surrogatepass")) > limit):
+        raise over_bytes(source, limit)
+
+
+def read_bytes(stream: BinaryIO, source: str, limit: int) -> bytes:
+    """At most `limit` bytes of a stream (standard input, a pipe, a file), or a BudgetError naming it."""
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise over_bytes(source, limit)
+    return data
 
 
 def is_stream(path: str) -> bool:
@@ -339,10 +457,16 @@ def is_stream(path: str) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-def read_text(path: Path) -> str:
-    """A file's text, which must be UTF-8 (a BOM is dropped), or a LoadError naming it."""
+def read_text(path: Path, limit: int = DEFAULT_MAX_INPUT_BYTES) -> str:
+    """A file's text, which must be UTF-8 (a BOM is dropped) and at most `limit` bytes, or a LoadError naming it.
+
+    A regular file's size is looked at first; a pipe is read to one byte past the limit."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            info = os.fstat(f.fileno())
+            if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+                raise over_bytes(str(path), limit)
+            data = read_bytes(f, str(path), limit)
     except OSError as err:
         raise LoadError(f"{path}: cannot read: {err.strerror or err}") from err
     return decode_text(str(path), data)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubesched.config.trust import UNTRUSTED, Trust
+from kubesched.simulator.budget import Budget
 from kubesched.simulator.documents import DocumentError, is_stream, parse_documents
 from kubesched.simulator.load import LoadError, manifest_files
 
@@ -32,16 +33,28 @@ class WhatIfError(ValueError):
     """Input a what-if question or a sweep cannot use; the message names the file and the field."""
 
 
-def simulate_checked(*inputs: Any, config_trust: Trust, documents_trust: Trust = UNTRUSTED, **kw: Any) -> Simulation:
-    """`kubesched.simulate`, with unusable input as a WhatIfError (the API's message names file and field).
+def simulate_checked(
+    *inputs: Any, config_trust: Trust, documents_trust: Trust = UNTRUSTED, budget: Budget | None = None, **kw: Any
+) -> Simulation:
+    """`kubesched.simulate` within `budget`, with unusable input as a WhatIfError (the API's message names file
+    and field).
 
     `config_trust`: how far the `config` argument may bring in code and extenders (a command's --config
     may; a path in a sweep spec may not). A configuration among the inputs never may (`documents_trust`
     only words the refusal)."""
     from kubesched.simulator.api import InputError, simulate_trusting
 
+    b = budget or Budget()
     try:
-        return simulate_trusting(config_trust, documents_trust, *inputs, **kw)
+        return simulate_trusting(
+            config_trust,
+            documents_trust,
+            *inputs,
+            max_pods=b.max_pods,
+            max_objects=b.max_objects,
+            max_input_bytes=b.max_input_bytes,
+            **kw,
+        )
     except InputError as err:
         raise WhatIfError(str(err)) from err
 
@@ -66,12 +79,13 @@ def rereadable(paths: Sequence[str]) -> list[str]:
     return list(paths)
 
 
-def read_objects(paths: Sequence[str]) -> list[dict[str, Any]]:
+def read_objects(paths: Sequence[str], budget: Budget | None = None) -> list[dict[str, Any]]:
     """Every object of the files and directories, in the order `kubesched simulate` reads them, Lists opened."""
+    budget = budget or Budget()
     out: list[dict[str, Any]] = []
-    for source, text in _files(paths):
+    for source, text in _files(paths, budget):
         try:
-            docs = parse_documents(text)
+            docs = parse_documents(text, max_nodes=budget.max_input_nodes)
         except DocumentError as err:
             raise WhatIfError(f"{source}: {err}") from err
         for doc in docs:
@@ -80,9 +94,9 @@ def read_objects(paths: Sequence[str]) -> list[dict[str, Any]]:
     return out
 
 
-def _files(paths: Sequence[str]) -> list[tuple[str, str]]:
+def _files(paths: Sequence[str], budget: Budget) -> list[tuple[str, str]]:
     try:
-        return [file for p in rereadable(paths) for file in manifest_files(p)]
+        return [file for p in rereadable(paths) for file in manifest_files(p, budget)]
     except LoadError as err:
         raise WhatIfError(str(err)) from err
 
@@ -148,12 +162,12 @@ class NodeTemplate:
         return node
 
 
-def load_template(path: str) -> NodeTemplate:
+def load_template(path: str, budget: Budget | None = None) -> NodeTemplate:
     """A file holding one Node, checked as `kubesched simulate` checks a node."""
     if not os.path.exists(path):
         raise WhatIfError(f"{path}: no such file or directory")
-    simulate_checked(path, record=False, config_trust=UNTRUSTED)
-    objects = read_objects([path])
+    simulate_checked(path, record=False, config_trust=UNTRUSTED, budget=budget)
+    objects = read_objects([path], budget)
     if len(objects) != 1 or objects[0].get("kind") != "Node":
         found = ", ".join(str(o.get("kind")) for o in objects) or "nothing"
         raise WhatIfError(f"{path}: a node template must hold exactly one Node, found {found}")
@@ -183,6 +197,26 @@ def scaled(objects: Sequence[dict[str, Any]], scale: float) -> list[dict[str, An
             obj = _scaled_workload(obj, scale)
         out.append(obj)
     return out + copies
+
+
+def check_room(objects: Sequence[dict[str, Any]], scale: float, nodes: int, budget: Budget) -> None:
+    """Before a variation is built: its bare Pods (pending ones copied by `scale`) within the budget's pods,
+    and what it lists (with `nodes` added) within its objects; what workloads make the simulation counts."""
+    pods = [o for o in objects if o.get("kind") == "Pod"]
+    pending = sum(1 for o in pods if not (o.get("spec") or {}).get("nodeName"))
+    copies = pending if scale == 1 else _rounded(pending * scale)
+    listed_pods = len(pods) - pending + copies
+    if listed_pods > budget.max_pods:
+        raise WhatIfError(
+            f"scale {scale:g}: {listed_pods:,} pods, over the budget of {budget.max_pods:,} (--max-pods); "
+            "raise it with --max-pods N"
+        )
+    listed = len(objects) - pending + copies + nodes
+    if listed > budget.max_objects:
+        raise WhatIfError(
+            f"{nodes:,} added nodes: {listed:,} objects, over the budget of {budget.max_objects:,} "
+            "(--max-objects); raise it with --max-objects N"
+        )
 
 
 def _rounded(x: float) -> int:

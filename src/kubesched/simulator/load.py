@@ -23,13 +23,16 @@ from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.framework.node_info import parse_node
 from kubesched.framework.types import new_pod_info
 from kubesched.simulator import admission, controllers
+from kubesched.simulator.budget import Budget, check, check_objects_read, expansion
 from kubesched.simulator.defaulting import set_defaults
 from kubesched.simulator.documents import (
     DocumentError,
     LoadError,
     decode_text,
     is_stream,
-    parse_documents,
+    iter_documents,
+    over_bytes,
+    read_bytes,
     read_text,
 )
 from kubesched.simulator.scenario import KIND as SCENARIO_KIND
@@ -91,32 +94,33 @@ class LoadedInput:
     warnings: list[str] = field(default_factory=list)  # what prepare_objects noticed, for the result
     skipped: dict[str, int] = field(default_factory=dict)  # objects of kinds kubesched does not use, by kind
     admission: admission.Context | None = None  # what prepare_objects admitted against, for objects made later
+    budget: Budget = field(default_factory=Budget)  # the most the simulation may read, hold and create
 
 
-def manifest_files(p: str) -> Iterator[tuple[str, str]]:
+def manifest_files(p: str, budget: Budget | None = None) -> Iterator[tuple[str, str]]:
     """(name, text) of a file, or of a directory's manifests at any depth in sorted order, as `kubesched
-    simulate` reads them; each read as it is reached."""
+    simulate` reads them; each read as it is reached, to at most the budget's bytes."""
+    limit = (budget or Budget()).max_input_bytes
     path = Path(p)
     if path.is_dir():
         for f in sorted(path.rglob("*")):
             if f.is_file() and f.suffix in MANIFEST_SUFFIXES:
-                yield str(f), read_text(f)
+                yield str(f), read_text(f, limit)
     elif path.is_file() or is_stream(p):
-        yield str(path), read_text(path)
+        yield str(path), read_text(path, limit)
     elif path.exists():
         raise LoadError(f"{p}: not a file, a directory or a pipe")
     else:
         raise LoadError(f"{p}: no such file or directory")
 
 
-def _files(paths: list[str]) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
+def _files(paths: list[str], budget: Budget) -> Iterator[tuple[str, str]]:
+    """Each input's text in turn, so that only one is held unparsed at a time."""
     for p in paths:
         if p == "-":
-            out.append(("<stdin>", _read_stdin()))
+            yield "<stdin>", _read_stdin(budget.max_input_bytes)
         else:
-            out.extend(manifest_files(p))
-    return out
+            yield from manifest_files(p, budget)
 
 
 def _read_once(paths: list[str], overlays: list[str]) -> None:
@@ -125,22 +129,27 @@ def _read_once(paths: list[str], overlays: list[str]) -> None:
         raise LoadError("-: standard input can be given only once")
 
 
-def _read_stdin() -> str:
+def _read_stdin(limit: int) -> str:
     raw = getattr(sys.stdin, "buffer", None)
     if raw is None:  # replaced by a text stream (tests)
-        return sys.stdin.read()
-    return decode_text("<stdin>", raw.read())
+        text = sys.stdin.read(limit + 1)
+        if len(text) > limit:
+            raise over_bytes("<stdin>", limit)
+        return text
+    return decode_text("<stdin>", read_bytes(raw, "<stdin>", limit))
 
 
-def load_manifests(paths: list[str], overlays: list[str] | None = None, *, finish: bool = True) -> LoadedInput:
+def load_manifests(
+    paths: list[str], overlays: list[str] | None = None, *, finish: bool = True, budget: Budget | None = None
+) -> LoadedInput:
     """Every document of the files, in order, then of `overlays` (whose objects replace those of the same
     kind, namespace and name when prepare_objects admits them); `finish=False` leaves room for more (see
-    `finish_loading`)."""
+    `finish_loading`). `budget` bounds what is read and what the simulation may create."""
     overlays = overlays or []
     _read_once(paths, overlays)
-    loaded = LoadedInput()
+    loaded = LoadedInput(budget=budget or Budget())
     for files, overlay in ((paths, False), (overlays, True)):
-        for source, text in _files(files):
+        for source, text in _files(files, loaded.budget):
             add_text(loaded, source, text, overlay)
     if finish:
         finish_loading(loaded, [*paths, *overlays])
@@ -150,11 +159,8 @@ def load_manifests(paths: list[str], overlays: list[str] | None = None, *, finis
 def add_text(loaded: LoadedInput, source: str, text: str, overlay: bool = False) -> None:
     """Every document of one YAML or JSON text, named `source` in errors."""
     loaded.sources.append(source)
-    try:
-        docs = parse_documents(text)
-    except DocumentError as err:
-        raise LoadError(f"{source}: {err}") from err
-    for i, doc in enumerate(docs, start=1):
+    docs = iter_documents(text, max_nodes=loaded.budget.max_input_nodes)
+    for i, doc in enumerate(_located(docs, source), start=1):
         if doc is None:
             continue
         if not isinstance(doc, dict):
@@ -162,6 +168,14 @@ def add_text(loaded: LoadedInput, source: str, text: str, overlay: bool = False)
                 f"{source}, document {i}: expected a Kubernetes object (a mapping), got {type(doc).__name__}"
             )
         add_document(loaded, doc, source, i, overlay)
+
+
+def _located(docs: Iterator[Any], source: str) -> Iterator[Any]:
+    """The documents, with a problem in the text named by its source."""
+    try:
+        yield from docs
+    except DocumentError as err:
+        raise LoadError(f"{source}: {err}") from err
 
 
 def finish_loading(loaded: LoadedInput, given: list[str] | None = None) -> None:
@@ -213,6 +227,8 @@ def add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: i
                     step.create[:] = [o for o in step.create if o is not obj]
                 else:
                     loaded.step_objects.append(checked)
+                    count = len(loaded.objects) + len(loaded.step_objects)
+                    check_objects_read(count, loaded.budget, checked.describe())
         return
     if kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc):
         items = doc.get("items") or []
@@ -244,6 +260,7 @@ def _typed_item(item: dict[str, Any], kind: str, list_api_version: Any) -> None:
 def _append(loaded: LoadedInput, so: SourcedObject | None) -> None:
     if so is not None:
         loaded.objects.append(so)
+        check_objects_read(len(loaded.objects) + len(loaded.step_objects), loaded.budget, so.describe())
 
 
 def _checked(so: SourcedObject, loaded: LoadedInput) -> SourcedObject | None:
@@ -295,6 +312,7 @@ def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
         _parse(so)
     _unique(loaded.objects)
     admission.distinct_uids([so.obj for so in everything])
+    _check_budget(loaded, everything)
     for so in everything:
         if so.obj["kind"] in controllers.WORKLOAD_KINDS:
             controllers.prepare_for_create(so.obj)
@@ -305,6 +323,17 @@ def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
     loaded.warnings.extend(warnings)
     keep = {id(obj) for obj in kept}
     return [so for so in loaded.objects if id(so.obj) in keep]
+
+
+def _check_budget(loaded: LoadedInput, everything: list[SourcedObject]) -> None:
+    """Before any workload makes a pod: the pods and objects the whole run will hold, within the budget."""
+    scaled = [
+        ((upd.ref.kind, upd.ref.namespace, upd.ref.name), upd.patch)
+        for step in sorted(loaded.steps, key=lambda st: st.at)
+        for upd in step.update
+        if upd.ref.kind in controllers.WORKLOAD_KINDS
+    ]
+    check(expansion([so.obj for so in everything], scaled), loaded.budget)
 
 
 def _unique(objects: list[SourcedObject], overlay_hint: bool = True) -> None:

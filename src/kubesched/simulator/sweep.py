@@ -24,10 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.config.trust import TRUSTED, UNTRUSTED, Trust
+from kubesched.simulator.budget import Budget
 from kubesched.simulator.documents import DocumentError, parse_documents
 from kubesched.simulator.inputs import (
     NodeTemplate,
     WhatIfError,
+    check_room,
     load_template,
     ordered,
     read_objects,
@@ -76,14 +78,15 @@ class Context:
     configs: dict[str, dict[str, Any] | None]
     taken: frozenset[str]  # node names of the base cluster, which added nodes avoid
     trusted: frozenset[str] = frozenset()  # the configs (as the spec names them) given with --config too
+    budget: Budget = Budget()  # every point's, checked before the point's objects are built
 
 
 # --- the spec -----------------------------------------------------------------------------------------------
 
 
-def load_spec(path: str) -> Spec:
+def load_spec(path: str, budget: Budget | None = None) -> Spec:
     """The spec file, checked: every mistake names the file and the field."""
-    doc = _spec_document(path)
+    doc = _spec_document(path, budget or Budget())
     unknown = sorted(set(doc) - set(TOP_LEVEL))
     if unknown:
         raise WhatIfError(f"{path}: {unknown[0]}: unknown field (fields: {', '.join(TOP_LEVEL)})")
@@ -120,9 +123,10 @@ def load_spec(path: str) -> Spec:
     return Spec(path, tuple(str(here / b) for b in base), tuple(points), templates, configs)
 
 
-def _spec_document(path: str) -> dict[str, Any]:
+def _spec_document(path: str, budget: Budget) -> dict[str, Any]:
     try:
-        docs = [d for d in parse_documents(read_text(Path(path))) if d is not None]
+        text = read_text(Path(path), budget.max_input_bytes)
+        docs = [d for d in parse_documents(text, max_nodes=budget.max_input_nodes) if d is not None]
     except LoadError as err:
         raise WhatIfError(str(err)) from err
     except DocumentError as err:
@@ -227,13 +231,14 @@ def _draw(path: str, axis: str, given: Any) -> Any:
     raise WhatIfError(f"{path}: {where}: expected {shape}")
 
 
-def prepare(spec: Spec, trusted_configs: Sequence[str] = ()) -> Context:
+def prepare(spec: Spec, trusted_configs: Sequence[str] = (), budget: Budget | None = None) -> Context:
     """Read and check, once, everything the points use: base manifests, templates, configurations.
 
     A spec is data: a configuration it names may use plugins by import path or extenders only when the
     same file is also given on the command line (`trusted_configs`, sweep's --config)."""
-    base = simulate_checked(*spec.base, record=False, config_trust=UNTRUSTED, documents_trust=_BASE)
-    templates = {name: load_template(p).node for name, p in spec.templates.items()}
+    budget = budget or Budget()
+    base = simulate_checked(*spec.base, record=False, config_trust=UNTRUSTED, documents_trust=_BASE, budget=budget)
+    templates = {name: load_template(p, budget).node for name, p in spec.templates.items()}
     configs: dict[str, dict[str, Any] | None] = {}
     given = {os.path.realpath(c) for c in trusted_configs}
     trusted = frozenset(name for name, p in spec.configs.items() if p is not None and os.path.realpath(p) in given)
@@ -241,10 +246,10 @@ def prepare(spec: Spec, trusted_configs: Sequence[str] = ()) -> Context:
         if p is None:
             configs[name] = None
             continue
-        simulate_checked(config=p, record=False, config_trust=_trust(name, trusted))
-        configs[name] = read_objects([p])[0]
+        simulate_checked(config=p, record=False, config_trust=_trust(name, trusted), budget=budget)
+        configs[name] = read_objects([p], budget)[0]
     nodes = frozenset(n.name for n in base.nodes)
-    return Context(read_objects(list(spec.base)), templates, configs, nodes, trusted)
+    return Context(read_objects(list(spec.base), budget), templates, configs, nodes, trusted, budget)
 
 
 _BASE = Trust(hint=BASE_CONFIG_HINT)
@@ -261,14 +266,22 @@ def run_point(context: Context, point: Point) -> dict[str, Any]:
     """One simulation, measured: counts, utilisation per resource, wall and CPU seconds."""
     wall, cpu = time.perf_counter(), time.process_time()
     row: dict[str, Any] = asdict(point)
-    objects = scaled(context.base, point.scale)
-    if point.nodes and point.template is not None:
-        template = NodeTemplate(point.template, context.templates[point.template])
-        objects = [*objects, *template.nodes(point.nodes, context.taken)]
+    added = point.nodes if point.template is not None else 0
     try:
+        check_room(context.base, point.scale, added, context.budget)
+        objects = scaled(context.base, point.scale)
+        if added and point.template is not None:
+            template = NodeTemplate(point.template, context.templates[point.template])
+            objects = [*objects, *template.nodes(added, context.taken)]
         config, trust = context.configs[point.config], _trust(point.config, context.trusted)
         sim = simulate_checked(
-            objects, config=config, seed=point.seed, record=False, config_trust=trust, documents_trust=_BASE
+            objects,
+            config=config,
+            seed=point.seed,
+            record=False,
+            config_trust=trust,
+            documents_trust=_BASE,
+            budget=context.budget,
         )
     except WhatIfError as err:
         return {**row, "error": str(err)}
@@ -364,17 +377,23 @@ class SweepResult:
 
 
 def sweep(
-    spec_path: str, *, workers: int | None = None, ray_address: str | None = None, configs: Sequence[str] = ()
+    spec_path: str,
+    *,
+    workers: int | None = None,
+    ray_address: str | None = None,
+    configs: Sequence[str] = (),
+    budget: Budget | None = None,
 ) -> SweepResult:
-    """The spec's points, run; `configs` (--config) are the configuration files trusted to name plugins by
-    import path and extenders, when the spec names them too."""
+    """The spec's points, run, each within `budget` (a point over it is a row with its error); `configs`
+    (--config) are the configuration files trusted to name plugins by import path and extenders, when the
+    spec names them too."""
     if workers is not None and workers < 1:
         raise WhatIfError(f"--workers: must be at least 1, got {workers}")
     for c in configs:
         if not os.path.isfile(c):
             raise WhatIfError(f"--config {c}: no such file")
-    spec = load_spec(spec_path)
-    context = prepare(spec, configs)
+    spec = load_spec(spec_path, budget)
+    context = prepare(spec, configs, budget)
     start = time.perf_counter()
     if ray_address:
         rows, workers = run_ray(context, spec.points, ray_address, workers)

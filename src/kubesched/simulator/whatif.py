@@ -24,10 +24,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubesched.config.trust import TRUSTED
+from kubesched.simulator.budget import Budget
 from kubesched.simulator.inputs import (
     SCALED_KINDS,
     NodeTemplate,
     WhatIfError,
+    check_room,
     key_of,
     load_template,
     name_of,
@@ -128,21 +130,25 @@ def capacity(
     config: str | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
     seed: int = DEFAULT_SEED,
+    budget: Budget | None = None,
 ) -> CapacityAnswer:
-    """How many nodes like the template the cluster needs for all its pending pods."""
+    """How many nodes like the template the cluster needs for all its pending pods; every simulation within
+    `budget` (the nodes a trial adds are counted before they are made)."""
     if max_nodes < 1:
         raise WhatIfError(f"--max-nodes: must be at least 1, got {max_nodes}")
+    budget = budget or Budget()
     paths = rereadable(paths)
-    template = load_template(template_path)
-    base = simulate_checked(*paths, config=config, seed=seed, record=False, config_trust=TRUSTED)
+    template = load_template(template_path, budget)
+    base = simulate_checked(*paths, config=config, seed=seed, record=False, config_trust=TRUSTED, budget=budget)
     answer = CapacityAnswer(template=template, seed=seed, max_nodes=max_nodes, pending_before=len(base.pending))
     taken = {n.name for n in base.nodes}
-    objects = read_objects(paths)
-    answer.blocked = _blocked(base.pending, objects, template, taken, config, seed) if base.pending else []
+    objects = read_objects(paths, budget)
+    answer.blocked = _blocked(base.pending, objects, template, taken, config, seed, budget) if base.pending else []
     blocked_ids = {i for b in answer.blocked for i in b.idents}
 
     def trial(n: int) -> Trial:
-        sim = base if n == 0 else _with_nodes(paths, template, n, taken, config, seed)
+        check_room(objects, 1, n, budget)
+        sim = base if n == 0 else _with_nodes(paths, template, n, taken, config, seed, budget)
         return Trial(
             n, len(sim.pending), tuple((p.key, p.message) for p in sim.pending if identity(p) not in blocked_ids)
         )
@@ -163,10 +169,10 @@ def capacity(
 
 
 def _with_nodes(
-    paths: Sequence[str], template: NodeTemplate, n: int, taken: set[str], config: str | None, seed: int
+    paths: Sequence[str], template: NodeTemplate, n: int, taken: set[str], config: str | None, seed: int, budget: Budget
 ) -> Simulation:
     return simulate_checked(
-        *paths, template.nodes(n, taken), config=config, seed=seed, record=False, config_trust=TRUSTED
+        *paths, template.nodes(n, taken), config=config, seed=seed, record=False, config_trust=TRUSTED, budget=budget
     )
 
 
@@ -258,6 +264,7 @@ def _blocked(
     taken: set[str],
     config: str | None,
     seed: int,
+    budget: Budget,
 ) -> list[Blocked]:
     """Pending pods that cannot run on an empty node of the template's shape, whatever the count."""
     out: list[Blocked] = []
@@ -277,7 +284,7 @@ def _blocked(
             groups.setdefault(identity(p), []).append(p)
     if any(o.get("kind") == "DaemonSet" for o in context):
         # every added node runs the DaemonSets' pods: one that does not fit pends on each of them
-        sim = simulate_checked(context, node, config=config, seed=seed, config_trust=TRUSTED)
+        sim = simulate_checked(context, node, config=config, seed=seed, config_trust=TRUSTED, budget=budget)
         for p in sim.pending:
             members = groups.pop(identity(p), [])
             out.append(_refused(members[0] if members else p, members, p, node_name))
@@ -288,7 +295,7 @@ def _blocked(
             shapes.setdefault(shape, (subject, []))[1].extend(members)
     for subject, members in shapes.values():
         first = members[0]
-        sim = simulate_checked(context, node, subject, config=config, seed=seed, config_trust=TRUSTED)
+        sim = simulate_checked(context, node, subject, config=config, seed=seed, config_trust=TRUSTED, budget=budget)
         alone = next((p for p in sim.pods if identity(p) == identity(first) or p.key == first.key), None)
         if alone is None or alone.scheduled:
             continue
@@ -444,8 +451,11 @@ def _moved(p: PodResult | None, q: PodResult | None) -> dict[str, Any]:
 DEFAULT_CONFIG = "default"
 
 
-def compare(paths: Sequence[str], configs: Sequence[str], *, seed: int = DEFAULT_SEED) -> Comparison:
-    """The manifests under two configurations (a file, or `default` for upstream's), with one seed."""
+def compare(
+    paths: Sequence[str], configs: Sequence[str], *, seed: int = DEFAULT_SEED, budget: Budget | None = None
+) -> Comparison:
+    """The manifests under two configurations (a file, or `default` for upstream's), with one seed, each
+    simulation within `budget`."""
     if len(configs) != 2:
         raise WhatIfError(f"--config: give exactly two configurations to compare, got {len(configs)}")
     paths = rereadable(paths)
@@ -453,7 +463,12 @@ def compare(paths: Sequence[str], configs: Sequence[str], *, seed: int = DEFAULT
         Side(
             c,
             simulate_checked(
-                *paths, config=None if c == DEFAULT_CONFIG else c, seed=seed, record=False, config_trust=TRUSTED
+                *paths,
+                config=None if c == DEFAULT_CONFIG else c,
+                seed=seed,
+                record=False,
+                config_trust=TRUSTED,
+                budget=budget,
             ),
         )
         for c in configs

@@ -31,6 +31,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from kubesched.simulator.budget import Budget
 from kubesched.ui.guard import (
     LOOPBACK_NAMES,
     Access,
@@ -48,7 +49,6 @@ from kubesched.ui.workspace import InputError, Workspace
 __all__ = ["create_app", "run"]
 
 STATIC = Path(__file__).resolve().parent / "static"
-MAX_BODY = 64 * 1024 * 1024
 TOKEN_ENV = "KUBESCHED_UI_TOKEN"
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
@@ -141,6 +141,7 @@ def create_app(
     access = Access(hosts, token, cookie)
     app = Starlette(routes=routes, middleware=[Middleware(Guard, access=access)])
     app.router.redirect_slashes = False
+    app.state.max_body = ws.budget.max_input_bytes  # a body carries one input: the same byte budget
     return app
 
 
@@ -197,6 +198,8 @@ def _endpoint(
                 finally:
                     change.done()
             return JSONResponse(result, headers=_headers())
+        except _TooLarge as err:
+            return JSONResponse({"error": str(err)}, status_code=413, headers=_headers())
         except (InputError, BadRequest) as err:
             return JSONResponse({"error": str(err)}, status_code=400, headers=_headers())
         except KeyError as err:
@@ -223,15 +226,30 @@ class _Unsupported(ValueError):
     """A change sent as anything but JSON."""
 
 
+class _TooLarge(ValueError):
+    """A body over the input budget: refused on its Content-Length before it is read, or as it streams in."""
+
+
 async def _body(request: Request) -> dict[str, Any]:
     if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
         raise _Unsupported("send changes as JSON (Content-Type: application/json)")
+    limit: int = request.app.state.max_body
+    too_large = _TooLarge(
+        f"request body over the input budget of {limit:,} bytes (--max-input-bytes); "
+        "start kubesched ui with --max-input-bytes N to raise it"
+    )
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not (declared.strip().isascii() and declared.strip().isdigit()):
+            raise BadRequest(f"Content-Length: expected a number of bytes, got {declared!r}")
+        if int(declared) > limit:
+            raise too_large
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > MAX_BODY:
-            raise BadRequest(f"request body over {MAX_BODY // (1024 * 1024)} MiB")
+        if size > limit:
+            raise too_large
         chunks.append(chunk)
     try:
         doc = json.loads(b"".join(chunks) or b"{}")
@@ -292,6 +310,7 @@ def run(
     allowed_host: list[str] | None = None,
     token: str | None = None,
     require_token: bool = False,
+    budget: Budget | None = None,
 ) -> int:
     """`kubesched ui`: simulate FILES, then serve the page until Ctrl-C. 2 for unusable input or address.
 
@@ -307,7 +326,7 @@ def run(
             host,
             port,
             open_browser,
-            {"seed": seed, "until": until, "bind_latency": bind_latency},
+            {"seed": seed, "until": until, "bind_latency": bind_latency, "budget": budget},
             allowed_host or [],
             token,
             require_token,

@@ -30,7 +30,14 @@ from kubesched.config.load import load_config
 from kubesched.config.trust import TRUSTED, Trust
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation, simulate_trusting
-from kubesched.simulator.documents import DocumentError, LoadError, parse_documents, read_object_file
+from kubesched.simulator.budget import Budget
+from kubesched.simulator.documents import (
+    DocumentError,
+    LoadError,
+    check_text_size,
+    parse_documents,
+    read_object_file,
+)
 from kubesched.simulator.inputs import SCALED_KINDS
 from kubesched.simulator.load import manifest_files
 from kubesched.simulator.report_html import waiting_series
@@ -133,7 +140,9 @@ class Workspace:
         until: float | None = None,
         bind_latency: float = 0.0,
         record_pairs: int = FULL_RECORD_PAIRS,
+        budget: Budget | None = None,
     ) -> None:
+        self.budget = budget or Budget()  # every run's, and every edit's text
         self.entries = entries
         self._by_ident = {e.ident: e for e in entries}
         self.config = config
@@ -154,7 +163,7 @@ class Workspace:
     def from_files(cls, paths: Sequence[str], config_path: str | None = None, **kw: Any) -> Workspace:
         """FILES as `kubesched simulate` reads them; a KubeSchedulerConfiguration among them is the configuration
         (data, as an edit is); --config's is trusted."""
-        entries, config, origin = read_files(paths)
+        entries, config, origin = read_files(paths, kw.get("budget"))
         if config_path:
             return cls(entries, read_config(config_path), config_path, config_trust=TRUSTED, **kw)
         return cls(entries, config, origin, **kw)
@@ -184,6 +193,9 @@ class Workspace:
                 record=record,
                 until=self.until,
                 bind_latency=self.bind_latency,
+                max_pods=self.budget.max_pods,
+                max_objects=self.budget.max_objects,
+                max_input_bytes=self.budget.max_input_bytes,
             )
         except InputError as err:
             raise InputError(_located(str(err), c.entries, c.config_origin)) from err
@@ -202,7 +214,7 @@ class Workspace:
 
     def apply(self, text: str) -> list[dict[str, Any]]:
         """Create or replace the objects in `text` (YAML or JSON, one or more documents); returns what changed."""
-        docs = _documents(text, EDIT)
+        docs = _documents(text, EDIT, self.budget)
         if not docs:
             raise InputError(f"{EDIT}: no objects in the text")
         with self._lock:
@@ -261,7 +273,7 @@ class Workspace:
         """A KubeSchedulerConfiguration as YAML or JSON; empty text means the upstream default."""
         config: dict[str, Any] | None = None
         if text.strip():
-            docs = _documents(text, "the configuration")
+            docs = _documents(text, "the configuration", self.budget)
             if len(docs) != 1:
                 raise InputError(f"the configuration: expected one KubeSchedulerConfiguration, found {len(docs)}")
             config = docs[0][0]
@@ -490,13 +502,14 @@ class Workspace:
 # ---------------------------------------------------------------------- reading input
 
 
-def read_files(paths: Sequence[str]) -> tuple[list[Entry], dict[str, Any] | None, str]:
+def read_files(paths: Sequence[str], budget: Budget | None = None) -> tuple[list[Entry], dict[str, Any] | None, str]:
     """Manifests from files and directories (sorted, as the simulate command reads them), with their origins."""
+    budget = budget or Budget()
     entries: list[Entry] = []
     config: dict[str, Any] | None = None
     config_origin = ""
-    for source, text in _files(paths):
-        for obj, origin in _documents(text, source):
+    for source, text in _files(paths, budget):
+        for obj, origin in _documents(text, source, budget):
             if obj.get("kind") == CONFIG_KIND:
                 if config is not None:
                     raise InputError(f"{origin}: a second KubeSchedulerConfiguration (first in {config_origin})")
@@ -513,20 +526,25 @@ def read_config(path: str) -> dict[str, Any]:
         raise InputError(str(err)) from err
 
 
-def _files(paths: Sequence[str]) -> Iterator[tuple[str, str]]:
+def _files(paths: Sequence[str], budget: Budget) -> Iterator[tuple[str, str]]:
     for p in paths:
         if p == "-":
             raise InputError("-: kubesched ui reads files and directories, not standard input")
         try:
-            yield from manifest_files(p)
+            yield from manifest_files(p, budget)
         except LoadError as err:
             raise InputError(str(err)) from err
 
 
-def _documents(text: str, source: str) -> list[tuple[dict[str, Any], str]]:
-    """The objects of a YAML or JSON stream, `List`s opened, each with `source, document N[, items[j]]`."""
+def _documents(text: str, source: str, budget: Budget) -> list[tuple[dict[str, Any], str]]:
+    """The objects of a YAML or JSON stream, `List`s opened, each with `source, document N[, items[j]]`; the text
+    within the budget's bytes and values."""
     try:
-        docs = parse_documents(text)
+        check_text_size(source, text, budget.max_input_bytes)
+    except LoadError as err:
+        raise InputError(str(err)) from err
+    try:
+        docs = parse_documents(text, max_nodes=budget.max_input_nodes)
     except DocumentError as err:
         raise InputError(f"{source}: {err}") from err
     present = [(i, d) for i, d in enumerate(docs, start=1) if d is not None]
