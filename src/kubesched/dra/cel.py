@@ -266,8 +266,8 @@ class _Syntax(Exception):
 
 def _pos(tree: Any) -> tuple[int, int]:
     meta = getattr(tree, "meta", None)
-    if meta is not None and not getattr(meta, "empty", True):
-        return meta.line, meta.column
+    if meta is not None and not getattr(meta, "empty", True) and getattr(meta, "line", None) is not None:
+        return meta.line, meta.column  # celpy gives `true`, `false` and `null` no position
     if isinstance(tree, lark.Token):
         return tree.line or 1, tree.column or 1
     return 1, 1
