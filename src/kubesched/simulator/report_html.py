@@ -304,7 +304,7 @@ def write_report(sim: Simulation, path: str, *, title: str = "kubesched simulati
     """Write a Python API result's HTML report to `path` (OSError when it cannot be written)."""
     require_plotting()
     text = render(from_simulation(sim, title=title))
-    with open(path, "w", encoding="utf-8") as f:
+    with open(path, "w", encoding="utf-8", errors="replace") as f:  # a caller's title may hold a lone surrogate
         f.write(text)
 
 
