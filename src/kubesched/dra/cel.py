@@ -41,7 +41,7 @@ from typing import Any, Final
 import celpy
 import celpy.celtypes as ct
 import lark
-import re2
+import re2  # type: ignore[import-untyped]  # google-re2, cel-python's own regex engine, has no stubs
 from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError, celbytes, celstr
 
