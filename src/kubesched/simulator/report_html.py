@@ -784,7 +784,8 @@ def _stacked(
     ax.set_xlabel(axis)
     ax.set_ylabel("pods")
     ax.set_title(title)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=8)
+    if bottom.any():  # a legend of nothing makes matplotlib warn on stderr (a cluster without pods)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=8)
     return _svg(fig, title)
 
 
