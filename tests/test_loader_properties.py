@@ -478,3 +478,53 @@ def test_any_code_point_prints_in_every_output(
             json.loads(line)
     if code == 0 and "--report" in flags:
         report.read_text(encoding="utf-8")
+
+
+# DRA CEL selectors of any shape: accepted, or refused naming the file, the object and the field.
+
+CEL_WRAPPERS = [("(", ")"), ("!", ""), ("[", "][0]"), ("{'k': ", "}['k']"), ("[1].all(x, ", ")"), ("true ? ", ":false")]
+CEL_TAILS = [" && true", " || false", ".lowerAscii()", " + 1", " == true"]
+
+
+@st.composite
+def selectors(draw: st.DrawFn) -> str:
+    text = draw(st.sampled_from(("true", "device.driver == 'gpu.example.com'", "1")) | ANY_TEXT.map(repr))
+    for _ in range(draw(st.integers(1, 3))):
+        n = draw(st.integers(1, 1200))
+        if draw(st.booleans()):
+            text += draw(st.sampled_from(CEL_TAILS)) * n
+        else:
+            prefix, suffix = draw(st.sampled_from(CEL_WRAPPERS))
+            text = prefix * n + text + suffix * n
+    return text
+
+
+@settings(max_examples=30)
+@given(expression=selectors(), flags=OUTPUTS)
+def test_any_selector_is_accepted_or_refused_by_field(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], expression: str, flags: list[str]
+) -> None:
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}},
+    }
+    klass = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": expression}}]},
+    }
+    folder = tmp_path_factory.mktemp("selectors")
+    path = folder / "in.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [node, klass]}))
+    flags = [str(folder / "report.html") if f == "REPORT" else f for f in flags]
+    code, out, err, elapsed = run_cli(path, [f for f in flags if f != "--explain" and f != "default/stuck"], capsys)
+    assert elapsed < RUN_LIMIT_S, f"took {elapsed:.1f}s"
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert code in (0, 2), (code, err)
+    if code == 2:
+        first = err.splitlines()[0]
+        assert first.startswith(f"kubesched: {path}, document 1, items[1] (DeviceClass gpu): "), err
+        assert "spec.selectors[0].cel.expression: " in first, err

@@ -1316,7 +1316,9 @@ _ENV: dict[str, Any] = {}
 def _environment() -> Any:
     env = _ENV.get("env")
     if env is None:
+        limit = sys.getrecursionlimit()
         env = _ENV["env"] = celpy.Environment(runner_class=celpy.InterpretedRunner)
+        sys.setrecursionlimit(limit)  # celpy sets 2,500 for the whole process; _StackRoom gives room where needed
     return env
 
 
