@@ -376,6 +376,27 @@ def test_deep_expressions_leave_the_recursion_limit_alone() -> None:
     assert sys.getrecursionlimit() == before
 
 
+def test_nested_binds_get_room_for_their_rewriting() -> None:
+    """celpy has no cel.bind: each becomes a one-element map, a few levels deeper than what was written."""
+    result = cel.compile_expression("cel.bind(v, " * 124 + "device.driver == 'x'" + ", v)" * 124)
+    assert result.error is None
+    assert result.device_matches(cel.Device("x")) is True
+
+
+def test_too_little_room_is_an_error_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should the room estimate ever fall short, the selector fails to match; RecursionError never escapes."""
+    monkeypatch.setattr(cel, "_FRAMES_PER_LEVEL", 0)
+    cel.compile_expression.cache_clear()
+    try:
+        result = cel.compile_expression("[" * 249 + "device.driver" + "]" * 249 + " == []")
+        assert result.error is None or result.error.detail == AST_TOO_DEEP
+        if result.error is None:
+            with pytest.raises(cel.EvalError, match="actual cost limit exceeded"):
+                result.device_matches(cel.Device("x"))
+    finally:
+        cel.compile_expression.cache_clear()
+
+
 @pytest.mark.parametrize(
     ("expression", "error"),
     [
