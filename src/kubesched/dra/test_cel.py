@@ -376,6 +376,19 @@ def test_deep_expressions_leave_the_recursion_limit_alone() -> None:
     assert sys.getrecursionlimit() == before
 
 
+def test_a_deadline_interrupts_an_evaluation() -> None:
+    """Within the cost limit, and still seconds in celpy: past the deadline the evaluation stops, as cel-go's does
+    when the context it was given ends."""
+    ten = "[" + ", ".join(str(i) for i in range(10)) + "]"
+    result = cel.compile_expression("".join(f"{ten}.all(x{i}, " for i in range(5)) + "true" + ")" * 5)
+    assert result.error is None and result.max_cost < cel.EXPRESSION_MAX_COST
+    started = time.monotonic()
+    with pytest.raises(cel.EvalError, match="^operation interrupted$"):
+        result.device_matches(cel.Device(D), deadline=started + 0.1)
+    assert time.monotonic() - started < 1.0
+    assert cel.compile_expression("[1, 2].all(x, x > 0)").device_matches(cel.Device(D), deadline=started + 60)
+
+
 def test_nested_binds_get_room_for_their_rewriting() -> None:
     """celpy has no cel.bind: each becomes a one-element map, a few levels deeper than what was written."""
     result = cel.compile_expression("cel.bind(v, " * 124 + "device.driver == 'x'" + ", v)" * 124)
@@ -470,7 +483,7 @@ def test_hostile_expressions_end_cleanly(expression: str) -> None:
         return
     device = cel.Device(D, {"model": {"string": "x" * 64}}, {"memory": {"value": "1Gi"}})
     try:
-        assert isinstance(result.device_matches(device), bool)
+        assert isinstance(result.device_matches(device, deadline=time.monotonic() + 2), bool)
     except cel.EvalError as err:
         assert str(err)
     assert sys.getrecursionlimit() == before
