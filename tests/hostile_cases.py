@@ -1016,6 +1016,46 @@ DRA_CASES: list[Case] = [
         "type, not string",
     ),
     Case(
+        "DeviceClass selector 249 parentheses deep",
+        dclass(selectors=[{"cel": {"expression": "(" * 249 + "true" + ")" * 249}}]),
+        None,
+    ),
+    Case(
+        "DeviceClass selector 1,000 parentheses deep",
+        dclass(selectors=[{"cel": {"expression": "(" * 1000 + "true" + ")" * 1000}}]),
+        "compilation failed: ERROR: <input>:-1:0: expression recursion limit exceeded: 250",
+    ),
+    Case(
+        "DeviceClass selector with 250 chained calls",
+        dclass(selectors=[{"cel": {"expression": "'a'" + ".lowerAscii()" * 250 + " == 'a'"}}]),
+        "compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded",
+    ),
+    Case(
+        "DeviceClass selector of 1,000 conjunctions",
+        dclass(selectors=[{"cel": {"expression": "true" + " && true" * 1000}}]),
+        None,
+    ),
+    Case(
+        "DeviceClass selector of 3,000 negations",
+        dclass(selectors=[{"cel": {"expression": "!" * 3000 + "true"}}]),
+        None,
+    ),
+    Case(
+        "DeviceClass selector of 10,249 bytes in 5,134 characters",
+        dclass(selectors=[{"cel": {"expression": "device.driver == '" + "\u00e9" * 5115 + "'"}}]),
+        "spec.selectors[0].cel.expression: Too long: may not be more than 10240 bytes",
+    ),
+    Case(
+        "DeviceClass selector with a pattern RE2 refuses",
+        dclass(selectors=[{"cel": {"expression": "device.driver.find('[') == ''"}}]),
+        "spec.selectors[0].cel.expression: Internal error: program instantiation failed: error parsing regexp: ",
+    ),
+    Case(
+        "ResourceClaim selector 250 parentheses deep",
+        rclaim([exact(selectors=[{"cel": {"expression": "(" * 250 + "true" + ")" * 250}}])]),
+        "spec.devices.requests[0].exactly.selectors[0].cel.expression: Invalid value: ",
+    ),
+    Case(
         "DeviceClass extended resource name not extended",
         dclass(extendedResourceName="cpu"),
         'spec.extendedResourceName: Invalid value: "cpu": must be a valid extended resource name',

@@ -682,3 +682,81 @@ def test_empty_directory_and_other_kinds_warn(tmp_path: Path, capsys: pytest.Cap
     # Pods and no nodes, or a workload alone, is a normal (Unschedulable) result: no warning.
     code, out, err = run_docs(tmp_path, capsys, [pending("a", "1")])
     assert code == 0 and err == "" and json.loads(out)["pods"][0]["result"] == "Unschedulable"
+
+
+# Lone surrogates. A JSON `\ud800` escape with no partner is a code point no UTF-8 output can carry: Python's decoder
+# keeps it, Go's (and so kube-apiserver, which was asked) stores U+FFFD instead, and go-yaml refuses the escape.
+
+SURROGATE_NOTE = "lone \\ud800, low \\udc00x, two highs \\ud800\\ud800, a pair \\ud83d\\ude00"
+
+
+def surrogate_input(tmp_path: Path, label: str = "web") -> Path:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "labels": {"app": "LABEL"}, "annotations": {"note": "NOTE"}},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": [NODE, pod]})
+    f = tmp_path / "in.json"
+    f.write_text(text.replace("LABEL", label).replace("NOTE", SURROGATE_NOTE))
+    return f
+
+
+def test_lone_surrogate_escapes_are_replacement_characters(tmp_path: Path) -> None:
+    from kubesched.simulator.load import load_manifests
+
+    loaded = load_manifests([str(surrogate_input(tmp_path))])
+    pod = next(so.obj for so in loaded.objects if so.obj["kind"] == "Pod")
+    note = pod["metadata"]["annotations"]["note"]
+    assert note == "lone \ufffd, low \ufffdx, two highs \ufffd\ufffd, a pair \U0001f600"
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--output", "json"], ["--output", "jsonl"], ["--output", "table"], ["--report", "REPORT"]],
+    ids=["json", "jsonl", "table", "report"],
+)
+def test_lone_surrogates_in_every_output(tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str]) -> None:
+    """Accepted in an annotation and printed wherever output goes; in a label, the API server's refusal, which
+    shows the value as U+FFFD."""
+    flags = [str(tmp_path / "r.html") if f == "REPORT" else f for f in flags]
+    code = main(["simulate", str(surrogate_input(tmp_path)), *flags])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert out.out and "internal error" not in out.err
+    code = main(["simulate", str(surrogate_input(tmp_path, label="\\udfff")), *flags])
+    out = capsys.readouterr()
+    assert code == 2 and out.out == ""
+    assert 'items[1] (Pod default/p): metadata.labels: Invalid value: "\ufffd": a valid label must' in out.err
+
+
+def test_surrogates_turned_alike_are_a_duplicate_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "in.json"
+    f.write_text('{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "\\ud800": 1, "\\udc00": 2}}')
+    code, _, err = simulate(capsys, str(f))
+    assert code == 2 and 'duplicate field "\ufffd"' in err
+
+
+def test_surrogate_escape_in_yaml_is_refused_as_go_yaml_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "in.yaml"
+    f.write_text('apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations: {a: "\\ud83d\\ude00"}\n')
+    code, out, err = simulate(capsys, str(f))
+    assert code == 2 and out == ""
+    assert err == f"kubesched: {f}: invalid YAML: line 5, column 23: found invalid Unicode character escape code\n"
+
+
+def test_python_api_objects_and_text_with_surrogates() -> None:
+    import kubesched
+    from kubesched.simulator.api import InputError
+
+    annotated = {**NODE, "metadata": {"name": "n1", "annotations": {"note": "\ud800"}}}
+    sim = kubesched.simulate([annotated])
+    assert json.dumps(sim.to_json(), ensure_ascii=False).encode()
+    labelled = {**NODE, "metadata": {"name": "n1", "labels": {"x": "\udc00"}}}
+    with pytest.raises(InputError, match='metadata.labels: Invalid value: "\ufffd"'):
+        kubesched.simulate([labelled])
+    with pytest.raises(InputError, match='metadata.labels: Invalid value: "\ufffd"'):
+        kubesched.simulate(text=json.dumps(labelled, ensure_ascii=False))

@@ -412,3 +412,119 @@ def test_valid_clusters_keep_the_invariants(
                 assert labels.get(expr["key"]) in expr["values"]
             for taint in n["spec"].get("taints", ()):
                 assert _tolerated(p, taint), (name, taint, p["metadata"]["name"])
+
+
+# Any code point in labels, annotations and names, lone surrogates included, through every output.
+
+SURROGATES = st.sampled_from(["\ud800", "\udbff", "\udc00", "\udfff", "\ud83d\ude00", "\ud800\ud800"])
+ANY_TEXT = st.lists(st.characters(exclude_categories=()) | SURROGATES, max_size=12).map("".join)
+LABEL_VALUES = ANY_TEXT | st.from_regex(r"[a-z0-9]([a-z0-9.-]{0,8}[a-z0-9])?", fullmatch=True)
+OUTPUTS = st.sampled_from(
+    (
+        ["--output", "json"],
+        ["--output", "jsonl"],
+        ["--output", "table"],
+        ["--output", "table", "--explain", "default/stuck"],
+        ["--output", "json", "--record", "none", "--report", "REPORT"],
+    )
+)
+
+
+@settings(max_examples=60)
+@given(
+    label=LABEL_VALUES,
+    annotation=ANY_TEXT,
+    key=st.just("note") | ANY_TEXT,
+    name=st.just("p") | ANY_TEXT,
+    image=ANY_TEXT,
+    flags=OUTPUTS,
+)
+def test_any_code_point_prints_in_every_output(
+    tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+    label: str,
+    annotation: str,
+    key: str,
+    name: str,
+    image: str,
+    flags: list[str],
+) -> None:
+    """JSON in (a lone surrogate travels as its escape), a result or one clear line out; nothing written fails."""
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "labels": {"app": label}, "annotations": {key or "k": annotation}},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}},
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": label}, "annotations": {"a": annotation}},
+        "spec": {"containers": [{"name": "c", "image": image or "i"}], "nodeSelector": {"app": label}},
+    }
+    stuck = {**pod, "metadata": {"name": "stuck", "namespace": "default"}}
+    stuck["spec"] = {**pod["spec"], "nodeSelector": {"app": label + "x"}}
+    folder = tmp_path_factory.mktemp("codepoints")
+    path = folder / "in.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [node, pod, stuck]}))
+    report = folder / "report.html"
+    flags = [str(report) if f == "REPORT" else f for f in flags]
+    code, out, err, elapsed = run_cli(path, flags, capsys)
+    assert_clear_outcome(code, out, err, elapsed, path)
+    out.encode("utf-8")
+    err.encode("utf-8")
+    if code == 0 and "table" not in flags:
+        for line in out.splitlines() if "jsonl" in flags else [out]:
+            json.loads(line)
+    if code == 0 and "--report" in flags:
+        report.read_text(encoding="utf-8")
+
+
+# DRA CEL selectors of any shape: accepted, or refused naming the file, the object and the field.
+
+CEL_WRAPPERS = [("(", ")"), ("!", ""), ("[", "][0]"), ("{'k': ", "}['k']"), ("[1].all(x, ", ")"), ("true ? ", ":false")]
+CEL_TAILS = [" && true", " || false", ".lowerAscii()", " + 1", " == true"]
+
+
+@st.composite
+def selectors(draw: st.DrawFn) -> str:
+    text = draw(st.sampled_from(("true", "device.driver == 'gpu.example.com'", "1")) | ANY_TEXT.map(repr))
+    for _ in range(draw(st.integers(1, 3))):
+        n = draw(st.integers(1, 1200))
+        if draw(st.booleans()):
+            text += draw(st.sampled_from(CEL_TAILS)) * n
+        else:
+            prefix, suffix = draw(st.sampled_from(CEL_WRAPPERS))
+            text = prefix * n + text + suffix * n
+    return text
+
+
+@settings(max_examples=30)
+@given(expression=selectors(), flags=OUTPUTS)
+def test_any_selector_is_accepted_or_refused_by_field(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], expression: str, flags: list[str]
+) -> None:
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}},
+    }
+    klass = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": expression}}]},
+    }
+    folder = tmp_path_factory.mktemp("selectors")
+    path = folder / "in.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [node, klass]}))
+    flags = [str(folder / "report.html") if f == "REPORT" else f for f in flags]
+    code, out, err, elapsed = run_cli(path, [f for f in flags if f != "--explain" and f != "default/stuck"], capsys)
+    assert elapsed < RUN_LIMIT_S, f"took {elapsed:.1f}s"
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert code in (0, 2), (code, err)
+    if code == 2:
+        first = err.splitlines()[0]
+        assert first.startswith(f"kubesched: {path}, document 1, items[1] (DeviceClass gpu): "), err
+        assert "spec.selectors[0].cel.expression: " in first, err

@@ -194,6 +194,26 @@ def test_bad_requests_get_clear_answers_not_tracebacks(client: TestClient) -> No
         assert r.json()["error"] and "Traceback" not in r.text
 
 
+def test_lone_surrogates_in_a_request_are_replacement_characters(client: TestClient) -> None:
+    """Python's JSON decoder keeps a lone `\\ud800` escape as a code point no UTF-8 answer can carry; Go's gives
+    U+FFFD, and so does the UI, in names it echoes back and in the objects it takes."""
+
+    def post(path: str, body: Any) -> Any:
+        escaped = json.dumps(body).encode()  # ensure_ascii: a lone surrogate goes as the escape \\ud800
+        return client.post(path, content=escaped, headers={"content-type": "application/json"})
+
+    r = post("/api/node/clone", {"name": "node-\ud800"})
+    assert r.status_code == 404 and "node-\ufffd" in r.json()["error"]
+    annotated = node("node-9")
+    annotated["metadata"]["annotations"] = {"note": "\ud800 and \udc00"}
+    r = post("/api/objects", {"text": json.dumps(annotated)})
+    assert r.status_code == 200, r.text
+    labelled = node("node-8")
+    labelled["metadata"]["labels"]["x"] = "\udfff"
+    r = post("/api/objects", {"text": json.dumps(labelled)})
+    assert r.status_code == 400 and 'metadata.labels: Invalid value: "\ufffd"' in r.json()["error"]
+
+
 def test_configuration_and_rerun(client: TestClient) -> None:
     assert client.get("/api/config").json() == {"text": "", "origin": ""}
     config = {

@@ -42,7 +42,12 @@ from kubesched.dra.model import (
 from kubesched.dra.pools import GatherError, Pool, gather_pools
 from kubesched.dra.quantity import Quantity
 from kubesched.dra.quantity import parse as parse_quantity
-from kubesched.dra.selector import SelectorCompileError, SelectorEvaluator, SelectorRuntimeError
+from kubesched.dra.selector import (
+    EVALUATION_DEADLINE,
+    SelectorCompileError,
+    SelectorEvaluator,
+    SelectorRuntimeError,
+)
 
 ALLOCATION_RESULTS_MAX_SIZE: Final = 32
 EXACT_COUNT: Final = "ExactCount"
@@ -321,7 +326,11 @@ class Allocator:
             ):
                 return known[1]
         run = _Run(self, node, claims, deadline, pools.pools)
-        result = run.allocate()
+        token = EVALUATION_DEADLINE.set(deadline)
+        try:
+            result = run.allocate()
+        finally:
+            EVALUATION_DEADLINE.reset(token)
         if pools.signature is not None:
             self.answers[pools.signature] = (tuple(claims), result)
         return result
@@ -672,6 +681,8 @@ class _Run:
                 if not self.a.evaluator.matches(expression, device.view):
                     return False
             except (SelectorCompileError, SelectorRuntimeError) as err:
+                if self.deadline is not None and time.monotonic() >= self.deadline:  # interrupted, as cel-go is
+                    raise AllocationAborted("filter operation aborted: context deadline exceeded") from err
                 owner = f"class {class_name}" if class_name is not None else f"claim {_kobj(self.claims[key[0]])}"
                 kind = "compile" if isinstance(err, SelectorCompileError) else "runtime"
                 raise AllocationError(f"{owner}: selector #{i}: CEL {kind} error: {err}") from err

@@ -31,6 +31,9 @@ import functools
 import logging
 import math
 import re
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -39,13 +42,15 @@ from typing import Any, Final
 import celpy
 import celpy.celtypes as ct
 import lark
+import re2  # type: ignore[import-untyped]  # google-re2, cel-python's own regex engine, has no stubs
 from celpy.celparser import CELParseError
-from celpy.evaluation import CELEvalError, celbytes, celstr
+from celpy.evaluation import CELEvalError, Evaluator, celbytes, celstr
 
 from kubesched.api.quantity import QuantityError, parse_quantity
 
 EXPRESSION_MAX_COST: Final = 1_000_000  # resourceapi.CELSelectorExpressionMaxCost, also the runtime limit
-EXPRESSION_MAX_LENGTH: Final = 10 * 1024
+EXPRESSION_MAX_LENGTH: Final = 10 * 1024  # bytes of UTF-8, as the API server counts them
+PARSER_RECURSION_LIMIT: Final = 250  # cel-go's parser default (maxRecursionDepth), which Kubernetes keeps
 DRIVER_MAX: Final = 63
 DOMAIN_MAX: Final = 63
 ID_MAX: Final = 32
@@ -262,8 +267,8 @@ class _Syntax(Exception):
 
 def _pos(tree: Any) -> tuple[int, int]:
     meta = getattr(tree, "meta", None)
-    if meta is not None and not getattr(meta, "empty", True):
-        return meta.line, meta.column
+    if meta is not None and not getattr(meta, "empty", True) and getattr(meta, "line", None) is not None:
+        return meta.line, meta.column  # celpy gives `true`, `false` and `null` no position
     if isinstance(tree, lark.Token):
         return tree.line or 1, tree.column or 1
     return 1, 1
@@ -388,6 +393,7 @@ class _Checker:
     def __init__(self) -> None:
         self.issues: list[_Issue] = []
         self.scopes: list[dict[str, Node]] = []
+        self.bad_patterns: list[str] = []
 
     def error(self, node: Node, message: str) -> Type:
         self.issues.append(_Issue(node.pos, message))
@@ -514,8 +520,22 @@ class _Checker:
             if not any(m == member for m, _, _ in candidates):
                 return self.error(n, f"undeclared reference to '{name}' (in container '')")
             return self._no_overload(n, name, target, args)
+        if name in ("matches", "find", "findAll"):
+            self._constant_pattern(name, n.args[0] if target is not None else n.args[1])
         names = {_name(r) for r in results}
         return results[0] if len(names) == 1 else DYN
+
+    def _constant_pattern(self, name: str, pattern: Node) -> None:
+        """cel-go compiles constant patterns ahead: a bad one for `matches` is a check error, for the regex
+        library's functions a failure to build the program."""
+        if pattern.kind == "lit" and isinstance(pattern.value, str):
+            try:
+                _regex(pattern.value)
+            except ValueError as err:
+                if name == "matches":
+                    self.error(pattern, "invalid matches argument")
+                else:
+                    self.bad_patterns.append(str(err))
 
     def _bind(self, params: tuple[Type, ...], args: list[Type]) -> Type | None:
         """The list type bound to "L" when the arguments fit the parameters (DYN when none); None when not."""
@@ -959,6 +979,21 @@ def _as_integer(q: Any) -> Any:
     return ct.IntType(int(q.value))
 
 
+_RE2_OPTIONS: Final = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a bad pattern is the expression's error, not a line on stderr
+
+
+@functools.lru_cache(maxsize=256)
+def _regex(pattern: str) -> Any:
+    """RE2, as cel-go's regex functions use: linear time, so no pattern can backtrack for hours on a device."""
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as err:
+        detail = err.args[0] if err.args else ""
+        text = detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)
+        raise ValueError(f"error parsing regexp: {text}") from None
+
+
 def _indexed(text: str, sub: str, start: int, last: bool) -> int:
     if start < 0 or start > len(text):
         raise IndexError(f"index out of range: {start}")
@@ -996,9 +1031,10 @@ _IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "substring": lambda s, a, b=None: ct.StringType(s[a : len(s) if b is None else b]),
     "charAt": lambda s, i: ct.StringType(s[i] if i < len(s) else ""),
     "join": lambda items, sep="": ct.StringType(sep.join(items)),
-    "find": lambda s, pattern: ct.StringType((lambda m: m.group(0) if m else "")(re.search(pattern, s))),
+    "matches": lambda s, pattern: ct.BoolType(_regex(pattern).search(s) is not None),
+    "find": lambda s, pattern: ct.StringType((lambda m: m.group(0) if m else "")(_regex(pattern).search(s))),
     "findAll": lambda s, pattern, n=-1: ct.ListType(
-        [ct.StringType(m.group(0)) for m in list(re.finditer(pattern, s))[: None if n < 0 else n]]
+        [ct.StringType(m.group(0)) for m in list(_regex(pattern).finditer(s))[: None if n < 0 else n]]
     ),
 }
 FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {name: _guard(fn) for name, fn in _IMPLEMENTATIONS.items()}
@@ -1014,9 +1050,12 @@ class CompilationResult:
     max_cost: int = UNKNOWN_SIZE
     output_type: str = ""
     program: Any = None  # a celpy runner
+    height: int = 0  # of the parse tree, for the recursion room evaluation needs
 
-    def device_matches(self, device: Device) -> bool:
-        """Evaluate the selector for one device; EvalError carries upstream's runtime error."""
+    def device_matches(self, device: Device, deadline: float | None = None) -> bool:
+        """Evaluate the selector for one device; EvalError carries upstream's runtime error. Past `deadline` (a
+        time.monotonic() value) the evaluation stops with "operation interrupted", as cel-go's does when its
+        context ends."""
         if self.program is None:
             raise EvalError(str(self.error) if self.error else "not compiled")
         if self.max_cost > EXPRESSION_MAX_COST:
@@ -1024,11 +1063,17 @@ class CompilationResult:
             # runs (the API server refuses such selectors on create, so only stored ones could get here).
             raise EvalError("operation cancelled: actual cost limit exceeded")
         try:
-            result = self.program.evaluate(device_activation(device))
+            with _StackRoom(self.height):
+                result = self.program.evaluate_until(device_activation(device), deadline)
         except CELEvalError as err:
             raise EvalError(_eval_message(err)) from None
-        except RecursionError:
-            raise EvalError("actual cost limit exceeded") from None
+        except _Interrupted:
+            raise EvalError("operation interrupted") from None
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError, ArithmeticError) as err:
+            # celpy failing on something it did not foresee: this device does not match, with the reason
+            raise EvalError(f"{type(err).__name__}: {err}") from None
+        except RecursionError:  # more room needed than estimated: stopped, as a cost limit would stop it
+            raise EvalError("operation cancelled: actual cost limit exceeded") from None
         if isinstance(result, CELEvalError):
             raise EvalError(_eval_message(result))
         if not isinstance(result, ct.BoolType | bool):
@@ -1093,13 +1138,246 @@ def _parse_error_message(err: CELParseError) -> tuple[int, int, str]:
     return line, column, "Syntax error"
 
 
+# Nesting limits. cel-go stops a parse in two places, both at PARSER_RECURSION_LIMIT: while ANTLR parses, a listener
+# counts, per grammar rule, how many of that rule are open ("expression recursion limit exceeded: 250"); afterwards,
+# building the AST, it counts the open ternaries, relations, arithmetic operations, field selections, indexes and
+# method calls ("max recursion depth exceeded"). Both are computed here on celpy's parse tree, whose rules map onto
+# cel-go's: a bracket (parentheses, list, map, call arguments, index) or a ternary's else branch opens every rule
+# again; the right operand of a relation or of arithmetic opens that rule once more; left operands, `&&`, `||` and
+# repeated `!` or `-` open nothing.
+
+_EXPR, _OR, _AND, _REL, _CALC, _UNARY, _MEMBER, _PRIMARY = range(8)
+_CHAIN_CONTINUES: Final = {
+    "conditionalor": ("conditionalor",),
+    "conditionaland": ("conditionaland",),
+    "relation": tuple(f"relation_{op}" for op in ("lt", "le", "gt", "ge", "eq", "ne", "in")),
+    "addition": ("addition_add", "addition_sub"),
+    "multiplication": ("multiplication_mul", "multiplication_div", "multiplication_mod"),
+    "unary": ("unary",),
+    "member": ("member_dot", "member_dot_arg", "member_index", "member_object"),
+}
+_VISITED: Final = frozenset({"member_dot", "member_dot_arg", "member_index"})
+_RULES_TOO_DEEP: Final = f"expression recursion limit exceeded: {PARSER_RECURSION_LIMIT}"
+_AST_TOO_DEEP: Final = "max recursion depth exceeded"
+
+
+def _opened(parent: Any, node: Any) -> tuple[int, ...]:
+    """The grammar rules of cel-go's parser that `node` opens below `parent` (indexes into the depth counters)."""
+    data = node.data
+    if parent is not None and parent.data in _CHAIN_CONTINUES.get(data, ()):
+        return ()  # the left operand of an operator, or the next `!`: the same rule, still open
+    right = parent is not None and len(parent.children) == 2 and parent.children[1] is node
+    if data == "expr":
+        return (_EXPR,)
+    if data == "conditionalor":
+        return (_OR,)
+    if data == "conditionaland":
+        return (_AND,)
+    if data == "relation":
+        return (_REL,)
+    if data == "addition":
+        return (_REL, _CALC) if right and parent.data == "relation" else (_CALC,)
+    if data == "multiplication":
+        return (_CALC,) if right and parent.data == "addition" else ()
+    if data == "unary":
+        return (_CALC, _UNARY) if right and parent.data == "multiplication" else (_UNARY,)
+    if data == "member":
+        return (_MEMBER,)
+    if data == "primary":
+        return (_PRIMARY,)
+    return ()
+
+
+def _visits(node: Any) -> int:
+    data = node.data
+    if data in _VISITED:
+        return 1
+    if data in ("relation", "addition", "multiplication"):
+        return int(len(node.children) == 2)
+    return int(data == "expr" and len(node.children) == 3)
+
+
+def _nesting_error(tree: Any) -> str | None:
+    """cel-go's message when the expression nests deeper than its parser allows, else None (iterative: the tree
+    may be thousands of levels deep)."""
+    limit = PARSER_RECURSION_LIMIT
+    too_deep = False
+    stack: list[tuple[Any, Any, tuple[int, ...], int]] = [(tree, None, (0,) * 8, 0)]
+    while stack:
+        node, parent, depths, visits = stack.pop()
+        opened = _opened(parent, node)
+        if opened:
+            counts = list(depths)
+            for rule in opened:
+                counts[rule] += 1
+            if max(counts) > limit:
+                return _RULES_TOO_DEEP
+            depths = tuple(counts)
+        visits += _visits(node)
+        too_deep = too_deep or visits > limit
+        stack.extend((child, node, depths, visits) for child in node.children if isinstance(child, lark.Tree))
+    return _AST_TOO_DEEP if too_deep else None
+
+
+def _height(tree: Any) -> int:
+    """The parse tree's height, which bounds how deep celpy's evaluator and the builders here recurse."""
+    height = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        height = max(height, level)
+        stack.extend((child, level + 1) for child in node.children if isinstance(child, lark.Tree))
+    return height
+
+
+def _simplify(tree: Any) -> Any:
+    """Shape the tree as cel-go does before anything recurses over it: a run of the same unary operator keeps its
+    parity (`!!!x` is `!x`, `--x` is `x`), and a chain of `&&` or `||`, which cel-go's parser balances, becomes a
+    balanced tree, so a thousand-term conjunction is ten levels deep rather than a thousand."""
+    made: set[int] = set()
+    for node in _subtrees(tree):
+        while node.data == "unary" and len(node.children) == 2:
+            op, inner, run = node.children[0].data, node.children[1], 1
+            while inner.data == "unary" and len(inner.children) == 2 and inner.children[0].data == op:
+                inner, run = inner.children[1], run + 1
+            if run % 2:
+                node.children = [node.children[0], inner]
+                break
+            node.children = list(inner.children)
+        if node.data in ("conditionalor", "conditionaland") and len(node.children) == 2 and id(node) not in made:
+            operands = []
+            left = node
+            while left.data == node.data and len(left.children) == 2:
+                operands.append(left.children[1])
+                left = left.children[0]
+            operands.append(left.children[0])
+            if len(operands) > 2:
+                node.children = _balanced(node, operands[::-1], made).children
+    return tree
+
+
+_WRAPPERS: Final = ("expr", "paren_expr", "primary", "member", "unary", "multiplication", "addition", "relation")
+
+
+def _balanced(chain: Any, operands: list[Any], made: set[int]) -> Any:
+    """`operands` joined by the chain's operator as a balanced tree; a right half is parenthesised back into an
+    operand (celpy's grammar keeps right operands one level below the operator)."""
+    cls, data = type(chain), chain.data
+    operand = "conditionaland" if data == "conditionalor" else "relation"
+    if len(operands) == 1:
+        return cls(data, [operands[0]], meta=operands[0].meta)
+    mid = len(operands) // 2
+    right = _balanced(chain, operands[mid:], made)
+    meta = operands[mid].meta
+    if len(operands) - mid > 1:
+        wrapped = cls("conditionalor", [right], meta=meta) if data == "conditionaland" else right
+        for wrapper in _WRAPPERS:
+            wrapped = cls(wrapper, [wrapped], meta=meta)
+            if wrapper == operand:
+                break
+        else:
+            wrapped = cls(operand, [wrapped], meta=meta)
+        right = wrapped
+    else:
+        right = operands[mid]
+    joined = cls(data, [_balanced(chain, operands[:mid], made), right], meta=chain.meta)
+    made.add(id(joined))
+    return joined
+
+
+# Each level of the parse tree costs celpy's evaluator a few Python frames; an expression within the nesting limits
+# can be a few thousand levels high. The interpreter's recursion limit is raised for as long as such an expression
+# is compiled or evaluated, and put back afterwards: a high limit would let C code elsewhere (json, yaml, repr of a
+# hostile document) recurse past the end of the C stack instead of raising RecursionError.
+_FRAMES_PER_LEVEL: Final = 8  # measured: 3 to 6 for the deepest shapes the limits let through
+_room_lock = threading.Lock()
+_room_users = 0
+_room_saved = 0
+
+
+class _StackRoom:
+    def __init__(self, height: int) -> None:
+        self.frames = height * _FRAMES_PER_LEVEL + 200
+        self.raised = False
+
+    def __enter__(self) -> None:
+        global _room_users, _room_saved
+        if self.frames + 200 <= sys.getrecursionlimit():
+            return
+        with _room_lock:
+            if _room_users == 0:
+                _room_saved = sys.getrecursionlimit()
+            _room_users += 1
+            self.raised = True
+            sys.setrecursionlimit(max(sys.getrecursionlimit(), _room_saved + self.frames))
+
+    def __exit__(self, *exc: object) -> None:
+        global _room_users
+        if not self.raised:
+            return
+        with _room_lock:
+            _room_users -= 1
+            if _room_users == 0:
+                sys.setrecursionlimit(_room_saved)
+
+
+# Interruption. cel-go evaluates DRA selectors with the Filter call's context and checks it as it goes, so the
+# DynamicResources filterTimeout stops even an expression within the cost limit; celpy is some thousand times slower
+# than cel-go (an accepted selector of estimated cost 455,551 takes 5.5 s), so the same check matters more here.
+
+INTERRUPT_CHECK_STEPS: Final = 256  # evaluation steps (parse-tree nodes) between looks at the clock
+
+
+class _Interrupted(Exception):
+    """The deadline passed during an evaluation."""
+
+
+class _Clock:
+    """Shared by an evaluation and the sub-evaluations of its macros."""
+
+    __slots__ = ("deadline", "steps")
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline, self.steps = deadline, 0
+
+
+class _DeadlineEvaluator(Evaluator):
+    """celpy's tree-walking evaluator, looking at a clock every few steps."""
+
+    def __init__(self, ast: Any, activation: Any, clock: _Clock) -> None:
+        super().__init__(ast, activation)
+        self.clock = clock
+
+    def visit_children(self, tree: Any) -> Any:
+        # celpy's own adds a nesting level for its trace log only; lark's is this list.
+        clock = self.clock
+        clock.steps += 1
+        if clock.steps % INTERRUPT_CHECK_STEPS == 0 and time.monotonic() >= clock.deadline:
+            raise _Interrupted
+        return [self.visit(child) if isinstance(child, lark.Tree) else child for child in tree.children]
+
+    def sub_evaluator(self, ast: Any) -> Any:
+        return _DeadlineEvaluator(ast, self.activation, self.clock)
+
+
+class _Runner(celpy.InterpretedRunner):
+    """celpy's interpreter runner that can be given a deadline."""
+
+    def evaluate_until(self, context: Any, deadline: float | None) -> Any:
+        if deadline is None:
+            return self.evaluate(context)
+        return _DeadlineEvaluator(self.ast, self.new_activation(), _Clock(deadline)).evaluate(context)
+
+
 _ENV: dict[str, Any] = {}
 
 
 def _environment() -> Any:
     env = _ENV.get("env")
     if env is None:
-        env = _ENV["env"] = celpy.Environment(runner_class=celpy.InterpretedRunner)
+        limit = sys.getrecursionlimit()
+        env = _ENV["env"] = celpy.Environment(runner_class=_Runner)
+        sys.setrecursionlimit(limit)  # celpy sets 2,500 for the whole process; _StackRoom gives room where needed
     return env
 
 
@@ -1117,7 +1395,24 @@ def compile_expression(expression: str) -> CompilationResult:
         line, column, message = _parse_error_message(err)
         return failed("compilation failed: " + _caret(expression, line, column, message))
     except RecursionError:
-        return failed("compilation failed: ERROR: <input>:1:1: expression recursion limit exceeded")
+        return failed(f"compilation failed: ERROR: <input>:-1:0: {_RULES_TOO_DEEP}")
+    too_deep = _nesting_error(tree)
+    if too_deep is not None:
+        return failed(f"compilation failed: ERROR: <input>:-1:0: {too_deep}")
+    tree = _simplify(tree)
+    try:
+        with _StackRoom(_height(tree)):
+            return _checked(expression, tree, env)
+    except RecursionError:  # more room needed than estimated: refused as cel-go refuses what nests too deep
+        return failed(f"compilation failed: ERROR: <input>:-1:0: {_AST_TOO_DEEP}")
+
+
+def _checked(expression: str, tree: Any, env: Any) -> CompilationResult:
+    """Type check, cost estimate and program of a parsed expression within the nesting limits."""
+
+    def failed(detail: str, kind: ErrorKind = ErrorKind.INVALID) -> CompilationResult:
+        return CompilationResult(expression, CELError(kind, detail))
+
     try:
         ast = _build(tree)
     except _Syntax as err:
@@ -1130,11 +1425,16 @@ def compile_expression(expression: str) -> CompilationResult:
     if out not in (BOOL, ANY):
         return failed(f"must evaluate to bool or the unknown type, not {_name(out)}")
     cost = _Coster().cost(ast)
+    if checker.bad_patterns:
+        return failed(f"program instantiation failed: {checker.bad_patterns[0]}", ErrorKind.INTERNAL)
+    rewritten = _rewrite_binds(tree)
+    height = _height(rewritten)  # each cel.bind adds a few levels
     try:
-        program = env.program(_rewrite_binds(tree), functions=FUNCTIONS)
+        with _StackRoom(height):
+            program = env.program(rewritten, functions=FUNCTIONS)
     except (CELEvalError, lark.exceptions.LarkError, ValueError, TypeError) as err:
         return failed(f"program instantiation failed: {err}", ErrorKind.INTERNAL)
-    return CompilationResult(expression, None, cost.hi, _name(out), program)
+    return CompilationResult(expression, None, cost.hi, _name(out), program, height)
 
 
 def _subtrees(tree: Any) -> Iterator[Any]:
@@ -1159,9 +1459,13 @@ def _rewrite_binds(tree: Any) -> Any:
             if str(name) != "bind" or not _is_ident(target, "cel") or len(exprlist.children) != 3:
                 continue
             var, init, body = exprlist.children
-            listed = cls("member", [cls("primary", [cls("list_lit", [cls("exprlist", [init])])])])
-            mapped = cls("member_dot_arg", [listed, lark.Token("IDENT", "map"), cls("exprlist", [var, body])])
-            node.children[i] = cls("member_index", [cls("member", [mapped]), zero])
+            meta = child.meta  # celpy's errors read the position of the node they fail on
+            listed = cls("exprlist", [init], meta)
+            for wrapper in ("list_lit", "primary", "member"):
+                listed = cls(wrapper, [listed], meta)
+            args = cls("exprlist", [var, body], meta)
+            mapped = cls("member_dot_arg", [listed, lark.Token("IDENT", "map"), args], meta)
+            node.children[i] = cls("member_index", [cls("member", [mapped], meta), zero], meta)
     return tree
 
 

@@ -11,8 +11,14 @@ CELSelectors, the evaluator on cel.py.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+# A time.monotonic() value past which an evaluation stops ("operation interrupted"): the allocator puts its Filter
+# deadline here while it searches, as upstream hands the Filter's context to cel-go. A context variable, so that
+# concurrent searches (one per node) each have their own and the SelectorEvaluator protocol stays as it is.
+EVALUATION_DEADLINE: ContextVar[float | None] = ContextVar("kubesched_dra_selector_deadline", default=None)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -70,7 +76,8 @@ class CELSelectors:
             raise SelectorCompileError(str(compiled.error))
         try:
             return compiled.device_matches(
-                cel.Device(device.driver, device.attributes, device.capacity, device.allow_multiple_allocations)
+                cel.Device(device.driver, device.attributes, device.capacity, device.allow_multiple_allocations),
+                EVALUATION_DEADLINE.get(),
             )
         except cel.EvalError as err:
             raise SelectorRuntimeError(str(err)) from err

@@ -3199,6 +3199,26 @@ def test_interrupt(deadline_passed: bool) -> None:
         assert allocator.allocate(node(NODE1, REGION1), claims, deadline=time.monotonic() + 3600) is None
 
 
+def test_interrupt_during_a_selector() -> None:
+    """A selector within the cost limit can still take celpy seconds per device: the deadline stops it in the
+    middle, as cel-go's evaluation stops when the Filter's context ends."""
+    ten = "[" + ", ".join(str(i) for i in range(10)) + "]"
+    slow = "".join(f"{ten}.all(x{i}, " for i in range(5)) + f'device.driver == "{A}"' + ")" * 5
+    klass = device_class(CLASS_A, A)
+    klass["spec"]["selectors"] = [cel(slow)]
+    allocator = Allocator(
+        allocated=AllocatedState(),
+        classes={CLASS_A: klass},
+        slices=[slice_with_devices(SLICE1, NODE1, POOL1, A, device(DEVICE1))],
+        evaluator=CELSelectors(),
+    )
+    claims = [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1))]
+    started = time.monotonic()
+    with pytest.raises(AllocationAborted, match="filter operation aborted: context deadline exceeded"):
+        allocator.allocate(node(NODE1, REGION1), claims, deadline=started + 0.2)
+    assert time.monotonic() - started < 1.5
+
+
 def test_allocated_state_from_claims() -> None:
     """foreachAllocatedDevice: admin access holds nothing, shares are counted with their capacity."""
 

@@ -5,10 +5,14 @@ device, and a compile error, an evaluation error or the match, and upstream's wo
 
 from __future__ import annotations
 
+import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kubesched.dra import cel
 
@@ -296,3 +300,190 @@ def test_kubernetes_libraries(expression: str, match: bool) -> None:
 def test_missing_domain_reads_as_empty_map() -> None:
     result = cel.compile_expression('device.attributes["other.example.com"].size() == 0')
     assert result.device_matches(cel.Device(D, {"model": {"string": "a"}})) is True
+
+
+# Nesting and size: the thresholds kube-apiserver v1.36 answered when these were POSTed in DeviceClasses (the table in
+# tests/hostile_cases.py checks a few of them against a live API server again).
+RULES_TOO_DEEP = "compilation failed: ERROR: <input>:-1:0: expression recursion limit exceeded: 250"
+AST_TOO_DEEP = "compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded"
+
+
+@pytest.mark.parametrize(
+    ("expression", "error"),
+    [
+        ("(" * 249 + "true" + ")" * 249, None),
+        ("(" * 250 + "true" + ")" * 250, RULES_TOO_DEEP),
+        ("(" * 5000 + "true" + ")" * 5000, RULES_TOO_DEEP),
+        ("(" * 248 + "device.driver == 'x'" + ")" * 248, None),
+        ("(" * 249 + "device.driver == 'x'" + ")" * 249, RULES_TOO_DEEP),  # the right operand opens `relation` again
+        ("(" * 249 + "[1].all(x, x > 0)" + ")" * 249, RULES_TOO_DEEP),
+        ("[" * 249 + "true" + "]" * 249 + " == []", None),
+        ("[" * 250 + "true" + "]" * 250 + " == []", RULES_TOO_DEEP),
+        ("{1: " * 249 + "true" + "}" * 249 + " == {}", None),
+        ("{1: " * 250 + "true" + "}" * 250 + " == {}", RULES_TOO_DEEP),
+        ("size(" * 250 + "'a'" + ")" * 250 + " > 0", RULES_TOO_DEEP),
+        ("true ? true : " * 249 + "true", None),
+        ("true ? true : " * 250 + "true", RULES_TOO_DEEP),
+        ("(1 + " * 124 + "1" + ")" * 124 + " > 0", None),
+        ("(1 + " * 125 + "1" + ")" * 125 + " > 0", RULES_TOO_DEEP),
+        ("1" + " + 1" * 249 + " > 0", None),
+        ("1" + " + 1" * 250 + " > 0", AST_TOO_DEEP),
+        ("1" + " + 1" * 248 + " > 0 == true", None),
+        ("'a'" + ".lowerAscii()" * 249 + " == 'a'", None),
+        ("'a'" + ".lowerAscii()" * 250 + " == 'a'", AST_TOO_DEEP),
+        ("device" + "['a']" * 250 + " == 1", AST_TOO_DEEP),
+        ("[1].map(x, x)" + " + [1]" * 249 + " == []", AST_TOO_DEEP),
+        ("-(" * 126 + "1" + ")" * 126 + " > 0", None),
+        ("!(" * 126 + "true" + ")" * 126, None),
+        ("!" * 3000 + "true", None),
+        ("true" + " && true" * 1000, None),
+        ("false" + " || false" * 1000, None),
+    ],
+)
+def test_nesting_limits_are_upstreams(expression: str, error: str | None) -> None:
+    result = cel.compile_expression(expression)
+    if error is None:
+        assert result.error is None, result.error
+        assert isinstance(result.device_matches(cel.Device(D)), bool)
+    else:
+        assert result.error is not None and result.error.detail == error
+
+
+@pytest.mark.parametrize(
+    ("expression", "match"),
+    [
+        ("!" * 3000 + "true", True),
+        ("!" * 3001 + "true", False),
+        ("-" * 2000 + "1 == 1", True),
+        ("-" * 2001 + "1 == -1", True),
+        ("true" + " && true" * 999 + " && false", False),
+        ("false" + " || false" * 999 + " || device.driver == 'dra.example.com'", True),
+        ("1 < 2" + " && device.attributes['x'].y" * 3 + " || true", True),  # errors absorbed as cel-go does
+    ],
+)
+def test_collapsed_chains_keep_their_meaning(expression: str, match: bool) -> None:
+    result = cel.compile_expression(expression)
+    assert result.error is None, result.error
+    assert result.device_matches(cel.Device(D)) is match
+
+
+def test_deep_expressions_leave_the_recursion_limit_alone() -> None:
+    """The limit is raised only while a deep expression runs: a high limit elsewhere would let C code overflow."""
+    before = sys.getrecursionlimit()
+    result = cel.compile_expression("(" * 248 + "device.driver == 'x'" + ")" * 248)
+    assert result.error is None
+    assert result.device_matches(cel.Device("x")) is True
+    assert sys.getrecursionlimit() == before
+
+
+def test_a_deadline_interrupts_an_evaluation() -> None:
+    """Within the cost limit, and still seconds in celpy: past the deadline the evaluation stops, as cel-go's does
+    when the context it was given ends."""
+    ten = "[" + ", ".join(str(i) for i in range(10)) + "]"
+    result = cel.compile_expression("".join(f"{ten}.all(x{i}, " for i in range(5)) + "true" + ")" * 5)
+    assert result.error is None and result.max_cost < cel.EXPRESSION_MAX_COST
+    started = time.monotonic()
+    with pytest.raises(cel.EvalError, match="^operation interrupted$"):
+        result.device_matches(cel.Device(D), deadline=started + 0.1)
+    assert time.monotonic() - started < 1.0
+    assert cel.compile_expression("[1, 2].all(x, x > 0)").device_matches(cel.Device(D), deadline=started + 60)
+
+
+def test_nested_binds_get_room_for_their_rewriting() -> None:
+    """celpy has no cel.bind: each becomes a one-element map, a few levels deeper than what was written."""
+    result = cel.compile_expression("cel.bind(v, " * 124 + "device.driver == 'x'" + ", v)" * 124)
+    assert result.error is None
+    assert result.device_matches(cel.Device("x")) is True
+
+
+def test_too_little_room_is_an_error_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should the room estimate ever fall short, the selector fails to match; RecursionError never escapes."""
+    monkeypatch.setattr(cel, "_FRAMES_PER_LEVEL", 0)
+    cel.compile_expression.cache_clear()
+    try:
+        result = cel.compile_expression("[" * 249 + "device.driver" + "]" * 249 + " == []")
+        assert result.error is None or result.error.detail == AST_TOO_DEEP
+        if result.error is None:
+            with pytest.raises(cel.EvalError, match="actual cost limit exceeded"):
+                result.device_matches(cel.Device("x"))
+    finally:
+        cel.compile_expression.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("expression", "error"),
+    [
+        ("device.driver.matches('(?<=a)b')", "ERROR: <input>:1:23: invalid matches argument"),
+        ("device.driver.find('[') == ''", "program instantiation failed: error parsing regexp: missing ]: ["),
+    ],
+)
+def test_constant_patterns_re2_refuses(expression: str, error: str) -> None:
+    result = cel.compile_expression(expression)
+    assert result.error is not None and error in result.error.detail
+
+
+def test_patterns_run_in_linear_time() -> None:
+    """Python's re would take ages on this device; RE2, like Go's regexp, answers at once."""
+    result = cel.compile_expression("device.driver.matches('^(a+)+$') || device.driver.find('(a|aa)*c') != ''")
+    assert result.error is None
+    started = time.monotonic()
+    assert result.device_matches(cel.Device("a" * 62 + "b")) is False
+    assert time.monotonic() - started < 1.0
+
+
+# Hostile expressions: whatever the nesting or text, compiling ends in a program or a clean error, and a program ends
+# in a bool or an EvalError.
+
+WRAPPERS = [
+    ("(", ")"),
+    ("!", ""),
+    ("-", ""),
+    ("[", "]"),
+    ("{1: ", "}"),
+    ("{", ": 1}"),
+    ("size(", ")"),
+    ("[1].all(x, ", ")"),
+    ("[1, 2].map(x, ", ")"),
+    ("true ? ", " : false"),
+    ("true ? true : ", ""),
+    ("1 + ", ""),
+    ("(1 + ", ")"),
+    ("dyn(", ")"),
+    ("cel.bind(v, ", ", v)"),
+    ("device.attributes[", "]"),
+    ("!(", ")"),
+    ("-(", ")"),
+]
+SUFFIXES = [".x", ".lowerAscii()", "[0]", "['k']", " + 1", " && true", " || false", " == 1", " * 2", " in [1]"]
+CORES = ["true", "1", "'s'", "device", "device.driver", "device.attributes['dra.example.com'].model", "[]", "{}"]
+
+
+@st.composite
+def hostile_expressions(draw: st.DrawFn) -> str:
+    text = draw(st.sampled_from(CORES) | st.text(max_size=40).map(lambda t: "'" + t.replace("'", "") + "'"))
+    for _ in range(draw(st.integers(0, 4))):
+        if draw(st.booleans()):
+            text += draw(st.sampled_from(SUFFIXES)) * draw(st.integers(1, 300))
+        else:
+            prefix, suffix = draw(st.sampled_from(WRAPPERS))
+            n = draw(st.integers(1, 300))
+            text = prefix * n + text + suffix * n
+    return text
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hostile_expressions())
+def test_hostile_expressions_end_cleanly(expression: str) -> None:
+    before = sys.getrecursionlimit()
+    result = cel.compile_expression(expression)
+    assert sys.getrecursionlimit() == before
+    if result.error is not None:
+        assert result.error.kind in (cel.ErrorKind.INVALID, cel.ErrorKind.INTERNAL)
+        assert result.error.detail and "Traceback" not in result.error.detail
+        return
+    device = cel.Device(D, {"model": {"string": "x" * 64}}, {"memory": {"value": "1Gi"}})
+    try:
+        assert isinstance(result.device_matches(device, deadline=time.monotonic() + 2), bool)
+    except cel.EvalError as err:
+        assert str(err)
+    assert sys.getrecursionlimit() == before

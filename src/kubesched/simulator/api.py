@@ -20,7 +20,7 @@ from kubesched.config.load import ConfigError
 from kubesched.config.trust import TRUSTED, UNTRUSTED, Trust
 from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.simulator.budget import Budget
-from kubesched.simulator.documents import check_text_size, read_object_file
+from kubesched.simulator.documents import check_text_size, read_object_file, valid_unicode
 from kubesched.simulator.load import (
     LoadedInput,
     LoadError,
@@ -328,14 +328,15 @@ def _split(inputs: tuple[Input, ...], what: str) -> tuple[list[str], list[tuple[
 
 
 def _plain(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A caller's mapping as the plain dicts and lists the loader works on (it fills defaults in place)."""
+    """A caller's mapping as the plain dicts and lists the loader works on (it fills defaults in place), its strings
+    as a JSON file would give them (a lone surrogate is U+FFFD)."""
 
     def conv(v: Any) -> Any:
         if isinstance(v, Mapping):
-            return {k: conv(x) for k, x in v.items()}
+            return {valid_unicode(k) if isinstance(k, str) else k: conv(x) for k, x in v.items()}
         if isinstance(v, list | tuple):
             return [conv(x) for x in v]
-        return v
+        return valid_unicode(v) if isinstance(v, str) else v
 
     return cast(dict[str, Any], conv(obj))
 

@@ -21,6 +21,12 @@ API server:
 JSON input takes Python's JSON parser (much faster) when it cannot hold more values than
 one object may; larger JSON goes through the YAML parser, which counts as it goes.
 Inputs are read to at most their byte budget (DEFAULT_MAX_INPUT_BYTES unless raised).
+
+Text is Unicode as Go's decoders see it: a `\\uD800`-style JSON escape of a lone
+surrogate becomes U+FFFD (encoding/json does that, and kube-apiserver stores U+FFFD),
+as does a surrogate code point in text handed over as a Python string; YAML refuses
+surrogate escapes, as go-yaml does. So no string that cannot be written as UTF-8 gets
+past loading, and every output (JSON, table, report, UI) can print what it holds.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,6 +71,17 @@ _constructor = SafeConstructor()
 _MISSING = object()
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def valid_unicode(text: str) -> str:
+    """`text` with every surrogate code point (a half of a UTF-16 pair, alone) as U+FFFD, as Go decodes it."""
+    if text.isascii() or not _SURROGATE.search(text):  # isascii: one fast pass over most inputs
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
 class DocumentError(ValueError):
     """Input that is not a stream of JSON-compatible documents; the message says where (line, column)."""
 
@@ -86,6 +104,7 @@ def parse_documents(text: str, *, max_nodes: int | None = None) -> list[Any]:
 def iter_documents(text: str, *, max_nodes: int | None = None) -> Iterator[Any]:
     """`parse_documents`, each document as it ends: a stream of millions of bad documents stops at the first
     its reader refuses, and a problem later in the text is raised (DocumentError) when it is reached."""
+    text = valid_unicode(text)
     limit = input_nodes_allowed(DEFAULT_MAX_INPUT_BYTES) if max_nodes is None else max_nodes
     head = text.lstrip()[:1]
     if head in ("{", "[") and _json_values_bound(text) <= min(MAX_OBJECT_NODES, limit):
@@ -105,9 +124,13 @@ def _json_values_bound(text: str) -> int:
 
 
 def _json_document(text: str) -> Any:
+    escapes = _SURROGATE_ESCAPE.search(text) is not None  # only then can a string hold a lone surrogate
+
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for k, v in items:
+            if escapes:
+                k, v = valid_unicode(k), _valid_strings(v)
             if k in out:
                 raise DocumentError(f'duplicate field "{k}"')
             out[k] = v
@@ -128,7 +151,36 @@ def _json_document(text: str) -> Any:
         raise DocumentError(f"invalid JSON: {err}") from err
     if _depth(doc) > MAX_DEPTH:
         raise DocumentError(f"nesting deeper than {MAX_DEPTH} levels")
-    return doc
+    return _valid_strings(doc) if escapes else doc
+
+
+def _valid_strings(value: Any) -> Any:
+    """A JSON value's strings through valid_unicode, down through lists (objects were done by their own hook)."""
+    return valid_strings(value, objects=False)
+
+
+def valid_strings(value: Any, objects: bool = True) -> Any:
+    """Every string in a decoded JSON value (keys too) through valid_unicode, in place and without recursion;
+    `objects=False` leaves objects alone."""
+    if isinstance(value, str):
+        return valid_unicode(value)
+    stack = [value]
+    while stack:
+        top = stack.pop()
+        if isinstance(top, list):
+            for i, item in enumerate(top):
+                if isinstance(item, str):
+                    top[i] = valid_unicode(item)
+                elif isinstance(item, list | dict):
+                    stack.append(item)
+        elif isinstance(top, dict) and objects:
+            entries = list(top.items())
+            top.clear()
+            for k, v in entries:
+                top[valid_unicode(k) if isinstance(k, str) else k] = valid_unicode(v) if isinstance(v, str) else v
+                if isinstance(v, list | dict):
+                    stack.append(v)
+    return value
 
 
 def _depth(root: Any) -> int:
@@ -274,6 +326,8 @@ class _Builder:
 
     def _scalar(self, event: Any) -> Any:
         value = event.value
+        if _SURROGATE.search(value):  # only PyYAML without libyaml lets a `"\\ud800"` escape through
+            raise DocumentError(f"{_where(event.start_mark)}found invalid Unicode character escape code")
         tag = event.tag
         if tag is None or tag == "!":
             if not event.implicit[0]:

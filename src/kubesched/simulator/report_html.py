@@ -304,7 +304,7 @@ def write_report(sim: Simulation, path: str, *, title: str = "kubesched simulati
     """Write a Python API result's HTML report to `path` (OSError when it cannot be written)."""
     require_plotting()
     text = render(from_simulation(sim, title=title))
-    with open(path, "w", encoding="utf-8") as f:
+    with open(path, "w", encoding="utf-8", errors="replace") as f:  # a caller's title may hold a lone surrogate
         f.write(text)
 
 
@@ -784,7 +784,8 @@ def _stacked(
     ax.set_xlabel(axis)
     ax.set_ylabel("pods")
     ax.set_title(title)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=8)
+    if bottom.any():  # a legend of nothing makes matplotlib warn on stderr (a cluster without pods)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=8)
     return _svg(fig, title)
 
 

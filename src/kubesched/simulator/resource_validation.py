@@ -283,8 +283,8 @@ def validate_selectors(selectors: Any, path: str) -> Errors:
             return [field.required(f"{p}.cel")]
         expression = str(_map(sel["cel"]).get("expression") or "")
         ep = f"{p}.cel.expression"
-        if len(expression) > cel.EXPRESSION_MAX_LENGTH:
-            return [field.too_long(ep, cel.EXPRESSION_MAX_LENGTH)]
+        if len(expression.encode("utf-8", "surrogatepass")) > cel.EXPRESSION_MAX_LENGTH:
+            return [f"{ep}: Too long: may not be more than {cel.EXPRESSION_MAX_LENGTH} bytes"]
         result = cel.compile_expression(expression)
         if result.error is not None:
             if result.error.kind == cel.ErrorKind.REQUIRED:

@@ -21,7 +21,7 @@ import time
 import webbrowser
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -32,6 +32,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kubesched.simulator.budget import Budget
+from kubesched.simulator.documents import valid_strings
 from kubesched.ui.guard import (
     LOOPBACK_NAMES,
     Access,
@@ -257,7 +258,7 @@ async def _body(request: Request) -> dict[str, Any]:
         raise BadRequest(f"request body: not JSON: {err}") from err
     if not isinstance(doc, dict):
         raise BadRequest("request body: expected a JSON object")
-    return doc
+    return cast(dict[str, Any], valid_strings(doc))  # a lone surrogate escape: U+FFFD, as Go's JSON decoder gives
 
 
 def _q(request: Request, name: str, default: str = "") -> str:

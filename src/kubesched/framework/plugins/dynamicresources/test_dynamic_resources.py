@@ -526,6 +526,20 @@ def test_class_parameters_cel_runtime_error() -> None:
     }
 
 
+def test_class_selector_too_deep_to_compile() -> None:
+    """A stored selector nested deeper than cel-go parses (the API server refuses it on create, but an older server
+    may have stored it): the pod gets the compile error, the scheduler keeps running."""
+    deep = device_class(selectors=[{"cel": {"expression": "(" * 1000 + "true" + ")" * 1000}}])
+    r = run(POD_WITH_CLAIM_NAME, claims=[PENDING_CLAIM], classes=[deep], objs=[WORKER_SLICE])
+    assert {n: msg(s) for n, s in r.filter.items()} == {
+        NODE: (
+            ERROR,
+            "class my-resource-class: selector #0: CEL compile error: compilation failed: ERROR: <input>:-1:0: "
+            "expression recursion limit exceeded: 250",
+        )
+    }
+
+
 def test_cel_runtime_error_for_one_of_two_nodes() -> None:
     """The error on the first node aborts the cycle, though the second node would do."""
     r = run(
