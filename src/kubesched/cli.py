@@ -537,10 +537,7 @@ def _write_report(
 
 def _framework_message(err: FrameworkError, source: str) -> str:
     """A profile that cannot be built: the configuration file, the field, then upstream's text."""
-    text = str(err)
-    prefix = f"{source}: " if source and not text.startswith(source) else ""
-    field = f"{err.field}: " if err.field else ""
-    return f"{prefix}{field}{text}"
+    return err.located(source)
 
 
 def _progress() -> RunProgress | None:

@@ -459,18 +459,24 @@ def compare(
     if len(configs) != 2:
         raise WhatIfError(f"--config: give exactly two configurations to compare, got {len(configs)}")
     paths = rereadable(paths)
-    a, b = (
-        Side(
-            c,
-            simulate_checked(
-                *paths,
-                config=None if c == DEFAULT_CONFIG else c,
-                seed=seed,
-                record=False,
-                config_trust=TRUSTED,
-                budget=budget,
-            ),
-        )
-        for c in configs
-    )
+    a, b = (_side(label, c, paths, seed, budget) for label, c in zip("AB", configs, strict=True))
     return Comparison(a, b, seed)
+
+
+def _side(label: str, config: str, paths: Sequence[str], seed: int, budget: Budget | None) -> Side:
+    """One configuration's simulation; a problem in its configuration file says which side it is (A or B)."""
+    try:
+        sim = simulate_checked(
+            *paths,
+            config=None if config == DEFAULT_CONFIG else config,
+            seed=seed,
+            record=False,
+            config_trust=TRUSTED,
+            budget=budget,
+        )
+    except WhatIfError as err:
+        text = str(err)
+        if config != DEFAULT_CONFIG and text.startswith(f"{config}: "):
+            raise WhatIfError(f"{config} (config {label}): {text[len(config) + 2 :]}") from err
+        raise
+    return Side(config, sim)
