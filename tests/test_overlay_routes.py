@@ -3,6 +3,7 @@ field (and, in whatif compare, its side) on every route, as simulate --config do
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from starlette.testclient import TestClient
 
 from kubesched.cli import main
 from kubesched.ui.server import create_app
-from kubesched.ui.workspace import Workspace
+from kubesched.ui.workspace import InputError, Workspace
 
 LOCAL = "http://127.0.0.1:8080"  # the UI answers only to loopback names
 BAD_FIELD = "profiles[0].plugins.score.enabled[0].name: initializing profiles: "
@@ -105,3 +106,128 @@ def test_ui_config_edit_names_the_edit_and_field(files: Path) -> None:
     assert r.status_code == 400
     assert r.json()["error"].startswith(f"the configuration edited in the UI: {BAD_FIELD}")
     assert client.get("/api/config").json()["origin"] == ""  # refused: the configuration stays as it was
+
+
+# --- item 3: --overlay on whatif capacity, whatif compare, sweep (spec key) and ui --------------------------
+
+EXTENDER_CONFIG = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "extenders": [{"urlPrefix": "http://127.0.0.1:1/", "filterVerb": "filter"}],
+}
+REFUSED = 'extenders[0].urlPrefix: extender "http://127.0.0.1:1/" would be sent every pod; a configuration read as data'
+
+
+def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> Any:
+    assert main([*argv, "--output", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_capacity_with_an_overlay(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["whatif", "capacity", str(files / "cluster.yaml"), "--node-template", str(files / "node.yaml")]
+    assert _json(argv, capsys)["nodes"] == 1  # p3 waits for a node without the overlay
+    answer = _json([*argv, "--overlay", str(files / "bigger.yaml")], capsys)
+    assert (answer["status"], answer["nodes"], answer["pendingBefore"]) == ("none-needed", 0, 0)
+
+
+def test_capacity_reads_the_overlays_pods_for_what_no_node_can_place(
+    files: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The pod alone on an empty template node is the overlay's (3 CPUs: it fits no 1-CPU node), not the FILEs'."""
+    (files / "big-pod.yaml").write_text(yaml.safe_dump(pod("p3", cpu=3)))
+    argv = ["whatif", "capacity", str(files / "cluster.yaml"), "--node-template", str(files / "node.yaml")]
+    answer = _json([*argv, "--overlay", str(files / "big-pod.yaml"), "--max-nodes", "4"], capsys)
+    assert answer["status"] == "blocked" and [b["pod"] for b in answer["blocked"]] == ["default/p3"]
+    assert answer["blocked"][0]["reasons"] == {"NodeResourcesFit": "Insufficient cpu"}
+
+
+def test_compare_with_overlays(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (files / "more.yaml").write_text(yaml.safe_dump(pod("p4")))
+    argv = ["whatif", "compare", str(files / "cluster.yaml"), "--config", "default", "--config", "default"]
+    assert _json(argv, capsys)["a"]["pending"] == 1
+    both = _json([*argv, "--overlay", str(files / "bigger.yaml"), "--overlay", str(files / "more.yaml")], capsys)
+    assert [(s["pods"], s["pending"]) for s in (both["a"], both["b"])] == [(4, 0), (4, 0)]
+
+
+def test_sweep_overlays_are_resolved_against_the_spec(
+    files: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    spec = files / "spec.yaml"
+    spec.write_text(yaml.safe_dump({"base": ["cluster.yaml"], "overlays": ["bigger.yaml"], "template": "node.yaml"}))
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    rows = _json(["sweep", str(spec), "--workers", "1"], capsys)["points"]
+    assert [(r["pods"], r["pending"], r["clusterNodes"]) for r in rows] == [(3, 0, 1)]
+    spec.write_text(yaml.safe_dump({"base": ["cluster.yaml"], "template": "node.yaml"}))
+    assert _json(["sweep", str(spec), "--workers", "1"], capsys)["points"][0]["pending"] == 1
+
+
+def test_a_sweep_scales_the_overlays_workloads(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Points vary the combination: scale 2 doubles the overlay's pending pod, not the FILEs' one it replaced."""
+    (files / "fat.yaml").write_text(yaml.safe_dump(pod("p3", cpu=2)))
+    spec = files / "spec.yaml"
+    spec.write_text(yaml.safe_dump({"base": ["cluster.yaml"], "overlays": "fat.yaml", "grid": {"scale": [1, 2]}}))
+    rows = _json(["sweep", str(spec), "--workers", "1"], capsys)["points"]
+    assert [(r["pods"], r["pending"], r["utilisation"]["cpu"]) for r in rows] == [(3, 1, 1.0), (6, 4, 1.0)]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"base": ["cluster.yaml"], "overlays": ["nope.yaml"]}, "overlays: nope.yaml: no such file or directory"),
+        ({"base": ["cluster.yaml"], "overlays": {"a": 1}}, "overlays: expected a list of files or directories"),
+    ],
+)
+def test_a_bad_sweep_overlay_names_spec_and_field(
+    spec: dict[str, Any], message: str, files: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (files / "spec.yaml").write_text(yaml.safe_dump(spec))
+    assert _error(["sweep", str(files / "spec.yaml"), "--workers", "1"], capsys).startswith(
+        f"kubesched: {files / 'spec.yaml'}: {message}"
+    )
+
+
+def test_ui_with_overlays(files: Path) -> None:
+    (files / "more.yaml").write_text(yaml.safe_dump(pod("p4")))
+    ws = Workspace.from_files(
+        [str(files / "cluster.yaml")], overlays=[str(files / "bigger.yaml"), str(files / "more.yaml")]
+    )
+    client = TestClient(create_app(ws), base_url=LOCAL)
+    state = client.get("/api/state").json()
+    assert "pending" not in state["counts"]
+    assert state["counts"]["scheduled"] == 4 and state["counts"]["objects"] == 5
+    assert state["warnings"] == [
+        f"{files / 'bigger.yaml'}, document 1 (Node node-1) replaces the object in {files / 'cluster.yaml'}, document 1"
+    ]
+    node_entry = client.get("/api/node", params={"name": "node-1"}).json()["entry"]
+    assert node_entry["origin"] == f"{files / 'bigger.yaml'}, document 1"
+    assert "cpu: '4'" in client.get("/api/export").text
+
+
+def test_ui_overlay_refusals(files: Path) -> None:
+    twice = files / "twice.yaml"
+    twice.write_text(yaml.safe_dump_all([pod("p9"), pod("p9")]))
+    with pytest.raises(InputError, match=r"twice.yaml, document 2 \(Pod default/p9\): given twice among the overlays"):
+        Workspace.from_files([str(files / "cluster.yaml")], overlays=[str(twice)])
+
+
+@pytest.mark.parametrize("command", ["capacity", "compare", "sweep", "ui"])
+def test_a_configuration_in_an_overlay_is_data_on_every_route(
+    command: str, files: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ext = files / "ext.yaml"
+    ext.write_text(yaml.safe_dump(EXTENDER_CONFIG))
+    cluster, overlay = str(files / "cluster.yaml"), ["--overlay", str(ext)]
+    argv = {
+        "capacity": ["whatif", "capacity", cluster, *overlay, "--node-template", str(files / "node.yaml")],
+        "compare": ["whatif", "compare", cluster, *overlay, "--config", "default", "--config", "default"],
+        "sweep": ["sweep", str(files / "spec.yaml"), "--workers", "1"],
+        "ui": ["ui", cluster, *overlay, "--no-open", "--port", "0"],
+    }[command]
+    (files / "spec.yaml").write_text(yaml.safe_dump({"base": ["cluster.yaml"], "overlays": ["ext.yaml"]}))
+    assert _error(argv, capsys).startswith(f"kubesched: {ext}, document 1: {REFUSED}")
+
+
+def test_whatif_overlays_are_read_again_so_not_stdin(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["whatif", "compare", str(files / "cluster.yaml"), "--overlay", "-", "--config", "default"]
+    err = _error([*argv, "--config", "default"], capsys)
+    assert err.startswith("kubesched: -: standard input cannot be read again for each simulation")
