@@ -3,17 +3,24 @@ field (and, in whatif compare, its side) on every route, as simulate --config do
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
+from kubesched.backend.embedded import KINDS
 from kubesched.cli import main
+from kubesched.simulator.inputs import with_overlays
+from kubesched.simulator.load import LoadedInput, _apply_overlays, add_document
 from kubesched.ui.server import create_app
-from kubesched.ui.workspace import InputError, Workspace
+from kubesched.ui.workspace import Entry, InputError, Workspace, _overlaid
+from kubesched.ui.workspace import identity as workspace_identity
 
 LOCAL = "http://127.0.0.1:8080"  # the UI answers only to loopback names
 BAD_FIELD = "profiles[0].plugins.score.enabled[0].name: initializing profiles: "
@@ -231,3 +238,69 @@ def test_whatif_overlays_are_read_again_so_not_stdin(files: Path, capsys: pytest
     argv = ["whatif", "compare", str(files / "cluster.yaml"), "--overlay", "-", "--config", "default"]
     err = _error([*argv, "--config", "default"], capsys)
     assert err.startswith("kubesched: -: standard input cannot be read again for each simulation")
+
+
+# --- one combination, three implementations: the loader's, the what-if inputs', the UI's ------------------
+
+_KINDS = ("Node", "Pod", "ConfigMap", "KubeSchedulerConfiguration")
+_objects = st.lists(
+    st.tuples(st.sampled_from(_KINDS), st.sampled_from(["a", "b", "c", ""]), st.sampled_from([None, "default", "x"])),
+    max_size=8,
+)
+
+
+def _object(kind: str, name: str, namespace: str | None, tag: str) -> dict[str, Any]:
+    """A named object, or one named by generateName (`name` empty); `tag` tells copies apart."""
+    meta: dict[str, Any] = {"name": name} if name else {"generateName": "g-"}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    meta["annotations"] = {"tag": tag}
+    api = "kubescheduler.config.k8s.io/v1" if kind == "KubeSchedulerConfiguration" else "v1"
+    return {"apiVersion": api, "kind": kind, "metadata": meta}
+
+
+def _unique(specs: list[tuple[str, str, str | None]], tag: str) -> list[dict[str, Any]]:
+    """Objects as valid input has them: one per kind, namespace and name, and one configuration."""
+    out: list[dict[str, Any]] = []
+    seen: set[Any] = set()
+    for i, (kind, name, namespace) in enumerate(specs):
+        obj = _object(kind, name, namespace, f"{tag}{i}")
+        key = (kind,) if kind == "KubeSchedulerConfiguration" else (kind, workspace_identity(obj))
+        if name and key in seen or (kind == "KubeSchedulerConfiguration" and key in seen):
+            continue
+        seen.add(key)
+        out.append(obj)
+    return out
+
+
+def _tags(objects: list[dict[str, Any]]) -> list[str]:
+    return [o["metadata"]["annotations"]["tag"] for o in objects]
+
+
+@settings(max_examples=200, deadline=None)
+@given(_objects, _objects)
+def test_every_route_combines_overlays_as_simulate_does(
+    base_specs: list[tuple[str, str, str | None]], overlay_specs: list[tuple[str, str, str | None]]
+) -> None:
+    base, overlays = _unique(base_specs, "b"), _unique(overlay_specs, "o")
+    loaded = LoadedInput()
+    for i, obj in enumerate(copy.deepcopy(base), start=1):
+        add_document(loaded, obj, "base.yaml", i)
+    for i, obj in enumerate(copy.deepcopy(overlays), start=1):
+        add_document(loaded, obj, "overlay.yaml", i, overlay=True)
+    _apply_overlays(loaded)
+    config = [loaded.config] if loaded.config is not None else []
+    simulated = _tags(config) + _tags([so.obj for so in loaded.objects])
+
+    stored = KINDS | {"KubeSchedulerConfiguration"}  # the loader skips the rest (ConfigMaps) and keeps the config apart
+    combined = [o for o in with_overlays(base, overlays) if o["kind"] in stored]
+    configs = [o for o in combined if o["kind"] == "KubeSchedulerConfiguration"]
+    assert _tags(configs) + _tags([o for o in combined if o not in configs]) == simulated
+
+    entries = [Entry(i, o, f"base {i}") for i, o in enumerate(base, 1) if o["kind"] != "KubeSchedulerConfiguration"]
+    extra = [
+        Entry(i, o, f"overlay {i}") for i, o in enumerate(overlays, 1) if o["kind"] != "KubeSchedulerConfiguration"
+    ]
+    in_ui, _ = _overlaid(entries, extra)
+    assert _tags([e.obj for e in in_ui if e.obj["kind"] in KINDS]) == simulated[len(config) :]
+    assert len({e.id for e in in_ui}) == len(in_ui)  # the page tells entries apart by id
