@@ -83,14 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("simulate", help="schedule manifests on an embedded in-memory cluster")
     s.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories; - reads stdin")
-    s.add_argument(
-        "--overlay",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="a file or directory like FILE whose objects replace those of the same kind, namespace and name "
-        "in the FILEs (each replacement is warned about) or are added; repeatable",
-    )
+    _overlay_arg(s)
     s.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
     s.add_argument(
         "--policy-config-file",
@@ -157,11 +150,24 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _overlay_arg(p: argparse.ArgumentParser) -> None:
+    """--overlay, the same on every command that reads manifests: a snapshot plus a what-if file."""
+    p.add_argument(
+        "--overlay",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a file or directory like FILE whose objects replace those of the same kind, namespace and name "
+        "in the FILEs (each replacement is warned about) or are added; repeatable",
+    )
+
+
 def _ui_parser(sub: argparse._SubParsersAction) -> None:
     u = sub.add_parser(
         "ui", help="a local web app: the cluster, pending pods and why, every plugin's verdicts; edit and re-run"
     )
     u.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON files or directories")
+    _overlay_arg(u)
     u.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
     u.add_argument("--host", default="127.0.0.1", help="address to serve on (default: loopback only)")
     u.add_argument(
@@ -537,10 +543,7 @@ def _write_report(
 
 def _framework_message(err: FrameworkError, source: str) -> str:
     """A profile that cannot be built: the configuration file, the field, then upstream's text."""
-    text = str(err)
-    prefix = f"{source}: " if source and not text.startswith(source) else ""
-    field = f"{err.field}: " if err.field else ""
-    return f"{prefix}{field}{text}"
+    return err.located(source)
 
 
 def _progress() -> RunProgress | None:
@@ -743,6 +746,7 @@ def _whatif_parser(sub: argparse._SubParsersAction) -> None:
     questions = w.add_subparsers(dest="question", required=True)
     c = questions.add_parser("capacity", help="the fewest nodes of a template's shape that schedule every pending pod")
     c.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories")
+    _overlay_arg(c)
     c.add_argument("--node-template", required=True, metavar="NODE.yaml", help="a file holding one Node")
     c.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
     c.add_argument("--max-nodes", type=int, default=1000, help="the most nodes to add (default 1000)")
@@ -752,6 +756,7 @@ def _whatif_parser(sub: argparse._SubParsersAction) -> None:
     _budget_args(c)
     m = questions.add_parser("compare", help="the same manifests under two scheduler configurations")
     m.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories")
+    _overlay_arg(m)
     m.add_argument(
         "--config",
         action="append",
@@ -800,9 +805,12 @@ def whatif_command(args: argparse.Namespace) -> int:
                 max_nodes=args.max_nodes,
                 seed=args.seed,
                 budget=_budget(args),
+                overlays=args.overlay,
             )
         else:
-            comparison = whatif.compare(args.files, args.configs, seed=args.seed, budget=_budget(args))
+            comparison = whatif.compare(
+                args.files, args.configs, seed=args.seed, budget=_budget(args), overlays=args.overlay
+            )
     except WhatIfError as err:
         _say(f"{err}")
         return EXIT_BAD_INPUT
@@ -853,6 +861,7 @@ def ui_command(args: argparse.Namespace) -> int:
     return run(
         args.files,
         config=args.config,
+        overlays=args.overlay,
         host=args.host,
         port=args.port,
         open_browser=not args.no_open,

@@ -267,6 +267,7 @@ def _simulate(
     from kubesched.simulator.summary import summarize
 
     record = _record(record)
+    source = ""  # the configuration's, for a profile that cannot be built
     try:
         budget = _budget(max_pods, max_objects, max_input_bytes)
         loaded = _load(inputs, text, tuple(overlays), budget)
@@ -274,6 +275,7 @@ def _simulate(
         scheduler_config = build_config(
             loaded, config_doc, config_source, trust=config_trust, documents=documents_trust
         )
+        source = scheduler_config.source
         result = run_simulation(
             loaded,
             scheduler_config,
@@ -282,8 +284,10 @@ def _simulate(
             until=_seconds("until", until),
             bind_latency=_seconds("bind_latency", bind_latency) or 0.0,
         )
-    except (LoadError, ConfigError, FrameworkError) as err:
+    except (LoadError, ConfigError) as err:
         raise InputError(str(err)) from err
+    except FrameworkError as err:  # its field and file are kept apart from its text: put them back
+        raise InputError(err.located(source)) from err
     summary = summarize(result)
     return _typed(to_json(result, record=bool(record), summary=summary), summary, config_source or loaded.config_source)
 

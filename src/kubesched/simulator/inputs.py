@@ -15,7 +15,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kubesched.backend.embedded import KINDS
 from kubesched.config.trust import UNTRUSTED, Trust
+from kubesched.config.types import KIND as CONFIG_KIND
+from kubesched.simulator.admission import identity
 from kubesched.simulator.budget import Budget
 from kubesched.simulator.documents import DocumentError, is_stream, parse_documents
 from kubesched.simulator.load import LoadError, manifest_files
@@ -79,9 +82,45 @@ def rereadable(paths: Sequence[str]) -> list[str]:
     return list(paths)
 
 
-def read_objects(paths: Sequence[str], budget: Budget | None = None) -> list[dict[str, Any]]:
-    """Every object of the files and directories, in the order `kubesched simulate` reads them, Lists opened."""
+def read_objects(
+    paths: Sequence[str], budget: Budget | None = None, overlays: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """Every object of the files and directories, in the order `kubesched simulate` reads them, Lists opened;
+    then `overlays`' objects in place of those they replace (`with_overlays`)."""
     budget = budget or Budget()
+    objects = _read_objects(paths, budget)
+    return with_overlays(objects, _read_objects(overlays, budget)) if overlays else objects
+
+
+def with_overlays(base: Sequence[dict[str, Any]], overlays: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`base` as `kubesched simulate --overlay` combines it with `overlays`: an overlay object takes the place of
+    the base object of the same kind, namespace and name (a KubeSchedulerConfiguration, of the base's one), the
+    rest come after. Only objects of kinds the store holds, with a name, replace anything (as the loader has it);
+    the simulation then checks the combination, and warns of each replacement, again."""
+    out = list(base)
+    position = {_identity(o): i for i, o in enumerate(out) if _identity(o) is not None}
+    for obj in overlays:
+        key = _identity(obj)
+        if key is not None and key in position:
+            out[position[key]] = obj
+        else:
+            out.append(obj)
+            if key is not None:
+                position[key] = len(out) - 1
+    return out
+
+
+def _identity(obj: dict[str, Any]) -> tuple[str, str, str] | None:
+    """What an overlay object replaces by: the store's key, the one configuration, else nothing."""
+    kind = obj.get("kind")
+    if kind == CONFIG_KIND:
+        return (CONFIG_KIND, "", "")
+    if kind in KINDS and name_of(obj):
+        return identity(obj)
+    return None
+
+
+def _read_objects(paths: Sequence[str], budget: Budget) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for source, text in _files(paths, budget):
         try:

@@ -40,7 +40,7 @@ from kubesched.simulator.inputs import (
 from kubesched.simulator.load import LoadError, read_text
 
 AXES = ("nodes", "template", "config", "scale", "seed")
-TOP_LEVEL = ("base", "template", "config", "seed", "grid", "sample")
+TOP_LEVEL = ("base", "overlays", "template", "config", "seed", "grid", "sample")
 SAMPLE_KEYS = ("n", "randomSeed")
 DEFAULT_CONFIG = "default"
 MAX_POINTS = 100_000
@@ -67,6 +67,7 @@ class Spec:
     points: tuple[Point, ...]
     templates: dict[str, str]  # as the spec names them -> resolved path
     configs: dict[str, str | None]  # as the spec names them -> resolved path (None: upstream's defaults)
+    overlays: tuple[str, ...] = ()  # files and directories whose objects replace base's, as --overlay's
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ def load_spec(path: str, budget: Budget | None = None) -> Spec:
         base = [base]
     if not isinstance(base, list) or not base or not all(isinstance(b, str) and b for b in base):
         raise WhatIfError(f"{path}: base: Required value: the manifests' files or directories, a list of paths")
+    overlays = _paths(path, "overlays", doc.get("overlays", []))
     defaults: dict[str, Any] = {
         "nodes": 0,
         "template": _string(path, "template", doc.get("template")),
@@ -116,11 +118,26 @@ def load_spec(path: str, budget: Budget | None = None) -> Spec:
             raise WhatIfError(f"{path}: template: Required value: adding nodes needs a node template")
     templates = {t: str(here / t) for t in sorted({p.template for p in points if p.template and p.nodes})}
     configs = {c: None if c == DEFAULT_CONFIG else str(here / c) for c in sorted({p.config for p in points})}
-    for field_name, named in (("base", {b: str(here / b) for b in base}), ("template", templates), ("config", configs)):
+    named_paths = (
+        ("base", {b: str(here / b) for b in base}),
+        ("overlays", {o: str(here / o) for o in overlays}),
+        ("template", templates),
+        ("config", configs),
+    )
+    for field_name, named in named_paths:
         for name, resolved in named.items():
             if resolved is not None and not os.path.exists(resolved):
                 raise WhatIfError(f"{path}: {field_name}: {name}: no such file or directory ({resolved})")
-    return Spec(path, tuple(str(here / b) for b in base), tuple(points), templates, configs)
+    resolved_overlays = tuple(str(here / o) for o in overlays)
+    return Spec(path, tuple(str(here / b) for b in base), tuple(points), templates, configs, resolved_overlays)
+
+
+def _paths(path: str, where: str, value: Any) -> list[str]:
+    """An optional list of paths (or one path)."""
+    listed = [value] if isinstance(value, str) else value
+    if not isinstance(listed, list) or not all(isinstance(p, str) and p for p in listed):
+        raise WhatIfError(f"{path}: {where}: expected a list of files or directories, got {value!r}")
+    return listed
 
 
 def _spec_document(path: str, budget: Budget) -> dict[str, Any]:
@@ -232,12 +249,19 @@ def _draw(path: str, axis: str, given: Any) -> Any:
 
 
 def prepare(spec: Spec, trusted_configs: Sequence[str] = (), budget: Budget | None = None) -> Context:
-    """Read and check, once, everything the points use: base manifests, templates, configurations.
+    """Read and check, once, everything the points use: base manifests (overlays in place), templates, configurations.
 
     A spec is data: a configuration it names may use plugins by import path or extenders only when the
     same file is also given on the command line (`trusted_configs`, sweep's --config)."""
     budget = budget or Budget()
-    base = simulate_checked(*spec.base, record=False, config_trust=UNTRUSTED, documents_trust=_BASE, budget=budget)
+    base = simulate_checked(
+        *spec.base,
+        overlays=spec.overlays,
+        record=False,
+        config_trust=UNTRUSTED,
+        documents_trust=_BASE,
+        budget=budget,
+    )
     templates = {name: load_template(p, budget).node for name, p in spec.templates.items()}
     configs: dict[str, dict[str, Any] | None] = {}
     given = {os.path.realpath(c) for c in trusted_configs}
@@ -249,7 +273,8 @@ def prepare(spec: Spec, trusted_configs: Sequence[str] = (), budget: Budget | No
         simulate_checked(config=p, record=False, config_trust=_trust(name, trusted), budget=budget)
         configs[name] = read_objects([p], budget)[0]
     nodes = frozenset(n.name for n in base.nodes)
-    return Context(read_objects(list(spec.base), budget), templates, configs, nodes, trusted, budget)
+    objects = read_objects(spec.base, budget, spec.overlays)
+    return Context(objects, templates, configs, nodes, trusted, budget)
 
 
 _BASE = Trust(hint=BASE_CONFIG_HINT)

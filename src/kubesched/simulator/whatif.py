@@ -131,24 +131,28 @@ def capacity(
     max_nodes: int = DEFAULT_MAX_NODES,
     seed: int = DEFAULT_SEED,
     budget: Budget | None = None,
+    overlays: Sequence[str] = (),
 ) -> CapacityAnswer:
     """How many nodes like the template the cluster needs for all its pending pods; every simulation within
-    `budget` (the nodes a trial adds are counted before they are made)."""
+    `budget` (the nodes a trial adds are counted before they are made). `overlays` replace objects of `paths`
+    as `kubesched simulate --overlay` does, in every simulation."""
     if max_nodes < 1:
         raise WhatIfError(f"--max-nodes: must be at least 1, got {max_nodes}")
     budget = budget or Budget()
-    paths = rereadable(paths)
+    paths, overlays = rereadable(paths), rereadable(overlays)
     template = load_template(template_path, budget)
-    base = simulate_checked(*paths, config=config, seed=seed, record=False, config_trust=TRUSTED, budget=budget)
+    base = simulate_checked(
+        *paths, overlays=overlays, config=config, seed=seed, record=False, config_trust=TRUSTED, budget=budget
+    )
     answer = CapacityAnswer(template=template, seed=seed, max_nodes=max_nodes, pending_before=len(base.pending))
     taken = {n.name for n in base.nodes}
-    objects = read_objects(paths, budget)
+    objects = read_objects(paths, budget, overlays)
     answer.blocked = _blocked(base.pending, objects, template, taken, config, seed, budget) if base.pending else []
     blocked_ids = {i for b in answer.blocked for i in b.idents}
 
     def trial(n: int) -> Trial:
         check_room(objects, 1, n, budget)
-        sim = base if n == 0 else _with_nodes(paths, template, n, taken, config, seed, budget)
+        sim = base if n == 0 else _with_nodes(paths, overlays, template, n, taken, config, seed, budget)
         return Trial(
             n, len(sim.pending), tuple((p.key, p.message) for p in sim.pending if identity(p) not in blocked_ids)
         )
@@ -169,10 +173,24 @@ def capacity(
 
 
 def _with_nodes(
-    paths: Sequence[str], template: NodeTemplate, n: int, taken: set[str], config: str | None, seed: int, budget: Budget
+    paths: Sequence[str],
+    overlays: Sequence[str],
+    template: NodeTemplate,
+    n: int,
+    taken: set[str],
+    config: str | None,
+    seed: int,
+    budget: Budget,
 ) -> Simulation:
     return simulate_checked(
-        *paths, template.nodes(n, taken), config=config, seed=seed, record=False, config_trust=TRUSTED, budget=budget
+        *paths,
+        template.nodes(n, taken),
+        overlays=overlays,
+        config=config,
+        seed=seed,
+        record=False,
+        config_trust=TRUSTED,
+        budget=budget,
     )
 
 
@@ -452,25 +470,39 @@ DEFAULT_CONFIG = "default"
 
 
 def compare(
-    paths: Sequence[str], configs: Sequence[str], *, seed: int = DEFAULT_SEED, budget: Budget | None = None
+    paths: Sequence[str],
+    configs: Sequence[str],
+    *,
+    seed: int = DEFAULT_SEED,
+    budget: Budget | None = None,
+    overlays: Sequence[str] = (),
 ) -> Comparison:
-    """The manifests under two configurations (a file, or `default` for upstream's), with one seed, each
-    simulation within `budget`."""
+    """The manifests (with `overlays` replacing their objects, as `kubesched simulate --overlay`) under two
+    configurations (a file, or `default` for upstream's), with one seed, each simulation within `budget`."""
     if len(configs) != 2:
         raise WhatIfError(f"--config: give exactly two configurations to compare, got {len(configs)}")
-    paths = rereadable(paths)
-    a, b = (
-        Side(
-            c,
-            simulate_checked(
-                *paths,
-                config=None if c == DEFAULT_CONFIG else c,
-                seed=seed,
-                record=False,
-                config_trust=TRUSTED,
-                budget=budget,
-            ),
-        )
-        for c in configs
-    )
+    paths, overlays = rereadable(paths), rereadable(overlays)
+    a, b = (_side(label, c, paths, overlays, seed, budget) for label, c in zip("AB", configs, strict=True))
     return Comparison(a, b, seed)
+
+
+def _side(
+    label: str, config: str, paths: Sequence[str], overlays: Sequence[str], seed: int, budget: Budget | None
+) -> Side:
+    """One configuration's simulation; a problem in its configuration file says which side it is (A or B)."""
+    try:
+        sim = simulate_checked(
+            *paths,
+            overlays=overlays,
+            config=None if config == DEFAULT_CONFIG else config,
+            seed=seed,
+            record=False,
+            config_trust=TRUSTED,
+            budget=budget,
+        )
+    except WhatIfError as err:
+        text = str(err)
+        if config != DEFAULT_CONFIG and text.startswith(f"{config}: "):
+            raise WhatIfError(f"{config} (config {label}): {text[len(config) + 2 :]}") from err
+        raise
+    return Side(config, sim)

@@ -302,6 +302,7 @@ def run(
     files: list[str],
     *,
     config: str | None = None,
+    overlays: list[str] | None = None,
     host: str = "127.0.0.1",
     port: int = 8080,
     open_browser: bool = True,
@@ -315,8 +316,8 @@ def run(
 ) -> int:
     """`kubesched ui`: simulate FILES, then serve the page until Ctrl-C. 2 for unusable input or address.
 
-    `token` (else $KUBESCHED_UI_TOKEN, else a random one) is needed off loopback, and on loopback when given
-    or `require_token`.
+    `overlays` replace objects of FILES as `kubesched simulate --overlay` does. `token` (else
+    $KUBESCHED_UI_TOKEN, else a random one) is needed off loopback, and on loopback when given or `require_token`.
     """
     thresholds = gc.get_threshold()
     gc.set_threshold(thresholds[0], thresholds[1], FULL_COLLECTION_THRESHOLD)
@@ -324,6 +325,7 @@ def run(
         return _serve(
             files,
             config,
+            overlays or [],
             host,
             port,
             open_browser,
@@ -339,6 +341,7 @@ def run(
 def _serve(
     files: list[str],
     config: str | None,
+    overlays: list[str],
     host: str,
     port: int,
     open_browser: bool,
@@ -362,7 +365,7 @@ def _serve(
     except ValueError as err:
         return _refuse(f"{source}: {err}")
     try:
-        workspace = Workspace.from_files(files, config, **simulation)
+        workspace = Workspace.from_files(files, config, overlays=overlays, **simulation)
     except InputError as err:
         print(f"kubesched: {err}", file=sys.stderr)
         return 2

@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from kubesched.api.resources import CPU, MEMORY, PODS
-from kubesched.backend.embedded import NAMESPACED
+from kubesched.backend.embedded import KINDS, NAMESPACED
 from kubesched.config.load import load_config
 from kubesched.config.trust import TRUSTED, Trust
 from kubesched.config.types import KIND as CONFIG_KIND
@@ -141,8 +141,10 @@ class Workspace:
         bind_latency: float = 0.0,
         record_pairs: int = FULL_RECORD_PAIRS,
         budget: Budget | None = None,
+        notes: Sequence[str] = (),
     ) -> None:
         self.budget = budget or Budget()  # every run's, and every edit's text
+        self.notes = list(notes)  # how the files were combined (--overlay's replacements), shown with the warnings
         self.entries = entries
         self._by_ident = {e.ident: e for e in entries}
         self.config = config
@@ -160,13 +162,23 @@ class Workspace:
         self._edit_trust = Trust.keeping(trusted, UI_HINT)
 
     @classmethod
-    def from_files(cls, paths: Sequence[str], config_path: str | None = None, **kw: Any) -> Workspace:
-        """FILES as `kubesched simulate` reads them; a KubeSchedulerConfiguration among them is the configuration
-        (data, as an edit is); --config's is trusted."""
+    def from_files(
+        cls, paths: Sequence[str], config_path: str | None = None, overlays: Sequence[str] = (), **kw: Any
+    ) -> Workspace:
+        """FILES as `kubesched simulate` reads them, with `overlays` (--overlay) replacing their objects; a
+        KubeSchedulerConfiguration among them is the configuration (data, as an edit is); --config's is trusted."""
         entries, config, origin = read_files(paths, kw.get("budget"))
+        notes: list[str] = []
+        if overlays:
+            extra, overlay_config, overlay_origin = read_files(overlays, kw.get("budget"))
+            entries, notes = _overlaid(entries, extra)
+            if overlay_config is not None:
+                if config is not None:
+                    notes.append(f"{overlay_origin} (KubeSchedulerConfiguration) replaces the one in {origin}")
+                config, origin = overlay_config, overlay_origin
         if config_path:
-            return cls(entries, read_config(config_path), config_path, config_trust=TRUSTED, **kw)
-        return cls(entries, config, origin, **kw)
+            return cls(entries, read_config(config_path), config_path, config_trust=TRUSTED, notes=notes, **kw)
+        return cls(entries, config, origin, notes=notes, **kw)
 
     # ------------------------------------------------------------------ simulation
 
@@ -300,7 +312,7 @@ class Workspace:
             "seed": self.seed,
             "counts": counts,
             "endTime": sim.end_time,
-            "warnings": list(sim.warnings),
+            "warnings": [*self.notes, *sim.warnings],
             "zones": v.zones,
             "events": len(sim.events),
             "record": "all pods" if v.full_record else "on demand",
@@ -517,6 +529,41 @@ def read_files(paths: Sequence[str], budget: Budget | None = None) -> tuple[list
             else:
                 entries.append(Entry(len(entries) + 1, obj, origin))
     return entries, config, config_origin
+
+
+def _overlaid(entries: list[Entry], overlays: list[Entry]) -> tuple[list[Entry], list[str]]:
+    """The FILEs' entries with each overlay entry in place of the one of the same kind, namespace and name (else
+    added after them), as `kubesched simulate --overlay` combines them: each replacement noted, an object given
+    twice among the overlays refused. Only named objects of kinds the store holds replace anything."""
+    out = list(entries)
+    position = {e.ident: i for i, e in enumerate(out) if _replaceable(e)}
+    seen: dict[tuple[str, str, str], Entry] = {}
+    notes: list[str] = []
+    next_id = max((e.id for e in out), default=0) + 1
+    for e in overlays:
+        if _replaceable(e):
+            first = seen.setdefault(e.ident, e)
+            if first is not e:
+                raise InputError(
+                    f"{e.origin} ({_described(e)}): given twice among the overlays (first in {first.origin})"
+                )
+        at = position.get(e.ident) if _replaceable(e) else None
+        if at is None:
+            out.append(Entry(next_id, e.obj, e.origin))
+            next_id += 1
+        else:
+            notes.append(f"{e.origin} ({_described(e)}) replaces the object in {out[at].origin}")
+            out[at] = Entry(out[at].id, e.obj, e.origin)
+    return out, notes
+
+
+def _replaceable(e: Entry) -> bool:
+    return e.kind in KINDS and bool(e.ident[2])
+
+
+def _described(e: Entry) -> str:
+    kind, namespace, name = e.ident
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
 
 def read_config(path: str) -> dict[str, Any]:

@@ -11,3 +11,11 @@ class FrameworkError(ValueError):
     def __init__(self, message: str, field: str = "") -> None:
         super().__init__(message)
         self.field = field
+
+    def located(self, source: str) -> str:
+        """The message as a user reads it: the configuration's file (unless the message starts with it), the
+        field, then upstream's text; every route that builds a scheduler says it this way."""
+        text = str(self)
+        prefix = f"{source}: " if source and not text.startswith(source) else ""
+        field = f"{self.field}: " if self.field else ""
+        return f"{prefix}{field}{text}"
