@@ -213,6 +213,38 @@ def test_a_snapshot_may_hold_the_system_classes(tmp_path: Path, capsys: pytest.C
     assert code == 2 and "value of system-node-critical PriorityClass must be 2000001000" in err
 
 
+def default_class(name: str) -> dict[str, Any]:
+    return {**klass(name, 100), "globalDefault": True}
+
+
+def test_a_default_class_given_twice_is_a_duplicate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The duplicate is what to fix: naming it (and --overlay) beats the second default it also makes."""
+    first = write(tmp_path, [NODE, default_class("default-priority")], "platform.yaml")
+    again = write(tmp_path, [default_class("default-priority")], "classes.yaml")
+    code, out, err = simulate(capsys, str(first), str(again))
+    assert code == 2 and out == ""
+    assert err == (
+        f"kubesched: {again}, document 1 (PriorityClass default-priority): priorityclasses.scheduling.k8s.io "
+        f'"default-priority" already exists (first in {first}, document 2); to let {again} replace objects, '
+        "give it with --overlay\n"
+    )
+    code, _, err = simulate(capsys, str(first), "--overlay", str(again))
+    assert code == 0, err
+
+
+def test_two_default_classes_name_both_places(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two different global defaults: the priority admission plugin's refusal, with where the first one is."""
+    first = write(tmp_path, [NODE, default_class("default-priority")], "platform.yaml")
+    other = write(tmp_path, [default_class("other-default")], "classes.yaml")
+    code, _, err = simulate(capsys, str(first), str(other))
+    assert code == 2
+    assert err == (
+        f"kubesched: {other}, document 1 (PriorityClass other-default): priorityclasses.scheduling.k8s.io "
+        '"other-default" is forbidden: PriorityClass default-priority is already marked as default. '
+        f"Only one default can exist (default-priority in {first}, document 2)\n"
+    )
+
+
 def gpu_pod(name: str, **meta: Any) -> dict[str, Any]:
     return {
         "apiVersion": "v1",

@@ -303,14 +303,16 @@ def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
             prefix = meta["generateName"]
             counters[prefix] = counters.get(prefix, 0) + 1
             meta["name"] = f"{prefix}{counters[prefix]:05d}"
+    _unique(loaded.objects)  # an object given twice is the mistake to name, before what the second one breaks
+    for so in everything:
         set_defaults(so.obj)
     context = admission.Context.of([so.obj for so in everything])
+    context.global_default_source = _global_default_source(everything, context.global_default)
     for so in everything:
         _check(so, context.admit(so.obj))
         _check(so, validate(so.obj))
         _check(so, context.validate_admission(so.obj))
         _parse(so)
-    _unique(loaded.objects)
     admission.distinct_uids([so.obj for so in everything])
     _check_budget(loaded, everything)
     for so in everything:
@@ -323,6 +325,14 @@ def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
     loaded.warnings.extend(warnings)
     keep = {id(obj) for obj in kept}
     return [so for so in loaded.objects if id(so.obj) in keep]
+
+
+def _global_default_source(objects: list[SourcedObject], name: str) -> str:
+    """Where the PriorityClass that is the global default was read, for the refusal of a second one."""
+    for so in objects:
+        if so.obj.get("kind") == "PriorityClass" and so.obj["metadata"].get("name") == name:
+            return so.where()
+    return ""
 
 
 def _check_budget(loaded: LoadedInput, everything: list[SourcedObject]) -> None:
