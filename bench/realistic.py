@@ -2,6 +2,8 @@
 
     python3 bench/realistic.py                      # generate, then time the whole command
     python3 bench/realistic.py --nodes 500 --pods 5000 --keep out/   # smaller; keep the manifests
+    python3 bench/realistic.py --nodes 32 --pods 300 --generate-only cluster.yaml   # only write them
+    kubesched simulate <(python3 bench/realistic.py --nodes 32 --pods 300 --generate-only -)
 
 The mix is what a production cluster holds, as `kubectl get -o yaml` would print it:
 - nodes in three zones: a general pool, a tainted high-memory pool and a tainted GPU pool;
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import subprocess
@@ -25,7 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import yaml
 
@@ -85,7 +88,16 @@ def daemonset_pod(ds: str, cpu: str, memory: str, node_name: str) -> Obj:
             "name": f"{ds}-{node_name}",
             "namespace": "kube-system",
             "labels": {"app": ds},
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": ds, "uid": f"ds-{ds}"}],
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "DaemonSet",
+                    "name": ds,
+                    "uid": f"ds-{ds}",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
         },
         "spec": {
             "priorityClassName": "system-node-critical",
@@ -223,19 +235,58 @@ def cluster(nodes: int, pods: int, seed: int = 1) -> list[Obj]:
     return objs
 
 
-def main() -> int:
+def write_manifests(objs: list[Obj], out: TextIO) -> None:
+    yaml.dump_all(objs, out, Dumper=yaml.CSafeDumper, sort_keys=False)
+
+
+def generate_only(objs: list[Obj], target: str) -> None:
+    """Write the manifests without running anything: to a file (.yaml, .yml, .json), `-` (stdout), or as
+    cluster.yaml in a directory; a line on stderr says what went where."""
+    if target == "-":
+        try:
+            write_manifests(objs, sys.stdout)
+            sys.stdout.flush()
+        except BrokenPipeError:  # `| head`: the reader has what it wanted
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return
+        where = "standard output"
+    else:
+        path = Path(target)
+        if path.suffix not in (".yaml", ".yml", ".json") or path.is_dir():
+            path.mkdir(parents=True, exist_ok=True)
+            path = path / "cluster.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w") as f:
+            write_manifests(objs, f)
+        where = str(path)
+    counts: dict[str, int] = {}
+    for o in objs:
+        counts[o["kind"]] = counts.get(o["kind"], 0) + 1
+    made = ", ".join(f"{n} {kind}s" for kind, n in counts.items())
+    print(f"realistic.py: wrote {len(objs)} objects ({made}) to {where}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nodes", type=int, default=2000)
     ap.add_argument("--pods", type=int, default=20000, help="all pods, DaemonSet pods included")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--keep", type=Path, help="write the manifests and the output here instead of a temporary dir")
-    args = ap.parse_args()
+    ap.add_argument(
+        "--generate-only",
+        metavar="DIR|FILE",
+        help="write the manifests (to FILE, DIR/cluster.yaml, or - for stdout) and run nothing",
+    )
+    args = ap.parse_args(argv)
+    objs = cluster(args.nodes, args.pods, args.seed)
+    if args.generate_only:
+        generate_only(objs, args.generate_only)
+        return 0
     out = args.keep or Path(tempfile.mkdtemp(prefix="kubesched-realistic-"))
     out.mkdir(parents=True, exist_ok=True)
     manifests = out / "cluster.yaml"
-    objs = cluster(args.nodes, args.pods, args.seed)
     with manifests.open("w") as f:
-        yaml.dump_all(objs, f, Dumper=yaml.CSafeDumper, sort_keys=False)
+        write_manifests(objs, f)
     n_pods = sum(1 for o in objs if o["kind"] == "Pod")
     cmd = [sys.executable, "-m", "kubesched", "simulate", str(manifests), "--output", "json", "--record", "none"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)

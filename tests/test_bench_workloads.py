@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = Path("/work/shared/reference/scheduler-perf/workloads.yaml")
 
 
-def _load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("scheduler_perf", ROOT / "bench" / "scheduler_perf.py")
+def _load_bench(name: str = "scheduler_perf") -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
@@ -29,6 +29,7 @@ def _load_bench() -> ModuleType:
 
 
 bench = _load_bench()
+realistic = _load_bench("realistic")
 
 
 @pytest.mark.parametrize("spec", bench.SPECS, ids=lambda s: s.name)
@@ -112,3 +113,27 @@ def test_partitionable_init_claims_take_the_preallocated_partitions():
     assert sorted((r["pool"], r["device"]) for r in results) == sorted(
         (f"resourceslice-{i}", "device-2-counters-1") for i in range(20)
     )
+
+
+def test_realistic_generate_only(tmp_path, capsys):
+    """bench/realistic.py --generate-only writes the manifests and runs nothing; they simulate whole, and every
+    pod counts under its workload (DaemonSet pods too, whose owner reference is the controller's)."""
+    folder = tmp_path / "out"
+    assert realistic.main(["--nodes", "12", "--pods", "120", "--generate-only", str(folder)]) == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["cluster.yaml"]
+    err = capsys.readouterr().err
+    assert f"wrote 161 objects (12 Nodes, 20 Namespaces, 120 Pods, 9 ReplicaSets) to {folder / 'cluster.yaml'}" in err
+    file = tmp_path / "cluster.yaml"
+    assert realistic.main(["--nodes", "12", "--pods", "120", "--generate-only", str(file)]) == 0
+    assert file.read_text() == (folder / "cluster.yaml").read_text()
+    capsys.readouterr()
+    assert realistic.main(["--nodes", "12", "--pods", "120", "--generate-only", "-"]) == 0
+    assert capsys.readouterr().out == file.read_text()
+
+    assert main(["simulate", str(file), "--output", "json", "--record", "none", "--seed", "1"]) == 0
+    pods = json.loads(capsys.readouterr().out)["pods"]
+    assert len(pods) == 120 and all(p["result"] == "Scheduled" for p in pods)
+    owners = {p["owner"].split("/")[0] if p["owner"] else None for p in pods}
+    assert owners == {"DaemonSet", "ReplicaSet"}
+    daemons = sorted({p["owner"] for p in pods if p["namespace"] == "kube-system"})
+    assert daemons == [f"DaemonSet/{ds}" for ds in sorted(d for d, _, _ in realistic.DAEMONSETS)]

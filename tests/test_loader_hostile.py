@@ -8,6 +8,7 @@ documents and files, defaults that change schedules, and the command line.
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -18,8 +19,11 @@ from typing import Any
 import pytest
 import yaml
 from hostile_cases import CASES, Case
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.cli import main
+from kubesched.simulator.load import LoadedInput, LoadError, add_text
 
 NODE = {
     "apiVersion": "v1",
@@ -211,6 +215,38 @@ def test_a_snapshot_may_hold_the_system_classes(tmp_path: Path, capsys: pytest.C
     assert code == 0, err
     code, _, err = run_docs(tmp_path, capsys, [NODE, klass("system-node-critical", 5)])
     assert code == 2 and "value of system-node-critical PriorityClass must be 2000001000" in err
+
+
+def default_class(name: str) -> dict[str, Any]:
+    return {**klass(name, 100), "globalDefault": True}
+
+
+def test_a_default_class_given_twice_is_a_duplicate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The duplicate is what to fix: naming it (and --overlay) beats the second default it also makes."""
+    first = write(tmp_path, [NODE, default_class("default-priority")], "platform.yaml")
+    again = write(tmp_path, [default_class("default-priority")], "classes.yaml")
+    code, out, err = simulate(capsys, str(first), str(again))
+    assert code == 2 and out == ""
+    assert err == (
+        f"kubesched: {again}, document 1 (PriorityClass default-priority): priorityclasses.scheduling.k8s.io "
+        f'"default-priority" already exists (first in {first}, document 2); to let {again} replace objects, '
+        "give it with --overlay\n"
+    )
+    code, _, err = simulate(capsys, str(first), "--overlay", str(again))
+    assert code == 0, err
+
+
+def test_two_default_classes_name_both_places(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two different global defaults: the priority admission plugin's refusal, with where the first one is."""
+    first = write(tmp_path, [NODE, default_class("default-priority")], "platform.yaml")
+    other = write(tmp_path, [default_class("other-default")], "classes.yaml")
+    code, _, err = simulate(capsys, str(first), str(other))
+    assert code == 2
+    assert err == (
+        f"kubesched: {other}, document 1 (PriorityClass other-default): priorityclasses.scheduling.k8s.io "
+        '"other-default" is forbidden: PriorityClass default-priority is already marked as default. '
+        f"Only one default can exist (default-priority in {first}, document 2)\n"
+    )
 
 
 def gpu_pod(name: str, **meta: Any) -> dict[str, Any]:
@@ -654,6 +690,149 @@ def test_typed_list_items_keep_their_own_kind_and_are_checked(
     assert "in.yaml, document 1, items[1] (Node n2): spec.unschedulable: json: cannot unmarshal string" in err
     code, _, err = run_docs(tmp_path, capsys, [{"kind": "NodeList", "apiVersion": "apps/v1", "items": [bad]}])
     assert code == 2 and 'no matches for kind "Node" in version "apps/v1"' in err
+
+
+@pytest.mark.parametrize(
+    "inner",
+    [
+        pytest.param({"apiVersion": "v1", "kind": "List", "items": [NODE]}, id="List"),
+        pytest.param({"apiVersion": "v1", "kind": "List"}, id="List-without-items"),
+        pytest.param({"apiVersion": "v1", "kind": "NodeList", "items": [NODE]}, id="NodeList"),
+    ],
+)
+def test_a_list_inside_a_list(tmp_path: Path, capsys: pytest.CaptureFixture[str], inner: dict[str, Any]) -> None:
+    """kubectl apply refuses a nested List (`*unstructured.Unstructured is not a list`), so kubesched does too,
+    saying so instead of calling "List" an unknown kind while listing it as supported."""
+    code, out, err = run_docs(
+        tmp_path, capsys, [{"apiVersion": "v1", "kind": "List", "items": [pending("a", "1"), inner]}]
+    )
+    assert code == 2 and out == ""
+    assert err == (
+        f"kubesched: {tmp_path / 'in.yaml'}, document 1, items[1]: a {inner['kind']} inside a List is not supported "
+        "(kubectl apply refuses it too): give its items in the outer List's items\n"
+    )
+
+
+def test_a_scenario_step_cannot_create_a_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    step = {"at": "1s", "create": [{"apiVersion": "v1", "kind": "List", "items": [pending("a", "1")]}]}
+    scenario = {"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "s"}, "steps": [step]}
+    code, _, err = run_docs(tmp_path, capsys, [NODE, scenario])
+    assert code == 2
+    assert err == (
+        f"kubesched: {tmp_path / 'in.yaml'}, document 2, steps[0].create[0]: kind: a List is not an object: "
+        "give its items one by one\n"
+    )
+
+
+# A Helm chart given where its rendered manifests belong.
+
+TEMPLATE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-web
+spec:
+  replicas: {{ .Values.replicas }}
+"""
+
+
+def chart(root: Path) -> Path:
+    """A chart as `helm create` lays one out: Chart.yaml, values.yaml and templates."""
+    (root / "templates").mkdir(parents=True)
+    (root / "Chart.yaml").write_text("apiVersion: v2\nname: web\nversion: 0.1.0\n")
+    (root / "values.yaml").write_text("replicas: 2\n")
+    (root / "templates" / "deployment.yaml").write_text(TEMPLATE)
+    (root / "templates" / "_helpers.tpl").write_text('{{- define "web.name" -}}web{{- end }}\n')
+    return root
+
+
+def test_a_chart_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    web = chart(tmp_path / "web")
+    render = f"run `kubesched simulate <(helm template {web})`"
+    nodes = write(tmp_path, [NODE])
+    for args in ([str(web)], [str(nodes), str(web)], [str(web / "Chart.yaml")]):
+        code, out, err = simulate(capsys, *args)
+        assert code == 2 and out == ""
+        assert err == f"kubesched: {web}: looks like a Helm chart ({web / 'Chart.yaml'}): {render}\n"
+    # A chart among other manifests (a subchart under charts/) is named by its own folder.
+    sub = chart(tmp_path / "deploy" / "charts" / "db")
+    (tmp_path / "deploy" / "cluster.yaml").write_text(yaml.safe_dump(NODE))
+    code, _, err = simulate(capsys, str(tmp_path / "deploy"))
+    assert code == 2
+    assert err == f"kubesched: {sub}: looks like a Helm chart ({sub / 'Chart.yaml'}): " + (
+        f"run `kubesched simulate <(helm template {sub})`\n"
+    )
+
+
+def test_a_chart_template(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    web = chart(tmp_path / "web")
+    template = web / "templates" / "deployment.yaml"
+    for path in (template, web / "templates"):
+        code, _, err = simulate(capsys, str(path))
+        assert code == 2
+        assert err == (
+            f'kubesched: {template}: looks like a Helm chart template ("{{{{" on line 4), not a manifest: '
+            f"run `kubesched simulate <(helm template {web})`\n"
+        )
+    # From standard input there is no folder to name; a template that parses but has no kind is caught too.
+    monkeypatch.setattr("sys.stdin", io.StringIO('{{- include "web.labels" . }}\n---\nname: "{{ .Values.x }}"\n'))
+    code, _, err = simulate(capsys, "-")
+    assert code == 2
+    assert err == (
+        'kubesched: <stdin>: looks like a Helm chart template ("{{" on line 1), not a manifest: '
+        "run `kubesched simulate <(helm template CHART)`\n"
+    )
+
+
+def test_prometheus_templates_are_no_helm_chart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`{{ $labels.x }}` in a ConfigMap of alerting rules is data: it loads, and a real mistake keeps its message."""
+    rules = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "rules"},
+        "data": {"alerts.yaml": "summary: '{{ $labels.instance }} is down ({{ $value }})'"},
+    }
+    code, _, err = run_docs(tmp_path, capsys, [NODE, rules])
+    assert code == 0, err
+    f = write(tmp_path, [NODE, rules])
+    f.write_text(f.read_text() + "---\nkind: [\n")
+    code, _, err = simulate(capsys, str(f))
+    assert code == 2 and "invalid YAML" in err and "Helm" not in err
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lines=st.lists(
+        st.sampled_from(
+            [
+                "apiVersion: v1",
+                "kind: Pod",
+                "metadata:",
+                "  name: {{ .Release.Name }}",
+                '  labels: {{- include "labels" . | nindent 4 }}',
+                "{{- if .Values.enabled }}",
+                "{{- end }}",
+                "spec: {{ toYaml .Values.spec }}",
+                "  containers: []",
+                "---",
+                "# {{ $labels.x }} in a comment",
+            ]
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_templates_load_or_say_helm(lines: list[str]) -> None:
+    """Whatever a template's lines, loading it either works or names the first Helm action's line, in one line."""
+    text = "\n".join(lines) + "\n"
+    loaded = LoadedInput()
+    try:
+        add_text(loaded, "t.yaml", text)
+    except LoadError as err:
+        message = str(err)
+        assert "\n" not in message
+        if "Helm" in message:
+            first = next(i for i, line in enumerate(lines, 1) if "{{" in line and "$labels" not in line)
+            assert f'("{{{{" on line {first})' in message, message
 
 
 @pytest.mark.parametrize("text", ["", "# nothing here\n", "---\n---\n# x\n...\n", "null\n"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from pathlib import Path
@@ -35,9 +36,11 @@ def _pod(name: str, cpu: str = "1") -> dict:
 
 def test_same_answer_as_the_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", str(ROOT / "examples/cluster"), "--output", "json", "--seed", "3"]) == 0
-    printed = json.loads(capsys.readouterr().out)
+    text = capsys.readouterr().out
+    printed = json.loads(text)
     sim = kubesched.simulate(ROOT / "examples/cluster", seed=3)
-    assert sim.to_json() == printed
+    assert sim.to_json() == text  # exactly what --output json prints, as docs/python-api.md says
+    assert sim.to_dict() == printed
     assert [p.key for p in sim.pods] == [f"{p['namespace']}/{p['name']}" for p in printed["pods"]]
     assert {p.key: p.node for p in sim.pods} == sim.placements()
     for typed, raw in zip(sim.pods, printed["pods"], strict=True):
@@ -45,6 +48,17 @@ def test_same_answer_as_the_command(capsys: pytest.CaptureFixture[str]) -> None:
         assert typed.plugins is not None and typed.plugins.filter == raw["plugins"]["filter"]
         if typed.node and raw["plugins"]["finalScore"]:
             assert typed.plugins.total(typed.node) == sum(raw["plugins"]["finalScore"][typed.node].values())
+
+
+def test_what_a_caller_changes_stays_the_callers() -> None:
+    sim = kubesched.simulate([_node("a"), _pod("p")], seed=1)
+    text = sim.to_json()
+    mine = sim.to_dict()
+    mine["pods"][0]["node"] = "elsewhere"
+    mine["warnings"].append("mine")
+    mine.clear()
+    assert sim.to_json() == text and json.loads(text)["pods"][0]["node"] == "a"
+    assert sim.to_dict()["pods"][0]["node"] == "a" and sim.to_dict()["warnings"] == []
 
 
 def test_objects_and_text_mix_with_paths() -> None:
@@ -135,6 +149,15 @@ def test_the_docs_examples_run(capsys: pytest.CaptureFixture[str], monkeypatch: 
     out = capsys.readouterr().out
     assert "default/web-1 Scheduled" in out
     assert "{1: 4, 2: 3, 3: 2, 4: 1, 5: 0, 6: 0}" in out
+
+
+def test_the_docs_describe_each_argument_once() -> None:
+    """docs/python-api.md's Inputs: one bullet for each argument of simulate(), none twice, none missing."""
+    text = (ROOT / "docs/python-api.md").read_text()
+    inputs = text.split("## Inputs", 1)[1].split("\n## ", 1)[0]
+    heads = re.findall(r"^- ((?:`[a-z_]+[^`]*`(?:, )?)+)", inputs, re.M)
+    described = sorted(name for head in heads for name in re.findall(r"`([a-z_]+)", head))
+    assert described == sorted(inspect.signature(kubesched.simulate).parameters)
 
 
 def test_record_only_some_pods() -> None:

@@ -131,6 +131,17 @@ def test_csv_and_table_output(spec_dir: Path, capsys: pytest.CaptureFixture[str]
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert len(rows) == 12 and rows[3]["config"] == "most.yaml" and rows[3]["pending"] == "4"
     assert float(rows[3]["utilisation.cpu"]) == pytest.approx(0.75)
+    # The same as --output json, flattened: every field of a point is a column, with its value.
+    assert main(["sweep", spec, "--workers", "1", "--output", "json"]) == 0
+    points = json.loads(capsys.readouterr().out)["points"]
+    for row, point in zip(rows, points, strict=True):
+        flat = {k: v for k, v in point.items() if k != "utilisation"}
+        flat.update({f"utilisation.{r}": u for r, u in point["utilisation"].items()})
+        assert set(row) == set(flat)
+        assert {k: row[k] for k in flat if k not in TIMINGS} == {
+            k: "" if v is None else str(v) for k, v in flat.items() if k not in TIMINGS
+        }
+    assert rows[3]["clusterNodes"] == "1"
     assert main(["sweep", spec, "--workers", "1", "--output", "table"]) == 0
     table = capsys.readouterr().out
     assert "12 point(s)" in table and "most.yaml" in table and "75.0%" in table

@@ -89,6 +89,7 @@ class Context:
     extra_defaults: set[int] = field(default_factory=set)  # ids of global-default classes after the first
     default_storage_class: str = ""
     namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # of the Namespaces in the input
+    global_default_source: str = ""  # where the global default was read: the refusal of a second names both places
 
     @classmethod
     def of(cls, objects: Iterable[Obj]) -> Context:
@@ -172,9 +173,10 @@ class Context:
     def validate_admission(self, obj: Obj) -> list[str]:
         """Validating admission: a second global-default PriorityClass is refused."""
         if obj.get("kind") == "PriorityClass" and id(obj) in self.extra_defaults:
+            first = f" ({self.global_default} in {self.global_default_source})" if self.global_default_source else ""
             return [
                 f'{RESOURCES["PriorityClass"]} "{_name(obj)}" is forbidden: PriorityClass {self.global_default} '
-                "is already marked as default. Only one default can exist"
+                f"is already marked as default. Only one default can exist{first}"
             ]
         return []
 

@@ -8,6 +8,8 @@ the command prints. Unusable input raises `InputError` with the command's messag
 
 from __future__ import annotations
 
+import io
+import json
 import math
 import os
 from collections.abc import Collection, Iterable, Mapping
@@ -124,7 +126,7 @@ class Event:
 
 @dataclass(frozen=True)
 class Simulation:
-    """What one simulation decided. `to_json()` gives the contract's JSON object."""
+    """What one simulation decided. `to_json()` gives the contract's JSON text, `to_dict()` a copy of its object."""
 
     pods: tuple[PodResult, ...]
     nodes: tuple[NodeResult, ...]
@@ -180,9 +182,19 @@ class Simulation:
             for p in self.pods
         ]
 
-    def to_json(self) -> dict[str, Any]:
-        """The object `kubesched simulate --output json` prints (docs/simulate-contract.md)."""
-        return self._doc
+    def to_json(self) -> str:
+        """The text `kubesched simulate --output json` prints for the same run (docs/simulate-contract.md),
+        byte for byte: a string, so nothing a caller does to it reaches this Simulation."""
+        from kubesched.simulator.report import write_json
+
+        out = io.StringIO()
+        write_json(self._doc, out)
+        out.write("\n")
+        return out.getvalue()
+
+    def to_dict(self) -> dict[str, Any]:
+        """That JSON object as dicts and lists: the caller's own copy, to change or keep at will."""
+        return cast(dict[str, Any], json.loads(json.dumps(self._doc)))
 
     def write_report(self, path: str | os.PathLike[str], *, title: str = "kubesched simulation") -> None:
         """The HTML report `kubesched simulate --report` writes (docs/report.md); needs matplotlib."""

@@ -22,7 +22,7 @@ from kubesched.backend.embedded import KINDS, NAMESPACED
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.framework.node_info import parse_node
 from kubesched.framework.types import new_pod_info
-from kubesched.simulator import admission, controllers
+from kubesched.simulator import admission, controllers, helm
 from kubesched.simulator.budget import Budget, check, check_objects_read, expansion
 from kubesched.simulator.defaulting import set_defaults
 from kubesched.simulator.documents import (
@@ -103,9 +103,15 @@ def manifest_files(p: str, budget: Budget | None = None) -> Iterator[tuple[str, 
     limit = (budget or Budget()).max_input_bytes
     path = Path(p)
     if path.is_dir():
+        if (path / helm.CHART_FILE).is_file():
+            raise LoadError(helm.chart_message(path))
         for f in sorted(path.rglob("*")):
             if f.is_file() and f.suffix in MANIFEST_SUFFIXES:
+                if f.name == helm.CHART_FILE:  # a chart among the manifests, e.g. under charts/
+                    raise LoadError(helm.chart_message(f.parent))
                 yield str(f), read_text(f, limit)
+    elif path.name == helm.CHART_FILE and path.is_file():
+        raise LoadError(helm.chart_message(path.parent))
     elif path.is_file() or is_stream(p):
         yield str(path), read_text(path, limit)
     elif path.exists():
@@ -160,9 +166,11 @@ def add_text(loaded: LoadedInput, source: str, text: str, overlay: bool = False)
     """Every document of one YAML or JSON text, named `source` in errors."""
     loaded.sources.append(source)
     docs = iter_documents(text, max_nodes=loaded.budget.max_input_nodes)
-    for i, doc in enumerate(_located(docs, source), start=1):
+    for i, doc in enumerate(_located(docs, source, text), start=1):
         if doc is None:
             continue
+        if not isinstance(doc, dict) or not doc.get("kind"):
+            _not_a_template(source, text)
         if not isinstance(doc, dict):
             raise LoadError(
                 f"{source}, document {i}: expected a Kubernetes object (a mapping), got {type(doc).__name__}"
@@ -170,12 +178,20 @@ def add_text(loaded: LoadedInput, source: str, text: str, overlay: bool = False)
         add_document(loaded, doc, source, i, overlay)
 
 
-def _located(docs: Iterator[Any], source: str) -> Iterator[Any]:
+def _located(docs: Iterator[Any], source: str, text: str) -> Iterator[Any]:
     """The documents, with a problem in the text named by its source."""
     try:
         yield from docs
     except DocumentError as err:
+        _not_a_template(source, text)
         raise LoadError(f"{source}: {err}") from err
+
+
+def _not_a_template(source: str, text: str) -> None:
+    """A text that does not load and holds Helm template actions is a chart's template: say how to render it."""
+    message = helm.template_message(source, text)
+    if message:
+        raise LoadError(message)
 
 
 def finish_loading(loaded: LoadedInput, given: list[str] | None = None) -> None:
@@ -230,19 +246,30 @@ def add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: i
                     count = len(loaded.objects) + len(loaded.step_objects)
                     check_objects_read(count, loaded.budget, checked.describe())
         return
-    if kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc):
+    if _is_list(doc):
         items = doc.get("items") or []
         if not isinstance(items, list):
             raise LoadError(f"{source}, document {index}: items: expected a list of objects")
-        item_kind = kind[: -len("List")] if kind != "List" else ""
+        item_kind = "" if kind == "List" else str(kind).removesuffix("List")
         for j, item in enumerate(items):
             if not isinstance(item, dict):
                 raise LoadError(f"{source}, document {index}: items[{j}]: expected an object")
+            if _is_list(item):
+                raise LoadError(
+                    f"{source}, document {index}, items[{j}]: a {item.get('kind')} inside a List is not supported "
+                    "(kubectl apply refuses it too): give its items in the outer List's items"
+                )
             if item_kind:
                 _typed_item(item, item_kind, doc.get("apiVersion"))
             _append(loaded, _checked(SourcedObject(item, source, index, f"items[{j}]", overlay), loaded))
         return
     _append(loaded, _checked(SourcedObject(doc, source, index, overlay=overlay), loaded))
+
+
+def _is_list(doc: dict[str, Any]) -> bool:
+    """A `List`, or a `<Kind>List` with its `items`, as kubectl unwraps them."""
+    kind = doc.get("kind")
+    return kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc)
 
 
 def _typed_item(item: dict[str, Any], kind: str, list_api_version: Any) -> None:
@@ -273,6 +300,8 @@ def _checked(so: SourcedObject, loaded: LoadedInput) -> SourcedObject | None:
     if unused:
         loaded.skipped[unused] = loaded.skipped.get(unused, 0) + 1
         return None
+    if _is_list(so.obj):  # a List where only objects go (a Scenario step's create)
+        raise LoadError(f"{so.where()}: kind: a {kind} is not an object: give its items one by one")
     if not isinstance(kind, str) or kind not in KINDS:
         supported = ", ".join(sorted(KINDS | {CONFIG_KIND, "List"}))
         raise LoadError(f'{so.describe()}: kind: unknown kind "{kind}" (supported: {supported})')
@@ -303,14 +332,16 @@ def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
             prefix = meta["generateName"]
             counters[prefix] = counters.get(prefix, 0) + 1
             meta["name"] = f"{prefix}{counters[prefix]:05d}"
+    _unique(loaded.objects)  # an object given twice is the mistake to name, before what the second one breaks
+    for so in everything:
         set_defaults(so.obj)
     context = admission.Context.of([so.obj for so in everything])
+    context.global_default_source = _global_default_source(everything, context.global_default)
     for so in everything:
         _check(so, context.admit(so.obj))
         _check(so, validate(so.obj))
         _check(so, context.validate_admission(so.obj))
         _parse(so)
-    _unique(loaded.objects)
     admission.distinct_uids([so.obj for so in everything])
     _check_budget(loaded, everything)
     for so in everything:
@@ -323,6 +354,14 @@ def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
     loaded.warnings.extend(warnings)
     keep = {id(obj) for obj in kept}
     return [so for so in loaded.objects if id(so.obj) in keep]
+
+
+def _global_default_source(objects: list[SourcedObject], name: str) -> str:
+    """Where the PriorityClass that is the global default was read, for the refusal of a second one."""
+    for so in objects:
+        if so.obj.get("kind") == "PriorityClass" and so.obj["metadata"].get("name") == name:
+            return so.where()
+    return ""
 
 
 def _check_budget(loaded: LoadedInput, everything: list[SourcedObject]) -> None:

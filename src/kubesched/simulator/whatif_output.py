@@ -178,7 +178,19 @@ def _scope(key: str) -> str:
 
 # --- sweep --------------------------------------------------------------------------------------------------
 
-COLUMNS = ("index", "nodes", "template", "config", "scale", "seed", "pods", "scheduled", "pending", "nodesUsed")
+COLUMNS = (
+    "index",
+    "nodes",
+    "template",
+    "config",
+    "scale",
+    "seed",
+    "pods",
+    "scheduled",
+    "pending",
+    "clusterNodes",
+    "nodesUsed",
+)
 
 
 def sweep_rows(result: SweepResult) -> list[dict[str, Any]]:
