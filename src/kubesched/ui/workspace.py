@@ -40,6 +40,7 @@ from kubesched.simulator.documents import (
 )
 from kubesched.simulator.inputs import SCALED_KINDS
 from kubesched.simulator.load import manifest_files
+from kubesched.simulator.report import human, share
 from kubesched.simulator.report_html import waiting_series
 from kubesched.simulator.summary import Usage
 
@@ -321,7 +322,9 @@ class Workspace:
         }
         if sort in keys:
             rows = sorted(rows, key=keys[sort])
-        return _page(rows, offset, limit)
+        page = _page(rows, offset, limit)
+        page["items"] = [_readable(n) for n in page["items"]]
+        return page
 
     def heatmap(self) -> dict[str, Any]:
         """Every node's CPU and memory utilisation by zone, compactly, for the cluster picture."""
@@ -344,7 +347,7 @@ class Workspace:
         spec = obj.get("spec") or {}
         on = v.pods_on.get(name, [])
         return {
-            **row,
+            **_readable(row),
             "labels": meta.get("labels") or {},
             "taints": spec.get("taints") or [],
             "unschedulable": bool(spec.get("unschedulable")),
@@ -664,6 +667,17 @@ def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: b
         full_record=full,
         seconds=seconds,
     )
+
+
+def _readable(node: dict[str, Any]) -> dict[str, Any]:
+    """A node row with its amounts as the CLI's table shows them (`usage`: requested/allocatable in one unit;
+    `allocatableShown`), so the page and the command agree; made for the rows a page shows, not every node."""
+    req, alloc = node["requested"], node["allocatable"]
+    return {
+        **node,
+        "usage": {r: share(r, req.get(r, "0"), alloc.get(r, "0")) for r in (CPU, MEMORY, PODS)},
+        "allocatableShown": {r: human(r, q) for r, q in alloc.items()},
+    }
 
 
 def _pod_row(namespace: str, name: str, node: str | None, result: str, message: str) -> dict[str, Any]:
