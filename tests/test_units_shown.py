@@ -133,3 +133,13 @@ def test_the_ui_shows_a_node_as_the_cli_table_does(
         assert cli[name] == [f"{n['usage'][r]} {n[share_of] * 100:.0f}%" for r, share_of in _COLUMNS], name
     detail = ui.get("/api/node", params={"name": "small"}).json()
     assert detail["usage"] == rows["small"]["usage"] and detail["allocatableShown"]["memory"] == "29.9Gi"
+
+
+def test_the_html_report_reads_the_same(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, report = tmp_path / "eks.yaml", tmp_path / "report.html"
+    path.write_text(EKS)
+    assert main(["simulate", str(path), "-q", "--output", "json", "--report", str(report)]) == 0
+    capsys.readouterr()
+    html = report.read_text()
+    assert "<td>0.5Gi/29.9Gi (2%)</td>" in html and "512Mi" not in html  # the zoneless node's memory
+    assert "<td>11.2Gi/29.9Gi (37%)</td>" in html
