@@ -296,7 +296,8 @@ _FINEST = 3  # decimals a small nonzero amount may get before it is shown as und
 
 
 def human(resource: str, quantity: str) -> str:
-    """A quantity for people (tables only): cpu in cores, bytes in the largest binary unit, at most one decimal."""
+    """A quantity for people (tables only): cpu in cores, bytes in the largest binary unit, at most one decimal
+    (two for cpu) unless a small amount would read 0."""
     value = _humanised(resource, quantity)
     if value is None:
         return quantity
