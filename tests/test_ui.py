@@ -117,6 +117,46 @@ def test_add_a_node_like_this_one_then_the_pod_fits(client: TestClient) -> None:
     assert set(rec["weights"]) >= {"NodeResourcesFit"}
 
 
+def test_a_node_like_an_eks_one_is_its_own_host_in_the_same_domain(tmp_path: Path) -> None:
+    """Not ip-10-0-0-10.eu-west-1.compute.internal-2 with the original's instance, pod range and addresses."""
+    eks = node("ip-10-0-0-10.eu-west-1.compute.internal")
+    eks["metadata"]["uid"] = "4a1c1a7e"
+    eks["spec"] = {"providerID": "aws:///eu-west-1a/i-0abc", "podCIDR": "10.244.1.0/24", "podCIDRs": ["10.244.1.0/24"]}
+    eks["status"]["addresses"] = [{"type": "InternalIP", "address": "10.0.0.10"}]
+    taken = node("ip-10-0-0-10-2.eu-west-1.compute.internal")
+    (tmp_path / "nodes.yaml").write_text(yaml.safe_dump_all([eks, taken]))
+    client = TestClient(create_app(Workspace.from_files([str(tmp_path)])), base_url=LOCAL)
+    r = client.post("/api/node/clone", json={"name": "ip-10-0-0-10.eu-west-1.compute.internal", "count": 2})
+    assert r.status_code == 200, r.text
+    created = ["ip-10-0-0-10-3.eu-west-1.compute.internal", "ip-10-0-0-10-4.eu-west-1.compute.internal"]
+    assert r.json()["created"] == created  # -2 is taken
+    ids = {o["name"]: o["id"] for o in client.get("/api/objects", params={"kind": "Node"}).json()["items"]}
+    for name in created:
+        made = yaml.safe_load(client.get("/api/object", params={"id": ids[name]}).json()["text"])
+        assert made["metadata"] == {
+            "name": name,
+            "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": "zone-a"},
+        }
+        assert made["spec"] == {} and "addresses" not in made["status"]
+        assert made["status"]["allocatable"] == eks["status"]["allocatable"]
+        assert client.get("/api/node", params={"name": name}).json()["zone"] == "zone-a"
+
+
+def test_a_copy_skips_the_names_scenario_steps_give_nodes(tmp_path: Path) -> None:
+    step = {
+        "apiVersion": "kubesched.io/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "grow"},
+        "steps": [{"at": "1s", "create": [node("node-2")]}],
+    }
+    (tmp_path / "all.yaml").write_text(yaml.safe_dump_all([node("node-1"), step]))
+    client = TestClient(create_app(Workspace.from_files([str(tmp_path)])), base_url=LOCAL)
+    assert [n["name"] for n in client.get("/api/nodes").json()["items"]] == ["node-1", "node-2"]
+    r = client.post("/api/node/clone", json={"name": "node-1"})
+    assert r.status_code == 200, r.text
+    assert r.json()["created"] == ["node-3"]
+
+
 def test_edit_change_and_delete_objects(client: TestClient) -> None:
     objects = client.get("/api/objects").json()
     assert objects["kinds"] == {"Node": 1, "Pod": 3} and objects["total"] == 4

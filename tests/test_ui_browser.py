@@ -99,6 +99,9 @@ def test_pending_pod_plugins_then_add_a_node_and_rerun(browser: Any, server: str
     expect(p.locator("#count-pending")).to_have_text("1")
     expect(p.locator("#heatmap canvas")).to_have_count(1)
     expect(p.locator("#nodes tbody tr")).to_have_count(1)
+    cells = p.locator("#nodes tbody tr[data-node='node-1'] td")
+    expect(cells.nth(3)).to_have_text("2/2")  # as kubesched simulate's node table: one unit a cell
+    expect(cells.nth(4)).to_have_text("0Gi/8Gi")
 
     p.click("#tabs a[data-tab=pods]")
     p.click("#pods tbody tr[data-pod='default/pod-3']")

@@ -9,7 +9,6 @@ workloads scaled) and simulated again.
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -22,14 +21,13 @@ from kubesched.simulator.admission import identity
 from kubesched.simulator.budget import Budget
 from kubesched.simulator.documents import DocumentError, is_stream, parse_documents
 from kubesched.simulator.load import LoadError, manifest_files
+from kubesched.simulator.node_copy import nodes_like
 
 if TYPE_CHECKING:
     from kubesched.simulator.api import Simulation
 
-HOSTNAME_LABEL = "kubernetes.io/hostname"
 SCALED_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
 WORKLOAD_KINDS = (*SCALED_KINDS, "DaemonSet", "Job", "CronJob")
-PER_NODE_FIELDS = ("providerID", "podCIDR", "podCIDRs")  # a node's own, not its shape's
 
 
 class WhatIfError(ValueError):
@@ -174,31 +172,9 @@ class NodeTemplate:
         return {str(k): str(v) for k, v in (status.get("allocatable") or status.get("capacity") or {}).items()}
 
     def nodes(self, count: int, taken: Iterable[str] = ()) -> list[dict[str, Any]]:
-        """`count` copies named `<name>-whatif-<i>` (i from 1, skipping names already taken), each its own host."""
-        used = set(taken)
-        out: list[dict[str, Any]] = []
-        i = 0
-        while len(out) < count:
-            i += 1
-            name = f"{self.name}-whatif-{i}"
-            if name in used:
-                continue
-            out.append(self._copy(name))
-        return out
-
-    def _copy(self, name: str) -> dict[str, Any]:
-        meta = self.node.get("metadata") or {}
-        node = copy.deepcopy({k: v for k, v in self.node.items() if k != "metadata"})
-        labels = {**(meta.get("labels") or {}), HOSTNAME_LABEL: name}  # as each node's kubelet sets it
-        new_meta: dict[str, Any] = {"name": name, "labels": labels}
-        if meta.get("annotations"):
-            new_meta["annotations"] = dict(meta["annotations"])
-        node["metadata"] = new_meta
-        spec = node.get("spec")
-        if isinstance(spec, dict):
-            for f in PER_NODE_FIELDS:
-                spec.pop(f, None)
-        return node
+        """`count` nodes like the template, its first DNS label tagged `-whatif-<i>` (i from 1, skipping names
+        already taken), each its own host."""
+        return nodes_like(self.node, count, taken, tag="whatif")
 
 
 def load_template(path: str, budget: Budget | None = None) -> NodeTemplate:

@@ -287,30 +287,65 @@ def _print_pods(console: Console, entries: list[dict[str, Any]]) -> None:
 
 
 def _share(resource: str, requested: str, allocatable: str, ratio: float | None) -> str:
-    used = f"{human(resource, requested)}/{human(resource, allocatable)}"
-    return used + (f" {ratio * 100:.0f}%" if ratio is not None else "")
+    return share(resource, requested, allocatable) + (f" {ratio * 100:.0f}%" if ratio is not None else "")
 
 
 _BYTES = (MEMORY, EPHEMERAL_STORAGE)
 _UNITS = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+_FINEST = 3  # decimals a small nonzero amount may get before it is shown as under 0.001 of the unit
 
 
 def human(resource: str, quantity: str) -> str:
-    """A quantity for people (tables only): cpu in cores, bytes in the largest binary unit, at most one decimal."""
+    """A quantity for people (tables only): cpu in cores, bytes in the largest binary unit, at most one decimal
+    (two for cpu) unless a small amount would read 0."""
+    value = _humanised(resource, quantity)
+    if value is None:
+        return quantity
+    scale, unit = _unit(resource, value)
+    return _figure(resource, value / scale) + unit
+
+
+def share(resource: str, requested: str, allocatable: str) -> str:
+    """`requested/allocatable` for people, both in the unit `human` gives the larger of the two: a cell reads in
+    one unit (`0.5Gi/29.9Gi`, not `512Mi/29.9Gi`), and an amount too small for it is not shown as 0."""
+    req, alloc = _humanised(resource, requested), _humanised(resource, allocatable)
+    if req is None or alloc is None:
+        return f"{human(resource, requested)}/{human(resource, allocatable)}"
+    scale, unit = _unit(resource, max(req, alloc))
+    return f"{_figure(resource, req / scale)}{unit}/{_figure(resource, alloc / scale)}{unit}"
+
+
+def _humanised(resource: str, quantity: str) -> Fraction | None:
+    """The amount of a resource shown in cores or binary units; None for others and for what does not parse."""
     if resource != CPU and resource not in _BYTES and not resource.startswith("hugepages-"):
-        return quantity
+        return None
     try:
-        value = parse_quantity(quantity)
+        return parse_quantity(quantity)
     except QuantityError:
-        return quantity
+        return None
+
+
+def _unit(resource: str, value: Fraction) -> tuple[int, str]:
+    """The divisor and suffix `value` is shown in: cores for cpu, else the largest binary unit under it."""
+    scale, unit = 1, ""
     if resource == CPU:
-        return _decimal(value, 2 if value < 100 else 0)
-    unit = ""
+        return scale, unit
     for suffix in _UNITS:
-        if value < 1024:
+        if value < scale * 1024:
             break
-        value, unit = value / 1024, suffix
-    return _decimal(value, 1 if value < 100 else 0) + unit
+        scale, unit = scale * 1024, suffix
+    return scale, unit
+
+
+def _figure(resource: str, value: Fraction) -> str:
+    """Two decimals for cpu and one for bytes (none from 100 up); more, up to three, for a small amount that
+    would otherwise read 0."""
+    places = (2 if resource == CPU else 1) if value < 100 else 0
+    text = _decimal(value, places)
+    while value and text == "0" and places < _FINEST:
+        places += 1
+        text = _decimal(value, places)
+    return f"<{10**-_FINEST:.{_FINEST}f}" if value and text == "0" else text
 
 
 def _decimal(value: Fraction, places: int) -> str:

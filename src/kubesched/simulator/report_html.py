@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 from kubesched.api.quantity import format_quantity
 from kubesched.schedule_one import Outcome
 from kubesched.simulator.explain import natural_key
-from kubesched.simulator.report import human
+from kubesched.simulator.report import human, share
 from kubesched.simulator.run import SimulationResult
 from kubesched.simulator.states import SCHEDULED, pod_states
 from kubesched.simulator.summary import Summary, Usage, summarize
@@ -433,7 +433,8 @@ def _amount(resource: str, amount: int) -> str:
 
 
 def _share(resource: str, u: Usage) -> str:
-    return f"{_amount(resource, u.requested)} / {_amount(resource, u.allocatable)} ({_percent(u.utilisation)})"
+    used = share(resource, format_quantity(resource, u.requested), format_quantity(resource, u.allocatable))
+    return f"{used} ({_percent(u.utilisation)})"
 
 
 def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: Collection[int] = ()) -> str:

@@ -14,7 +14,6 @@ that records that pod and a batch of the other pending pods.
 
 from __future__ import annotations
 
-import copy as copy_module
 import re
 import threading
 import time
@@ -40,6 +39,8 @@ from kubesched.simulator.documents import (
 )
 from kubesched.simulator.inputs import SCALED_KINDS
 from kubesched.simulator.load import manifest_files
+from kubesched.simulator.node_copy import HOSTNAME_LABEL, nodes_like
+from kubesched.simulator.report import human, share
 from kubesched.simulator.report_html import waiting_series
 from kubesched.simulator.summary import Usage
 
@@ -264,22 +265,31 @@ class Workspace:
             return found[0].row()
 
     def clone_node(self, name: str, count: int = 1) -> list[str]:
-        """Add `count` nodes like node `name`: the same labels, taints and capacity, the next free names."""
+        """Add `count` nodes like node `name` (`node_copy.nodes_like`, as whatif adds them): its shape, the next
+        free names, each its own host; names and hostname labels of every node simulated count as taken."""
         if not 1 <= count <= 10_000:
             raise InputError(f"count: must be between 1 and 10000, got {count}")
         with self._lock:
             source = self._by_ident.get(("Node", "", name))
             if source is None:
                 raise KeyError(f"no node {name!r} among the manifests (a node a Scenario step creates is edited there)")
-            taken = {e.ident[2] for e in self.entries if e.kind == "Node"}
-            names = _next_names(name, taken, count)
+            made = nodes_like(source.obj, count, self._node_names())
             entries = list(self.entries)
-            entries.extend(
-                Entry(self._next_id + i, _node_like(source.obj, new), f"{EDIT} (like node {name})")
-                for i, new in enumerate(names)
-            )
+            entries.extend(Entry(self._next_id + i, node, f"{EDIT} (like node {name})") for i, node in enumerate(made))
             self._commit(_Candidate(entries, self.config, self.config_origin, self.seed, self.config_trust))
-            return names
+            return [node["metadata"]["name"] for node in made]
+
+    def _node_names(self) -> set[str]:
+        """Names and hostname labels in use: the manifests' nodes and those Scenario steps made."""
+        taken = {n["name"] for n in self.view.nodes}
+        for e in self.entries:
+            if e.kind == "Node":
+                taken.add(e.ident[2])
+                labels = (e.obj.get("metadata") or {}).get("labels")
+                host = labels.get(HOSTNAME_LABEL) if isinstance(labels, dict) else None
+                if isinstance(host, str):
+                    taken.add(host)
+        return taken
 
     def set_config(self, text: str) -> None:
         """A KubeSchedulerConfiguration as YAML or JSON; empty text means the upstream default."""
@@ -333,7 +343,9 @@ class Workspace:
         }
         if sort in keys:
             rows = sorted(rows, key=keys[sort])
-        return _page(rows, offset, limit)
+        page = _page(rows, offset, limit)
+        page["items"] = [_readable(n) for n in page["items"]]
+        return page
 
     def heatmap(self) -> dict[str, Any]:
         """Every node's CPU and memory utilisation by zone, compactly, for the cluster picture."""
@@ -356,7 +368,7 @@ class Workspace:
         spec = obj.get("spec") or {}
         on = v.pods_on.get(name, [])
         return {
-            **row,
+            **_readable(row),
             "labels": meta.get("labels") or {},
             "taints": spec.get("taints") or [],
             "unschedulable": bool(spec.get("unschedulable")),
@@ -713,6 +725,17 @@ def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: b
     )
 
 
+def _readable(node: dict[str, Any]) -> dict[str, Any]:
+    """A node row with its amounts as the CLI's table shows them (`usage`: requested/allocatable in one unit;
+    `allocatableShown`), so the page and the command agree; made for the rows a page shows, not every node."""
+    req, alloc = node["requested"], node["allocatable"]
+    return {
+        **node,
+        "usage": {r: share(r, req.get(r, "0"), alloc.get(r, "0")) for r in (CPU, MEMORY, PODS)},
+        "allocatableShown": {r: human(r, q) for r, q in alloc.items()},
+    }
+
+
 def _pod_row(namespace: str, name: str, node: str | None, result: str, message: str) -> dict[str, Any]:
     return {
         "key": f"{namespace}/{name}",
@@ -796,33 +819,6 @@ def _weights(rec: PluginRecord) -> dict[str, int]:
             if plugin not in out and normalized.get(plugin):
                 out[plugin] = final // normalized[plugin]
     return out
-
-
-def _next_names(name: str, taken: set[str], count: int) -> list[str]:
-    """node-a1 -> node-a2, node-a3, ... (the next free numbers); a name without a number gets -2, -3, ..."""
-    m = re.fullmatch(r"(.*?)(\d+)", name)
-    stem, n = (m[1], int(m[2])) if m else (f"{name}-", 1)
-    out: list[str] = []
-    while len(out) < count:
-        n += 1
-        candidate = f"{stem}{n}"
-        if candidate not in taken:
-            out.append(candidate)
-    return out
-
-
-def _node_like(node: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """A copy of a node manifest under a new name: its hostname label follows; server-set metadata is dropped."""
-    copy: dict[str, Any] = copy_module.deepcopy(dict(node))
-    meta = copy.setdefault("metadata", {})
-    old = meta.get("name")
-    for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"):
-        meta.pop(key, None)
-    meta["name"] = name
-    labels = meta.get("labels")
-    if isinstance(labels, dict) and labels.get("kubernetes.io/hostname") == old:
-        labels["kubernetes.io/hostname"] = name
-    return copy
 
 
 _DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's, where PyYAML has it: 10x faster
