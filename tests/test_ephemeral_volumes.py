@@ -335,3 +335,29 @@ def test_volume_is_for_pod_means_the_first_controller_reference_is_the_pods(
     assert (problem == "") == owned
     if not owned:
         assert problem == f"PVC {namespace or 'default'}/p-work was not created for pod default/p (pod is not owner)"
+
+
+def test_whatif_capacity_counts_pods_with_ephemeral_volumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cluster.yaml").write_text(
+        yaml.safe_dump_all([ZONES[0], storage_class("standard"), deployment("scratch", 6, ephemeral())])
+    )
+    (tmp_path / "node.yaml").write_text(yaml.safe_dump(node("extra", "zone-b")))
+    args = ["whatif", "capacity", str(tmp_path / "cluster.yaml"), "--node-template", str(tmp_path / "node.yaml")]
+    assert main([*args, "--max-nodes", "4", "--output", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["status"], doc["nodes"], doc["pendingBefore"]) == ("found", 1, 2)
+
+
+def test_ui_edit_adding_a_pod_with_an_ephemeral_volume_schedules_it(tmp_path: Path) -> None:
+    pytest.importorskip("starlette", reason="kubesched ui's web packages are not installed")
+    from starlette.testclient import TestClient
+
+    from kubesched.ui.server import create_app
+    from kubesched.ui.workspace import Workspace
+
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all([*ZONES, storage_class("standard")]))
+    client = TestClient(create_app(Workspace.from_files([str(tmp_path)])), base_url="http://127.0.0.1:8080")
+    r = client.post("/api/objects", json={"text": yaml.safe_dump(pod("p", ephemeral()))})
+    assert r.status_code == 200, r.text
+    shown = client.get("/api/pod", params={"key": "default/p"}).json()
+    assert shown["result"] == "Scheduled", shown
