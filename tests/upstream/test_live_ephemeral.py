@@ -9,6 +9,7 @@ while the claim is missing or belongs to someone else, and bind the pod once it 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -92,6 +93,10 @@ def sides(control_plane: ControlPlane, admin_api: KubeAPI) -> Iterator[tuple[Vol
         yield ours, theirs
 
 
+def _written(side: Side, name: str, what: str) -> Any:
+    return side.writes(name)[what]
+
+
 def _notes(side: Side, name: str) -> list[str]:
     return [e[3] for e in side.writes(name)["events"]]
 
@@ -99,7 +104,7 @@ def _notes(side: Side, name: str) -> list[str]:
 def test_a_missing_claim_is_waited_for_then_the_pod_binds(sides: tuple[VolumeSide, VolumeSide]) -> None:
     pods = {side.name: side.ephemeral_pod("p") for side in sides}
     for side in sides:
-        wait_for(lambda s=side: s.writes("p")["events"], f"{side.name}'s FailedScheduling")
+        wait_for(partial(_written, side, "p", "events"), f"{side.name}'s FailedScheduling")
     ours, theirs = (side.writes("p") for side in sides)
     assert ours == theirs
     assert (
@@ -109,7 +114,7 @@ def test_a_missing_claim_is_waited_for_then_the_pod_binds(sides: tuple[VolumeSid
     for side in sides:
         side.bound_volume(pods[side.name])
     for side in sides:
-        wait_for(lambda s=side: s.writes("p")["node"], f"{side.name}'s pod bound")
+        wait_for(partial(_written, side, "p", "node"), f"{side.name}'s pod bound")
     ours, theirs = (side.writes("p") for side in sides)
     assert ours == theirs and ours["node"] == "<side>-a"
 
@@ -119,7 +124,7 @@ def test_a_claim_the_pod_does_not_own_is_refused_alike(sides: tuple[VolumeSide, 
         side.claim("q")
         side.ephemeral_pod("q")
     for side in sides:
-        wait_for(lambda s=side: s.writes("q")["events"], f"{side.name}'s FailedScheduling")
+        wait_for(partial(_written, side, "q", "events"), f"{side.name}'s FailedScheduling")
     ours, theirs = (side.writes("q") for side in sides)
     assert ours == theirs
     assert (
