@@ -361,3 +361,24 @@ def test_ui_edit_adding_a_pod_with_an_ephemeral_volume_schedules_it(tmp_path: Pa
     assert r.status_code == 200, r.text
     shown = client.get("/api/pod", params={"key": "default/p"}).json()
     assert shown["result"] == "Scheduled", shown
+
+
+def test_a_preempted_pods_claim_goes_with_it(tmp_path: Path) -> None:
+    def priority(name: str, value: int) -> Obj:
+        return {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+        }
+
+    victim, preemptor = pod("victim", ephemeral()), pod("preemptor", ephemeral())
+    for p, cls in ((victim, "low"), (preemptor, "high")):
+        p["spec"]["priorityClassName"] = cls
+        p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "3"
+    steps = scenario({"at": "10s", "create": [preemptor]})
+    run = Run(
+        tmp_path, [ZONES[0], priority("low", 1), priority("high", 1000), storage_class("standard"), victim, steps]
+    )
+    assert [p["metadata"]["name"] for p in run.cluster.list("Pod")] == ["preemptor"]
+    assert sorted(run.claims()) == ["preemptor-work"]
