@@ -522,6 +522,39 @@ CASES: list[Case] = [
         "spec.volumes[0].persistentVolumeClaim.claimName: Required value",
     ),
     Case(
+        "ephemeral volume without a claim template",
+        pod({"volumes": [{"name": "v", "ephemeral": {}}]}),
+        "spec.volumes[0].ephemeral.volumeClaimTemplate: Required value",
+    ),
+    Case(
+        "ephemeral volume's claim template with an unknown access mode",
+        pod(
+            {
+                "volumes": [
+                    {
+                        "name": "v",
+                        "ephemeral": {"volumeClaimTemplate": {"spec": {**BASE_PVC, "accessModes": ["Sometimes"]}}},
+                    }
+                ]
+            }
+        ),
+        'spec.volumes[0].ephemeral.volumeClaimTemplate.spec.accessModes: Unsupported value: "Sometimes"',
+    ),
+    Case(
+        "ephemeral volume with a valid claim template",
+        pod(
+            {
+                "volumes": [
+                    {
+                        "name": "v",
+                        "ephemeral": {"volumeClaimTemplate": {"metadata": {"labels": {"a": "b"}}, "spec": BASE_PVC}},
+                    }
+                ]
+            }
+        ),
+        None,
+    ),
+    Case(
         "init container restartPolicy misspelled",
         pod({"initContainers": [ctr(name="i", restartPolicy="Sometimes")]}),
         'spec.initContainers[0].restartPolicy: Unsupported value: "Sometimes"',

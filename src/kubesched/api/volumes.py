@@ -71,11 +71,17 @@ def pod_claim_names(pod: Mapping[str, Any]) -> list[tuple[str, bool]]:
 
 
 def ephemeral_owner_error(pod: Mapping[str, Any], pvc: Mapping[str, Any]) -> str:
-    """ephemeral.VolumeIsForPod: the claim of a generic ephemeral volume must be controlled by the pod."""
-    uid = meta(pod).get("uid")
-    for ref in meta(pvc).get("ownerReferences") or ():
-        if ref.get("controller") and ref.get("uid") == uid:
-            return ""
+    """ephemeral.VolumeIsForPod: the claim of a generic ephemeral volume must be in the pod's namespace and
+    controlled by it (its first controller reference has the pod's uid: `namespace/name` for a pod without one,
+    as the scheduler and the simulator's controllers stand in)."""
+    uid = str(meta(pod).get("uid") or key_of(pod))
+    controller = next(
+        (r for r in meta(pvc).get("ownerReferences") or () if isinstance(r, Mapping) and r.get("controller") is True),
+        None,
+    )
+    same_namespace = (meta(pvc).get("namespace") or "default") == (meta(pod).get("namespace") or "default")
+    if same_namespace and controller is not None and str(controller.get("uid") or "") == uid:
+        return ""
     return f"PVC {key_of(pvc)} was not created for pod {key_of(pod)} (pod is not owner)"
 
 

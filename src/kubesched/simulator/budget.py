@@ -12,7 +12,7 @@ manifests before a single pod is made:
   already owns in the input count toward it, not on top of it.
 - objects: every object read, plus the pods above and what controllers make besides
   (a Deployment's ReplicaSet per template, a CronJob's Job, ResourceClaims from
-  templates).
+  templates, the PersistentVolumeClaims of generic ephemeral volumes).
 - input: bytes per file, pipe, standard input or UI edit, and YAML values (mappings,
   lists and scalars, alias copies included) per input and per object.
 
@@ -152,11 +152,16 @@ def _wanted(obj: Mapping[str, Any], nodes: int) -> int:
 
 
 def _claims_per_pod(pod_spec: Mapping[str, Any]) -> int:
-    """ResourceClaims the resourceclaim controller makes for each such pod: one per claim template it names."""
+    """Claims controllers make for each such pod: a ResourceClaim per claim template it names (the resourceclaim
+    controller), a PersistentVolumeClaim per generic ephemeral volume (the ephemeral volume controller)."""
     entries = pod_spec.get("resourceClaims")
-    if not isinstance(entries, list):
-        return 0
-    return sum(1 for e in entries if isinstance(e, Mapping) and e.get("resourceClaimTemplateName"))
+    volumes = pod_spec.get("volumes")
+    made = 0
+    if isinstance(entries, list):
+        made += sum(1 for e in entries if isinstance(e, Mapping) and e.get("resourceClaimTemplateName"))
+    if isinstance(volumes, list):
+        made += sum(1 for v in volumes if isinstance(v, Mapping) and v.get("ephemeral") is not None)
+    return made
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +172,7 @@ class Expansion:
     workloads: int
     workload_pods: int  # pods the workloads will have, those they own in the input included
     read: int  # objects in the input (files and Scenario steps)
-    made: int  # objects controllers make besides pods: ReplicaSets, Jobs, ResourceClaims
+    made: int  # objects controllers make besides pods: ReplicaSets, Jobs, ResourceClaims, ephemeral volumes' PVCs
     largest: tuple[str, int]  # the workload with the most pods ("" when none) and that count
     owned_listed: int = 0  # pods in the input that a workload in it owns (in `read`, and in `workload_pods`)
 

@@ -19,7 +19,13 @@ from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator.admission import TERMINAL_PHASES
-from kubesched.simulator.controllers import WORKLOAD_KINDS, NameGenerator, ResourceClaimController, WorkloadControllers
+from kubesched.simulator.controllers import (
+    WORKLOAD_KINDS,
+    EphemeralVolumeController,
+    NameGenerator,
+    ResourceClaimController,
+    WorkloadControllers,
+)
 from kubesched.simulator.load import LoadedInput, admit_update, create_problems, prepare_objects
 from kubesched.simulator.scenario import Step, merge_patch
 
@@ -136,6 +142,7 @@ def simulate(
     result.warnings.extend(source + w for w in sched.unknown_plugin_configs)
     workloads = _workload_controllers(loaded, cluster, result, seed)
     claims = _claim_controller(loaded, cluster, result, seed)
+    volumes = _ephemeral_volume_controller(loaded, cluster, result, seed)
     rank = {k: i for i, k in enumerate(_FIRST)}
     first = sorted((so for so in objects if so.obj["kind"] in rank), key=lambda so: rank[so.obj["kind"]])
     nodes = [so for so in objects if so.obj["kind"] == "Node"]
@@ -144,9 +151,10 @@ def simulate(
     pending = [so for so in pods if not (so.obj.get("spec") or {}).get("nodeName")]
     for so in (*first, *nodes, *bound):
         cluster.create(so.obj)
-    # The resourceclaim controller runs as the pending pods arrive, as in a cluster: each pod's claims
-    # are made as it is created, rather than every pod waiting for claims that come after all of them.
+    # The resourceclaim and ephemeral volume controllers run as the pending pods arrive, as in a cluster: each
+    # pod's claims are made as it is created, rather than every pod waiting for claims that come after all of them.
     claims.start()
+    volumes.start()
     for so in pending:
         cluster.create(so.obj)
     result.pending = [_parsed(sched, so.obj) for so in pending]
@@ -221,6 +229,21 @@ def _claim_controller(
 
     rng = random.Random(f"kubesched-claims/{seed}") if seed is not None else random.Random()
     return ResourceClaimController(cluster, NameGenerator(rng), admit=admit, warn=result.warnings.append)
+
+
+def _ephemeral_volume_controller(
+    loaded: LoadedInput, cluster: EmbeddedCluster, result: SimulationResult, seed: int | None
+) -> EphemeralVolumeController:
+    """The ephemeral volume controller, its claims' uids drawn from the seed, admitted as the input was admitted."""
+    context = loaded.admission
+    assert context is not None
+
+    def admit(obj: dict[str, Any]) -> str:
+        problems = create_problems(obj, context)
+        return aggregate(problems) if problems else ""
+
+    rng = random.Random(f"kubesched-ephemeral/{seed}") if seed is not None else random.Random()
+    return EphemeralVolumeController(cluster, NameGenerator(rng), admit=admit, warn=result.warnings.append)
 
 
 def _parsed(sched: Scheduler, pod: dict[str, Any]) -> PodInfo:

@@ -484,6 +484,8 @@ def validate_pod(pod: Obj) -> Errors:
         claim = vol.get("persistentVolumeClaim")
         if claim is not None and not claim.get("claimName"):
             errs.append(field.required(f"spec.volumes[{i}].persistentVolumeClaim.claimName"))
+        if vol.get("ephemeral") is not None:
+            errs += _validate_ephemeral_volume(vol["ephemeral"], f"spec.volumes[{i}].ephemeral")
     if not errs:
         errs = _validate_pod_totals(pod)
     return errs
@@ -499,6 +501,15 @@ def validate_node(node: Obj) -> Errors:
         for name, value in (status.get(group) or {}).items():
             errs += validate_quantity_value(name, value, f"status.{group}.{name}")
     return errs
+
+
+def _validate_ephemeral_volume(source: Mapping[str, Any], path: str) -> Errors:
+    """The API server refuses a pod whose ephemeral volume's claim template it would refuse as a claim's spec."""
+    template = source.get("volumeClaimTemplate")
+    if template is None:
+        return [field.required(f"{path}.volumeClaimTemplate")]
+    claim = {"kind": "PersistentVolumeClaim", "spec": template.get("spec") or {}}
+    return [f"{path}.volumeClaimTemplate.{e}" for e in validate_persistent_volume_claim(claim)]
 
 
 def _validate_access_modes(modes: list[str]) -> Errors:

@@ -1,6 +1,7 @@
 """Workload controllers for the embedded cluster: Deployments, ReplicaSets, ReplicationControllers, StatefulSets,
 DaemonSets, Jobs and CronJobs become the pods their kube-controller-manager controllers would create; the
-resourceclaim controller (resource_claim.py) makes pods' ResourceClaims from their templates and releases them.
+resourceclaim controller (resource_claim.py) makes pods' ResourceClaims from their templates and releases them;
+the ephemeral volume controller (ephemeral_volume.py) makes the PVCs of pods' generic ephemeral volumes.
 
 One module per controller, named after upstream's (pkg/controller/<name>), each a pure
 `sync` from a workload and what it owns to a Plan (objects to create, update, delete);
@@ -30,11 +31,13 @@ from kubesched.simulator.controllers.controller_utils import (
     spec,
     template_of,
 )
+from kubesched.simulator.controllers.ephemeral_volume import EphemeralVolumeController
 from kubesched.simulator.controllers.manager import WORKLOAD_KINDS, WorkloadControllers
 from kubesched.simulator.controllers.resource_claim import ResourceClaimController
 
 __all__ = [
     "WORKLOAD_KINDS",
+    "EphemeralVolumeController",
     "NameGenerator",
     "ResourceClaimController",
     "WorkloadControllers",

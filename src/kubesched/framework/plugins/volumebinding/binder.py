@@ -74,10 +74,18 @@ class VolumeBinder:
                 out.unbound_claims_immediate.append(pvc)  # pre-bound claims wait for the PV controller too
         # Read once per cycle, not once per node: nothing changes them between Filter calls.
         out.bound_volumes = [self.pv_cache.get(str(vol.spec(pvc).get("volumeName"))) for pvc in out.bound_claims]
+        # A volume bound to a claim other than the pod's can match none of them (FindMatchingVolume skips it on
+        # every node): leaving those out here, once per cycle, spares every Filter call a walk over all of a
+        # class's provisioned volumes, which grow with each pod of an ephemeral volume or a StatefulSet.
         for pvc in out.unbound_claims_delay_binding:
             cls = vol.claim_class(pvc)
             if cls not in out.unbound_volumes_delay_binding:
-                out.unbound_volumes_delay_binding[cls] = self.pv_cache.list_by_class(cls)
+                mine = [c for c in out.unbound_claims_delay_binding if vol.claim_class(c) == cls]
+                out.unbound_volumes_delay_binding[cls] = [
+                    pv
+                    for pv in self.pv_cache.list_by_class(cls)
+                    if not vol.spec(pv).get("claimRef") or any(vol.is_volume_bound_to_claim(pv, c) for c in mine)
+                ]
         return out
 
     def find_pod_volumes(
