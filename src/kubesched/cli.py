@@ -122,8 +122,9 @@ def _parser() -> argparse.ArgumentParser:
         "--explain",
         action="append",
         default=[],
-        metavar="NAMESPACE/POD",
-        help="show how the pod's last attempt judged every node (repeatable; POD alone: namespace default)",
+        metavar="[NAMESPACE/][KIND/]NAME",
+        help="show how the pod's last attempt judged every node; with KIND (deployment, sts, ds, job, cj, rs, rc, "
+        "...: kubectl's names), the workload's pods by outcome (repeatable; no NAMESPACE: default)",
     )
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar on standard error")
     s.add_argument(
@@ -439,7 +440,7 @@ def simulate_command(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace, report: _OutputFile | None = None) -> int:
-    from kubesched.simulator.explain import ExplainError, pod_key
+    from kubesched.simulator.explain import ExplainError, target
     from kubesched.simulator.load import load_manifests
     from kubesched.simulator.report import JsonLinesWriter
     from kubesched.simulator.run import Watcher, simulate
@@ -448,7 +449,7 @@ def _simulate(args: argparse.Namespace, report: _OutputFile | None = None) -> in
     loaded: LoadedInput | None = None
     progress = None
     try:
-        explain = [pod_key(name) for name in args.explain]
+        explain = [target(name).key for name in args.explain]
         loaded = load_manifests(args.files, args.overlay, budget=_budget(args))
         config, config_warnings = _scheduler_config(args, loaded)
         _check_extenders(config)
@@ -575,7 +576,7 @@ def _write(
     from kubesched.simulator.report import console_for, print_table, to_json, write_json
 
     try:
-        explained = [ex.explain(result, st) for st in ex.resolve(result, explain)] if explain else []
+        explained = ex.explain_all(result, explain) if explain else []
     except ex.ExplainError as err:
         _say(f"{err}")
         if stream is not None:
