@@ -109,7 +109,9 @@ def wide(monkeypatch: pytest.MonkeyPatch) -> None:
         ("ReplicationController", ["replicationcontroller/web", "rc/web", "replicationcontrollers/web"]),
     ],
 )
-def test_a_workload_s_pods_by_outcome(tmp_path, capsys, wide, kind, names):
+def test_a_workload_s_pods_by_outcome(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], wide: None, kind: str, names: list[str]
+) -> None:
     for name in names:
         code, out, err = run(tmp_path, capsys, [*NODES, WORKLOADS[kind]], "--output", "table", "--explain", name)
         assert code == 0, err
@@ -126,7 +128,7 @@ def test_a_workload_s_pods_by_outcome(tmp_path, capsys, wide, kind, names):
         assert "3/4 pending pods scheduled." in out
 
 
-def test_a_daemon_set_s_pods_by_outcome(tmp_path, capsys, wide):
+def test_a_daemon_set_s_pods_by_outcome(tmp_path: Path, capsys: pytest.CaptureFixture[str], wide: None) -> None:
     """One pod a node: n2 (2 cpu) cannot take a 3-cpu pod, and its pod waits."""
     ds = obj("apps/v1", "DaemonSet", "agent", {"selector": {"matchLabels": {"app": "agent"}}})
     ds["spec"]["template"] = {"metadata": {"labels": {"app": "agent"}}, "spec": pod_spec("3")}
@@ -141,7 +143,9 @@ def test_a_daemon_set_s_pods_by_outcome(tmp_path, capsys, wide):
 
 
 @pytest.mark.parametrize("name", ["pod/lone", "po/lone", "default/Pods/lone", "default/lone", "lone"])
-def test_pod_as_a_kind_is_the_pod_s_own_explanation(tmp_path, capsys, wide, name):
+def test_pod_as_a_kind_is_the_pod_s_own_explanation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], wide: None, name: str
+) -> None:
     lone = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "lone"}, "spec": pod_spec()}
     code, out, _ = run(tmp_path, capsys, [*NODES, lone], "--output", "table", "--explain", name)
     assert code == 0
@@ -149,7 +153,7 @@ def test_pod_as_a_kind_is_the_pod_s_own_explanation(tmp_path, capsys, wide, name
     assert "Where the pods" not in out
 
 
-def test_the_deciding_plugin_and_its_lead(tmp_path, capsys, wide):
+def test_the_deciding_plugin_and_its_lead(tmp_path: Path, capsys: pytest.CaptureFixture[str], wide: None) -> None:
     """Two pods on empty nodes of unequal size: the larger node wins on free cpu; the summary says by how much."""
     deploy = obj("apps/v1", "Deployment", "web", {"replicas": 1, **selected("web")})
     code, out, _ = run(tmp_path, capsys, [*NODES, deploy], "--output", "table", "--explain", "deploy/web")
@@ -164,7 +168,9 @@ def test_the_deciding_plugin_and_its_lead(tmp_path, capsys, wide):
     ]
 
 
-def test_a_workload_s_records_are_kept_with_record_none_and_jsonl(tmp_path, capsys, wide):
+def test_a_workload_s_records_are_kept_with_record_none_and_jsonl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], wide: None
+) -> None:
     """Its pods' names are made during the run: their records are kept all the same, and the stream's lines
     keep no records (--record none)."""
     objects = [*NODES, WORKLOADS["Deployment"]]
@@ -179,7 +185,9 @@ def test_a_workload_s_records_are_kept_with_record_none_and_jsonl(tmp_path, caps
     assert "chosen:" in err
 
 
-def test_a_workload_s_records_are_kept_with_table_and_report(tmp_path, capsys, wide):
+def test_a_workload_s_records_are_kept_with_table_and_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], wide: None
+) -> None:
     """Table output with --report lets each record go once counted, but those --explain shows."""
     pytest.importorskip("matplotlib")
     report = tmp_path / "r.html"
@@ -191,7 +199,7 @@ def test_a_workload_s_records_are_kept_with_table_and_report(tmp_path, capsys, w
     assert "no attempt examined any node" not in out and "chosen:" in out and report.exists()
 
 
-def test_only_the_explained_workload_s_records_are_kept(tmp_path):
+def test_only_the_explained_workload_s_records_are_kept(tmp_path: Path) -> None:
     from kubesched.simulator.load import load_manifests
     from kubesched.simulator.run import build_config, simulate
 
@@ -231,13 +239,15 @@ def test_only_the_explained_workload_s_records_are_kept(tmp_path):
         ),
     ],
 )
-def test_a_workload_without_pods_exits_2(tmp_path, capsys, objects, name, message):
+def test_a_workload_without_pods_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], objects: list[Obj], name: str, message: str
+) -> None:
     code, out, err = run(tmp_path, capsys, [*NODES, *objects], "--output", "table", "--explain", name)
     assert code == 2 and out == ""
     assert err.splitlines() == [f"kubesched: {message}"]
 
 
-def test_a_workload_whose_pods_were_bound_in_the_input(tmp_path, capsys):
+def test_a_workload_whose_pods_were_bound_in_the_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rs = obj("apps/v1", "ReplicaSet", "old", {"replicas": 1, **selected("old")})
     rs["metadata"]["uid"] = "rs-uid"
     bound = {
@@ -261,7 +271,7 @@ def test_a_workload_whose_pods_were_bound_in_the_input(tmp_path, capsys):
     ]
 
 
-def test_a_namespace_named_like_a_kind(tmp_path, capsys, wide):
+def test_a_namespace_named_like_a_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str], wide: None) -> None:
     """KIND/NAME wins over NAMESPACE/POD, as in kubectl; NAMESPACE/pod/POD names the pod."""
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "job"}, "spec": pod_spec()}
     code, _, err = run(tmp_path, capsys, [*NODES, pod], "--output", "table", "--explain", "job/p")

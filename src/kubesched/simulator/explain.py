@@ -376,7 +376,8 @@ def explain_workload(result: SimulationResult, t: Target, pods: Sequence[PodStat
             group.won_by[how] = group.won_by.get(how, 0) + 1
             if lead is not None:
                 group.leads[how] = group.leads.get(how, 0) + lead
-            group.totals.extend([total] if total is not None else [])
+            if total is not None:
+                group.totals.append(total)
             examples.setdefault((SCHEDULED, ""), st)
             continue
         reasons = st.outcome.reasons if st.outcome is not None and st.result != "Gated" else None
@@ -384,13 +385,15 @@ def explain_workload(result: SimulationResult, t: Target, pods: Sequence[PodStat
         wait = waiting.setdefault((st.result, reason), WaitGroup(st.result, reason))
         wait.pods += 1
         examples.setdefault((st.result, reason), st)
+    waits = sorted(waiting.values(), key=lambda w: (-w.pods, w.result, w.reason))
+    outcomes = [(SCHEDULED, ""), *((w.result, w.reason) for w in waits)]
     return WorkloadExplanation(
         workload=f"{t.kind} {t.namespace}/{t.name}",
         pods=len(pods),
         by_result=by_result,
         placed=sorted(placed.values(), key=lambda g: (-g.pods, natural_key(g.node))),
-        waiting=sorted(waiting.values(), key=lambda w: (-w.pods, w.result, w.reason)),
-        examples=[explain(result, st) for st in examples.values()],
+        waiting=waits,
+        examples=[explain(result, examples[o]) for o in outcomes if o in examples],
     )
 
 
