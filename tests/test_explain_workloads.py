@@ -81,10 +81,12 @@ def run(tmp_path: Path, capsys: pytest.CaptureFixture[str], objects: list[Obj], 
 
 
 def rows(text: str, title: str) -> list[list[str]]:
-    """The body rows of the table under `title`, as lists of cell texts (cells do not fold: COLUMNS is wide)."""
+    """The body rows of the first table titled `title`, as lists of cell texts (cells do not fold: COLUMNS is
+    wide)."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(title))
-    body = lines[lines.index(next(line for line in lines[start:] if line.startswith("┡"))) + 1 :]
+    header = next(i for i in range(start, len(lines)) if lines[i].startswith("┡"))
+    body = lines[header + 1 :]
     out = []
     for line in body:
         if line.startswith("└"):
@@ -116,12 +118,10 @@ def test_a_workload_s_pods_by_outcome(
         code, out, err = run(tmp_path, capsys, [*NODES, WORKLOADS[kind]], "--output", "table", "--explain", name)
         assert code == 0, err
         assert f"{kind} default/web: 4 pods: 3 Scheduled, 1 Unschedulable" in out, name
-        placed = rows(out, f"Where the pods of {kind} default/web went")
+        placed = rows(out, "Where its pods went")
         assert [(r[0], r[1]) for r in placed] == [("n1", "2"), ("n2", "1")]
         assert all(r[3] for r in placed)  # what won the node, for every node
-        assert rows(out, f"Why the other pods of {kind} default/web wait") == [
-            ["1", "Unschedulable", "Insufficient cpu"]
-        ]
+        assert rows(out, "Why its other pods wait") == [["1", "Unschedulable", "Insufficient cpu"]]
         # One full explanation for each outcome: a scheduled pod's and the waiting pod's.
         assert out.count("Nodes examined for default/web-") == 2
         assert "Unschedulable after 1 attempt" in out and "filtered out by NodeResourcesFit: Insufficient cpu" in out
@@ -136,9 +136,9 @@ def test_a_daemon_set_s_pods_by_outcome(tmp_path: Path, capsys: pytest.CaptureFi
         code, out, err = run(tmp_path, capsys, [*NODES, ds], "--output", "table", "--explain", name)
         assert code == 0, err
         assert "DaemonSet default/agent: 2 pods: 1 Scheduled, 1 Unschedulable" in out
-        placed = rows(out, "Where the pods of DaemonSet default/agent went")
+        placed = rows(out, "Where its pods went")
         assert [(r[0], r[1], r[3]) for r in placed] == [("n1", "1", "the only feasible node (1 pod)")]
-        (waiting,) = rows(out, "Why the other pods of DaemonSet default/agent wait")
+        (waiting,) = rows(out, "Why its other pods wait")
         assert waiting[:2] == ["1", "Unschedulable"] and "Insufficient cpu" in waiting[2]
 
 
@@ -150,7 +150,7 @@ def test_pod_as_a_kind_is_the_pod_s_own_explanation(
     code, out, _ = run(tmp_path, capsys, [*NODES, lone], "--output", "table", "--explain", name)
     assert code == 0
     assert out.startswith("default/lone: Scheduled on n1 after 1 attempt")
-    assert "Where the pods" not in out
+    assert "Where its pods went" not in out
 
 
 def test_the_deciding_plugin_and_its_lead(tmp_path: Path, capsys: pytest.CaptureFixture[str], wide: None) -> None:
@@ -163,9 +163,7 @@ def test_the_deciding_plugin_and_its_lead(tmp_path: Path, capsys: pytest.Capture
     lead = {p: scores["n1"][p] - scores["n2"].get(p, 0) for p in scores["n1"]}
     top = max(lead, key=lambda p: (lead[p], p))
     total = sum(scores["n1"].values())
-    assert rows(out, "Where the pods of Deployment default/web went") == [
-        ["n1", "1", str(total), f"{top} (1 pod: +{lead[top]})"]
-    ]
+    assert rows(out, "Where its pods went") == [["n1", "1", str(total), f"{top} (1 pod: +{lead[top]})"]]
 
 
 def test_a_workload_s_records_are_kept_with_record_none_and_jsonl(

@@ -435,7 +435,7 @@ def _render_workload(ex: WorkloadExplanation, console: Console) -> None:
     plural = "s" if ex.pods != 1 else ""
     console.print(f"[bold]{escape(ex.workload)}[/]: {ex.pods} pod{plural}: {escape(counts)}", highlight=False)
     if ex.placed:
-        table = Table(title=f"Where the pods of {escape(ex.workload)} went", title_justify="left")
+        table = Table(title="Where its pods went", title_justify="left")
         table.add_column("Node", overflow="fold", max_width=NODE_WIDTH)
         table.add_column("Pods", justify="right")
         table.add_column("Mean total", justify="right")
@@ -445,10 +445,10 @@ def _render_workload(ex: WorkloadExplanation, console: Console) -> None:
             table.add_row(escape(g.node), str(g.pods), mean, escape(_won_by(g)))
         console.print(table)
     if ex.waiting:
-        table = Table(title=f"Why the other pods of {escape(ex.workload)} wait", title_justify="left")
+        table = Table(title="Why its other pods wait", title_justify="left")
         table.add_column("Pods", justify="right")
         table.add_column("Result", overflow="fold")
-        table.add_column("Reason (upstream's, on the nodes that rejected the pod)", overflow="fold")
+        table.add_column("Reason (upstream's words)", overflow="fold")
         for w in ex.waiting:
             table.add_row(str(w.pods), escape(w.result), escape(w.reason))
         console.print(table)
