@@ -120,7 +120,7 @@ def test_a_workload_s_pods_by_outcome(
         assert f"{kind} default/web: 4 pods: 3 Scheduled, 1 Unschedulable" in out, name
         placed = rows(out, "Where its pods went")
         assert [(r[0], r[1]) for r in placed] == [("n1", "2"), ("n2", "1")]
-        assert all(r[3] for r in placed)  # what won the node, for every node
+        assert all(r[3] and "not recorded" not in r[3] for r in placed)  # what won the node, for every node
         assert rows(out, "Why its other pods wait") == [["1", "Unschedulable", "Insufficient cpu"]]
         # One full explanation for each outcome: a scheduled pod's and the waiting pod's.
         assert out.count("Nodes examined for default/web-") == 2
@@ -195,6 +195,49 @@ def test_a_workload_s_records_are_kept_with_table_and_report(
     )
     assert code == 0, err
     assert "no attempt examined any node" not in out and "chosen:" in out and report.exists()
+
+
+def test_a_workload_s_bound_pods_but_the_first_let_their_records_go(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, wide: None
+) -> None:
+    """What decided each bound pod is kept as it is bound; its record (every node examined) is not, but the
+    first's, which the explanation shows, and the waiting pods'."""
+    from kubesched.simulator import run as run_module
+
+    kept: dict[str, bool] = {}
+    original = run_module.simulate
+
+    def spy(*args: Any, **kwargs: Any) -> run_module.SimulationResult:
+        result = original(*args, **kwargs)
+        kept.update((f"{o.result}/{o.pod.name}", o.record is not None) for o in result.outcomes.values())
+        return result
+
+    monkeypatch.setattr(run_module, "simulate", spy)
+    code, out, _ = run(
+        tmp_path, capsys, [*NODES, WORKLOADS["Deployment"]], "--output", "table", "--explain", "deploy/web"
+    )
+    assert code == 0
+    assert sorted((k.split("/")[0], v) for k, v in kept.items()) == [
+        ("Scheduled", False),
+        ("Scheduled", False),
+        ("Scheduled", True),
+        ("Unschedulable", True),
+    ]
+    shown = next(k.split("/")[1] for k, v in kept.items() if v and k.startswith("Scheduled/"))
+    assert f"default/{shown}: Scheduled on" in out
+
+
+@pytest.mark.parametrize("output", ["json", "jsonl"])
+def test_a_workload_s_explanation_leaves_every_record_in_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str
+) -> None:
+    code, out, err = run(
+        tmp_path, capsys, [*NODES, WORKLOADS["Deployment"]], "--output", output, "--explain", "deploy/web"
+    )
+    assert code == 0 and "Deployment default/web: 4 pods" in err
+    lines = out.splitlines() if output == "jsonl" else []
+    pods = [json.loads(x) for x in lines if '"kind":"pod"' in x] if lines else json.loads(out)["pods"]
+    assert len(pods) == 4 and all(p["plugins"]["filter"] for p in pods)
 
 
 def test_only_the_explained_workload_s_records_are_kept(tmp_path: Path) -> None:

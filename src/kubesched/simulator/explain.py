@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,11 +179,16 @@ def resolve(result: SimulationResult, names: Sequence[str]) -> list[PodState]:
     return found
 
 
-def explain_all(result: SimulationResult, names: Sequence[str]) -> list[Explanation | WorkloadExplanation]:
+def explain_all(
+    result: SimulationResult, names: Sequence[str], digest: WorkloadDigest | None = None
+) -> list[Explanation | WorkloadExplanation]:
     """An explanation for every pod and workload named, in the order given (see `resolve` for errors)."""
     out: list[Explanation | WorkloadExplanation] = []
     for item in _resolve(result, [target(name) for name in names]):
-        out.append(explain(result, item) if isinstance(item, PodState) else explain_workload(result, *item))
+        if isinstance(item, PodState):
+            out.append(explain(result, item))
+        else:
+            out.append(explain_workload(result, *item, digest=digest))
     return out
 
 
@@ -361,8 +366,43 @@ NOMINATED = "its nominated node"
 NOT_RECORDED = "not recorded"
 
 
-def explain_workload(result: SimulationResult, t: Target, pods: Sequence[PodState]) -> WorkloadExplanation:
-    """The workload's pods by outcome: where they went and what decided it, why the others wait."""
+class WorkloadDigest:
+    """A simulation watcher for the workloads --explain names: what decided each of their pods that is
+    bound, as it is bound; then it lets go of the record of every such pod but its workload's first.
+
+    A workload may have thousands of pods and a record holds every node an attempt examined, but its
+    explanation shows one scheduled pod's record in full (a bound pod is never tried again).
+    Without `drop` (the JSON output shows every record) it only reads. It must run after the
+    watchers that read records as they come (the score collector, the JSON Lines writer).
+    """
+
+    def __init__(self, keys: Collection[str], *, drop: bool = True) -> None:
+        self.keys = frozenset(keys)  # run.selects's keys: pods' and workloads'
+        self.drop = drop
+        self.workloads = frozenset(k for k in self.keys if k.count("/") == 2)
+        self.decisions: dict[str, tuple[str, int | None, int | None]] = {}  # pod uid -> _decision
+        self.shown: set[str] = set()  # the workloads whose first bound pod keeps its record
+
+    def __call__(self, result: SimulationResult, outcome: Outcome) -> None:
+        if outcome.result != SCHEDULED or not self.workloads:
+            return
+        chain = result.controllers.get(outcome.pod.key, ())
+        named = [k for k in (f"{outcome.pod.namespace}/{link}" for link in chain) if k in self.workloads]
+        if not named:
+            return
+        self.decisions[outcome.pod.uid] = _decision(outcome)
+        first = [k for k in named if k not in self.shown]
+        self.shown.update(first)
+        if self.drop and not first and outcome.pod.key not in self.keys:
+            outcome.record = None
+
+
+def explain_workload(
+    result: SimulationResult, t: Target, pods: Sequence[PodState], digest: WorkloadDigest | None = None
+) -> WorkloadExplanation:
+    """The workload's pods by outcome: where they went and what decided it, why the others wait.
+
+    With the digest that watched the run, scheduled pods are read from it (their records are gone)."""
     by_result: dict[str, int] = {}
     placed: dict[str, NodeGroup] = {}
     waiting: dict[tuple[str, str], WaitGroup] = {}
@@ -372,13 +412,16 @@ def explain_workload(result: SimulationResult, t: Target, pods: Sequence[PodStat
         if st.result == SCHEDULED and st.node is not None:
             group = placed.setdefault(st.node, NodeGroup(st.node))
             group.pods += 1
-            how, lead, total = _decision(st.outcome)
+            decided = digest.decisions.get(st.pod.uid) if digest is not None else None
+            how, lead, total = decided or _decision(st.outcome)
             group.won_by[how] = group.won_by.get(how, 0) + 1
             if lead is not None:
                 group.leads[how] = group.leads.get(how, 0) + lead
             if total is not None:
                 group.totals.append(total)
-            examples.setdefault((SCHEDULED, ""), st)
+            shown = examples.get((SCHEDULED, ""))
+            if shown is None or (_record_of(shown) is None and _record_of(st) is not None):
+                examples[(SCHEDULED, "")] = st  # the first with its record
             continue
         reasons = st.outcome.reasons if st.outcome is not None and st.result != "Gated" else None
         reason = "; ".join(sorted(reasons)) if reasons else (st.message or st.result)
@@ -395,6 +438,10 @@ def explain_workload(result: SimulationResult, t: Target, pods: Sequence[PodStat
         waiting=waits,
         examples=[explain(result, examples[o]) for o in outcomes if o in examples],
     )
+
+
+def _record_of(st: PodState) -> object:
+    return st.outcome.record if st.outcome is not None else None
 
 
 def _decision(outcome: Outcome | None) -> tuple[str, int | None, int | None]:

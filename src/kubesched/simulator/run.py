@@ -184,14 +184,17 @@ def _workload_controllers(
     context = loaded.admission
     assert context is not None
 
+    chains: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple for all the pods of a chain
+
     def owner(kind: str, event: str, old: Any, new: Any) -> None:
         if kind == "Pod" and event == "ADDED":
-            chain = manager.controllers_of(new)
-            if chain:
+            found = manager.controllers_of(new)
+            if found:
+                chain = chains.setdefault(tuple(found), tuple(found))
                 meta = new.get("metadata") or {}
                 key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
                 result.owners[key] = chain[-1]
-                result.controllers[key] = tuple(chain)
+                result.controllers[key] = chain
 
     def created(pod: dict[str, Any]) -> None:
         if not (pod.get("spec") or {}).get("nodeName"):
