@@ -234,7 +234,8 @@ def _no_pods(result: SimulationResult, t: Target, states: dict[str, PodState]) -
         namespace, name = key.split("/", 1)
         if namespace == t.namespace and key not in states and _in(result, key, link):
             pod = sched.informer_pod(namespace, name)
-            bound += pod is not None and bool(pod.node_name)
+            if pod is not None and pod.node_name:
+                bound += 1
     if bound:
         return f"--explain {t}: its {bound} pod(s) were already bound in the input; only pending pods are scheduled"
     store = sched.client if isinstance(sched.client, ObjectStore) else None
