@@ -142,6 +142,17 @@ def test_a_daemon_set_s_pods_by_outcome(tmp_path: Path, capsys: pytest.CaptureFi
         assert waiting[:2] == ["1", "Unschedulable"] and "Insufficient cpu" in waiting[2]
 
 
+def test_a_workload_whose_pods_all_wait(tmp_path: Path, capsys: pytest.CaptureFixture[str], wide: None) -> None:
+    """Gated pods wait for their gates: one group, with the gate's message; no table of placements."""
+    deploy = obj("apps/v1", "Deployment", "web", {"replicas": 3, **selected("web")})
+    deploy["spec"]["template"]["spec"]["schedulingGates"] = [{"name": "example.com/wait"}]
+    code, out, _ = run(tmp_path, capsys, [*NODES, deploy], "--output", "table", "--explain", "deploy/web")
+    assert code == 0
+    assert "Deployment default/web: 3 pods: 3 Gated" in out and "Where its pods went" not in out
+    assert rows(out, "Why its pods wait") == [["3", "Gated", "waiting for scheduling gates: [example.com/wait]"]]
+    assert out.count("Gated after 0 attempts") == 1
+
+
 @pytest.mark.parametrize("name", ["pod/lone", "po/lone", "default/Pods/lone", "default/lone", "lone"])
 def test_pod_as_a_kind_is_the_pod_s_own_explanation(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], wide: None, name: str
@@ -261,6 +272,18 @@ def test_only_the_explained_workload_s_records_are_kept(tmp_path: Path) -> None:
             "deploy/web",
             "--explain default/deployment/web: Deployment default/web has no pods "
             "(its controller made none to schedule)",
+        ),
+        (
+            [
+                obj(
+                    "batch/v1",
+                    "CronJob",
+                    "web",
+                    {"schedule": "0 3 * * *", "suspend": True, "jobTemplate": {"spec": JOB}},
+                )
+            ],
+            "cj/web",
+            "--explain default/cronjob/web: CronJob default/web has no pods (its controller made none to schedule)",
         ),
         (
             [WORKLOADS["Job"]],

@@ -493,7 +493,8 @@ def _render_workload(ex: WorkloadExplanation, console: Console) -> None:
             table.add_row(escape(g.node), str(g.pods), mean, escape(_won_by(g)))
         console.print(table)
     if ex.waiting:
-        table = Table(title="Why its other pods wait", title_justify="left")
+        title = "Why its other pods wait" if ex.placed else "Why its pods wait"
+        table = Table(title=title, title_justify="left")
         table.add_column("Pods", justify="right")
         table.add_column("Result", overflow="fold")
         table.add_column("Reason (upstream's words)", overflow="fold")
