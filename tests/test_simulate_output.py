@@ -192,10 +192,18 @@ def test_explain_unknown_pod_exits_2_with_close_names(tmp_path, capsys, name, ne
     assert out == ""
 
 
-def test_explain_bad_name_exits_2_before_the_run(tmp_path, capsys):
-    code, out, err = run(tmp_path, capsys, CLUSTER + WEB, "--output", "json", "--explain", "a/b/c")
+@pytest.mark.parametrize(
+    ("name", "needle"),
+    [
+        ("a/b/c/d", "expected NAMESPACE/POD or POD (namespace default), or NAMESPACE/KIND/NAME or KIND/NAME"),
+        ("a//c", "expected NAMESPACE/POD or POD"),
+        ("a/b/c", "unknown kind 'b'; accepted kinds: pod (po), deployment (deploy), replicaset (rs), statefulset"),
+    ],
+)
+def test_explain_bad_name_exits_2_before_the_run(tmp_path, capsys, name, needle):
+    code, out, err = run(tmp_path, capsys, CLUSTER + WEB, "--output", "json", "--explain", name)
     assert code == 2
-    assert "expected NAMESPACE/POD or POD" in err and out == ""
+    assert needle in err and out == "" and len(err.splitlines()) == 1
 
 
 # The summary and nodes

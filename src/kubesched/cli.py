@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from kubesched.simulator.budget import Budget
+    from kubesched.simulator.explain import WorkloadDigest
     from kubesched.simulator.load import LoadedInput
     from kubesched.simulator.progress import RunProgress
     from kubesched.simulator.report import JsonLinesWriter
@@ -115,8 +116,9 @@ def _parser() -> argparse.ArgumentParser:
         "--explain",
         action="append",
         default=[],
-        metavar="NAMESPACE/POD",
-        help="show how the pod's last attempt judged every node (repeatable; POD alone: namespace default)",
+        metavar="[NAMESPACE/][KIND/]NAME",
+        help="show how the pod's last attempt judged every node; with KIND (deployment, sts, ds, job, cj, rs, rc, "
+        "...: kubectl's names), the workload's pods by outcome (repeatable; no NAMESPACE: default)",
     )
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar on standard error")
     s.add_argument(
@@ -445,7 +447,7 @@ def simulate_command(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace, report: _OutputFile | None = None) -> int:
-    from kubesched.simulator.explain import ExplainError, pod_key
+    from kubesched.simulator.explain import ExplainError, WorkloadDigest, target
     from kubesched.simulator.load import load_manifests
     from kubesched.simulator.report import JsonLinesWriter
     from kubesched.simulator.run import Watcher, simulate
@@ -454,7 +456,7 @@ def _simulate(args: argparse.Namespace, report: _OutputFile | None = None) -> in
     loaded: LoadedInput | None = None
     progress = None
     try:
-        explain = [pod_key(name) for name in args.explain]
+        explain = [target(name).key for name in args.explain]
         loaded = load_manifests(args.files, args.overlay, budget=_budget(args))
         config, config_warnings = _scheduler_config(args, loaded)
         _check_extenders(config)
@@ -464,7 +466,8 @@ def _simulate(args: argparse.Namespace, report: _OutputFile | None = None) -> in
         progress = None if args.quiet else _progress()
         # --report counts every cycle's scores as the run goes (before the stream drops its records).
         scores = _score_collector(output, explain) if report is not None and args.record == "full" else None
-        watchers: list[Watcher] = [w for w in (scores, stream, progress) if w is not None]
+        digest = WorkloadDigest(explain, drop=not (full and output == "json"))  # after those that read records
+        watchers: list[Watcher] = [w for w in (scores, stream, digest, progress) if w is not None]
         result = simulate(
             loaded,
             config,
@@ -486,7 +489,7 @@ def _simulate(args: argparse.Namespace, report: _OutputFile | None = None) -> in
     assert result.scheduler is not None
     for warning in [*config_warnings, *result.warnings]:
         _say(f"warning: {warning}")
-    code = _write(result, output, sys.stdout, record=full, explain=args.explain, stream=stream)
+    code = _write(result, output, sys.stdout, record=full, explain=args.explain, stream=stream, digest=digest)
     if report is not None:
         code = _write_report(report, args, result, scores, _config_source(args, loaded)) or code
     return code
@@ -568,6 +571,7 @@ def _write(
     record: bool,
     explain: list[str] | None = None,
     stream: JsonLinesWriter | None = None,
+    digest: WorkloadDigest | None = None,
 ) -> int:
     """Print the result; a reader that goes away early (`| head`) ends the command quietly.
 
@@ -578,7 +582,7 @@ def _write(
     from kubesched.simulator.report import console_for, print_table, to_json, write_json
 
     try:
-        explained = [ex.explain(result, st) for st in ex.resolve(result, explain)] if explain else []
+        explained = ex.explain_all(result, explain, digest) if explain else []
     except ex.ExplainError as err:
         _say(f"{err}")
         if stream is not None:

@@ -20,7 +20,7 @@ from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator import table
 from kubesched.simulator.explain import natural_key
-from kubesched.simulator.run import SimulationResult
+from kubesched.simulator.run import SimulationResult, selects
 from kubesched.simulator.states import SCHEDULED, PodState, outcome_state, pod_states
 from kubesched.simulator.summary import Summary, node_resources, summarize
 
@@ -116,7 +116,8 @@ class JsonLinesWriter:
     A watcher of the simulation (`simulate(..., watchers=[writer])`): a pod's line goes out when it
     is bound (a bound pod is never tried again), and its per-plugin record is dropped then, so memory
     does not grow with the records of pods already written; `finish` writes the pods still pending,
-    the nodes, events, warnings and the summary. Pods in `keep` keep their record (for --explain).
+    the nodes, events, warnings and the summary. The pods `keep` selects (by name or workload, see
+    `run.selects`) keep their record, for --explain.
     """
 
     FLUSH_EVERY = 0.5  # seconds: a reader following the stream sees lines at least this often
@@ -135,7 +136,7 @@ class JsonLinesWriter:
         st = outcome_state(result.scheduler, outcome)
         self._line({TAG: "pod", **pod_entry(result, st, record=self.record)})
         self.written[outcome.pod.uid] = outcome
-        if outcome.pod.key not in self.keep:
+        if not selects(self.keep, result, outcome.pod):
             outcome.record = None
         now = time.monotonic()
         if now - self._flushed >= self.FLUSH_EVERY:

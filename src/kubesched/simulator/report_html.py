@@ -24,7 +24,7 @@ from kubesched.api.quantity import format_quantity
 from kubesched.schedule_one import Outcome
 from kubesched.simulator.explain import natural_key
 from kubesched.simulator.report import human, share
-from kubesched.simulator.run import SimulationResult
+from kubesched.simulator.run import SimulationResult, selects
 from kubesched.simulator.states import SCHEDULED, pod_states
 from kubesched.simulator.summary import Summary, Usage, summarize
 
@@ -168,7 +168,7 @@ def _bump(into: dict[str, dict[int, int]], plugin: str, value: int) -> None:
 class ScoreCollector:
     """A simulation watcher: counts each scheduling cycle that chose a node into ScoreStats as it ends.
 
-    With `drop`, it then lets every attempt's record go (but those of the pods in `keep`, which
+    With `drop`, it then lets every attempt's record go (but those of the pods `keep` selects, which
     --explain shows): the table output keeps no record, so the report costs no record memory.
     It must run before a watcher that drops records itself (the JSON Lines writer).
     """
@@ -184,7 +184,7 @@ class ScoreCollector:
             return
         if outcome.result == SCHEDULED and outcome.node is not None:
             self.stats.add(outcome.node, record.final_score)
-        if self.drop and outcome.pod.key not in self.keep:
+        if self.drop and not selects(self.keep, result, outcome.pod):
             outcome.record = None
 
 

@@ -58,7 +58,7 @@ _FIRST = (
 Watcher = Callable[["SimulationResult", Outcome], None]
 """Called with the result so far and each attempt's outcome, as the attempt ends."""
 Record = bool | Collection[str] | Callable[[PodInfo], bool]
-"""Whose attempts keep the per-plugin record: every pod's, none, the pods with these "namespace/name" keys,
+"""Whose attempts keep the per-plugin record: every pod's, none, the pods these keys select (see `selects`),
 or those a predicate picks."""
 
 
@@ -74,6 +74,7 @@ class SimulationResult:
     warnings: list[str] = field(default_factory=list)
     end_time: float = 0.0
     owners: dict[str, str] = field(default_factory=dict)  # pod key -> "Kind/name" of the workload it came from
+    controllers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # pod key -> its "Kind/name" chain, up
     watchers: Sequence[Watcher] = ()  # told of every outcome as it comes (streamed output, progress)
 
     def on_outcome(self, outcome: Outcome) -> None:
@@ -133,7 +134,7 @@ def simulate(
         clock,
         registry=registry,
         seed=seed,
-        record=_record_predicate(record),
+        record=_record_predicate(record, result),
         observer=result,
         bind_latency=bind_latency,
     )
@@ -166,11 +167,22 @@ def simulate(
     return result
 
 
-def _record_predicate(record: Record) -> bool | Callable[[PodInfo], bool]:
+def _record_predicate(record: Record, result: SimulationResult) -> bool | Callable[[PodInfo], bool]:
     if isinstance(record, bool) or callable(record):
         return record
     keys = frozenset(record)
-    return (lambda pod: pod.key in keys) if keys else False
+    return (lambda pod: selects(keys, result, pod)) if keys else False
+
+
+def selects(keys: frozenset[str], result: SimulationResult, pod: PodInfo) -> bool:
+    """Whether `keys` name the pod ("namespace/name") or a workload above it ("namespace/Kind/name").
+
+    A workload's pods are named only as its controllers make them: the chain each pod arrived
+    with tells whose they are, so --explain can keep the records of a workload's pods.
+    """
+    if pod.key in keys:
+        return True
+    return any(f"{pod.namespace}/{link}" in keys for link in result.controllers.get(pod.key, ()))
 
 
 def _workload_controllers(
@@ -180,12 +192,17 @@ def _workload_controllers(
     context = loaded.admission
     assert context is not None
 
+    chains: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple for all the pods of a chain
+
     def owner(kind: str, event: str, old: Any, new: Any) -> None:
         if kind == "Pod" and event == "ADDED":
-            found = manager.workload_of(new)
-            if found is not None:
+            found = manager.controllers_of(new)
+            if found:
+                chain = chains.setdefault(tuple(found), tuple(found))
                 meta = new.get("metadata") or {}
-                result.owners[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = found
+                key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+                result.owners[key] = chain[-1]
+                result.controllers[key] = chain
 
     def created(pod: dict[str, Any]) -> None:
         if not (pod.get("spec") or {}).get("nodeName"):

@@ -384,18 +384,19 @@ class WorkloadControllers:
 
     # Reading.
 
-    def workload_of(self, pod: ObjView) -> str | None:
-        """The top of the pod's controller chain as `Kind/name` (the last controller named, when not in the cluster)."""
+    def controllers_of(self, pod: ObjView) -> list[str]:
+        """The pod's controller chain as `Kind/name`, its own controller first (a Deployment's pod: its
+        ReplicaSet, then the Deployment); it ends with the first controller the cluster does not hold."""
         ref = controller_of(pod)
         ns = namespace_of(pod)
-        found: str | None = None
+        chain: list[str] = []
         for _ in range(_MAX_OWNER_DEPTH):
             if ref is None:
                 break
-            found = f"{ref.get('kind')}/{ref.get('name')}"
+            chain.append(f"{ref.get('kind')}/{ref.get('name')}")
             kind, _, name = _ref_key(ref, ns)
             owner = self.cluster.get(kind, ns, name) if kind in KINDS else None
             if owner is None or not refers_to(ref, owner):
                 break
             ref = controller_of(owner)
-        return found
+        return chain
