@@ -14,6 +14,15 @@ import pytest
 from kubesched.backend.kube.api import KubeAPI, load_configuration
 from kubesched.testing.controlplane import ControlPlane, assets_dir, missing_assets_reason
 
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, every test here runs on one worker: one control plane for them all, not one each."""
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.xdist_group("control-plane"))
+
 
 @pytest.fixture(scope="session")
 def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
