@@ -15,12 +15,18 @@ widths are known. So rich is asked only for what needs it:
 
 Anything unexpected (colours on a terminal, a layout that does not check out) prints the
 whole table with rich, as before.
+
+A table wider than the console is laid out here first (`fit`), because rich narrows the widest
+columns, and those are the ones holding pod and node names, which it then folds mid-name onto
+three or four lines. Here text columns (messages, numbers) give up their width first; columns
+of names keep theirs as long as possible, and a name that still does not fit loses its middle
+(`elide`), never wraps. Only a console too narrow for that is left to rich's folding.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -34,6 +40,11 @@ Column = tuple[str, str | None]
 """Header and overflow (None: rich's default)."""
 
 MIN_ROWS = 200  # smaller tables go to rich whole: it is quick there
+ELISION = "..."  # never in a Kubernetes name (no empty DNS label), so it cannot be misread as part of one
+# The narrowing steps when a table is wider than the console: which columns narrow, down to how
+# many columns of text (never below the column's own widest cell nor its header's longest word).
+_TEXT, _NAMES, _WORDS = "text", "names", "words"
+_STEPS = ((_TEXT, 30), (_NAMES, 24), (_TEXT, 20), (_NAMES, 16), (_WORDS, 0), (_NAMES, 12))
 _EMOJI_LIKE = re.compile(r":\S*?:")
 
 
@@ -57,13 +68,134 @@ def styled(value: str, style: str) -> Cell:
     return f"[{style}]{value}[/]", value if "[" not in value and _plain(value) else None
 
 
-def print_table(console: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[Cell]]) -> None:
-    """console.print(Table(title=title)) with these columns and rows."""
-    lines = _fast_lines(console, title, columns, rows) if len(rows) >= MIN_ROWS else None
+def domain_suffix(names: Collection[str]) -> str:
+    """The longest dot-led suffix every name ends with, leaving each at least its first label
+    (".eu-west-1.compute.internal" of EKS's node names), or "": tables show names without it."""
+    split = [name.split(".") for name in names]
+    if not split:
+        return ""
+    first, can_go = split[0], min(len(labels) for labels in split) - 1
+    common = 0
+    while common < can_go and all(labels[-common - 1] == first[-common - 1] for labels in split):
+        common += 1
+    return "." + ".".join(first[len(first) - common :]) if common else ""
+
+
+def without(name: str, suffix: str) -> str:
+    """`name` less `suffix` (a `domain_suffix`), when it ends with it."""
+    return name[: len(name) - len(suffix)] if suffix and name.endswith(suffix) and name != suffix else name
+
+
+def elide(name: str, width: int) -> str:
+    """`name` in `width` columns: whole when it fits, else its start and its end around ELISION.
+
+    The end gets the larger half: names of one workload differ there (an ordinal, a hash)."""
+    if len(name) <= width:
+        return name
+    keep = max(0, width - len(ELISION))
+    head = keep // 2
+    return name[:head] + ELISION + name[len(name) - (keep - head) :]
+
+
+def print_table(
+    console: Console,
+    title: str,
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Cell]],
+    names: Collection[int] = (),
+) -> None:
+    """console.print(Table(title=title)) with these columns and rows, fitted to the console (`fit`);
+    the columns at `names` hold names."""
+    widths, rows = fit(console, columns, rows, names)
+    lines = _fast_lines(console, title, columns, rows, widths) if len(rows) >= MIN_ROWS else None
     if lines is None:
-        console.print(_table(title, columns, rows))
+        console.print(_table(title, columns, rows, widths))
         return
     console.file.write("".join(line + "\n" for line in lines))
+
+
+def fit(
+    console: Console, columns: Sequence[Column], rows: Sequence[Sequence[Cell]], names: Collection[int] = ()
+) -> tuple[list[int] | None, Sequence[Sequence[Cell]]]:
+    """Column widths (padding included) for a table wider than the console, with its rows' names
+    elided to them; None and the rows as they are when the table fits, or cannot (rich folds then).
+
+    Narrowing goes by `_STEPS`, each lowering the widest columns of its kind first: text columns
+    (any not in `names`) to 30, names to 24, text to 20, names to 16, text to its longest word,
+    names to 12."""
+    n = len(columns)
+    room = console.width - (3 * n + 1)  # less a border before each column and after the last, and padding
+    heads = [max((cell_len(w) for w in header.split()), default=0) for header, _ in columns]
+    widest = _widest(console, rows, n)
+    natural = [max(cell_len(header), widest[j]) for j, (header, _) in enumerate(columns)]
+    excess = sum(natural) - room
+    if excess <= 0 or not rows:
+        return None, rows
+    widths = list(natural)
+    for kind, floor in _STEPS:
+        if kind == _NAMES:
+            cols = [j for j in range(n) if j in names]
+            floors = [max(heads[j], min(natural[j], floor)) for j in range(n)]
+        elif kind == _TEXT:
+            cols = [j for j in range(n) if j not in names]
+            floors = [max(heads[j], min(natural[j], floor)) for j in range(n)]
+        else:
+            cols = [j for j in range(n) if j not in names]
+            words = _longest_words(console, rows, cols)
+            floors = [max(heads[j], words.get(j, 0)) for j in range(n)]
+        excess = _lower(widths, floors, cols, excess)
+        if excess <= 0:
+            break
+    else:
+        return None, rows
+    fitted = [[_elided(cell, widths[j]) if j in names else cell for j, cell in enumerate(row)] for row in rows]
+    return [w + 2 for w in widths], fitted
+
+
+def _elided(cell: Cell, width: int) -> Cell:
+    """A name's cell in `width` columns (a cell with markup is left to rich)."""
+    plain = cell[1]
+    return text(elide(plain, width)) if plain is not None and len(plain) > width else cell
+
+
+def _lower(widths: list[int], floors: list[int], cols: list[int], excess: int) -> int:
+    """Narrow the widest of `cols` (in place), none below its floor, by up to `excess` in all; what is left of it."""
+    while excess > 0:
+        movable = [j for j in cols if widths[j] > floors[j]]
+        if not movable:
+            break
+        j = max(movable, key=lambda k: widths[k])
+        below = max((widths[k] for k in movable if k != j and widths[k] < widths[j]), default=0)
+        step = min(excess, widths[j] - floors[j], max(1, widths[j] - below))
+        widths[j] -= step
+        excess -= step
+    return excess
+
+
+def _widest(console: Console, rows: Sequence[Sequence[Cell]], n: int) -> list[int]:
+    """Per column, its widest cell (its longest line)."""
+    widest = [0] * n
+    for row in rows:
+        for j, (markup, plain) in enumerate(row):
+            w = len(plain) if plain is not None else _measure(console.render_str(markup, highlight=False).plain)[1]
+            if w > widest[j]:
+                widest[j] = w
+    return widest
+
+
+def _longest_words(console: Console, rows: Sequence[Sequence[Cell]], cols: list[int]) -> dict[int, int]:
+    """Per column of `cols`, its longest word."""
+    longest = dict.fromkeys(cols, 0)
+    for row in rows:
+        for j in cols:
+            markup, plain = row[j]
+            word = (
+                max(map(len, plain.split()), default=0)
+                if plain is not None
+                else _measure(console.render_str(markup, highlight=False).plain)[0]
+            )
+            longest[j] = max(longest[j], word)
+    return longest
 
 
 def _table(
@@ -131,13 +263,18 @@ def _edge_widths(edge: str) -> list[int]:
 
 
 def _fast_lines(
-    console: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[Cell]]
+    console: Console,
+    title: str,
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Cell]],
+    fixed_widths: Sequence[int] | None = None,
 ) -> list[str] | None:
-    """The table's lines, or None where rich must print it."""
+    """The table's lines (columns `fixed_widths` wide when given), or None where rich must print it."""
     if console.color_system is not None or not rows:
         return None
     n = len(columns)
-    probe = _render(console, _table(title, columns, [rows[i] for i in _representatives(console, rows, n)]))
+    chosen = [rows[i] for i in _representatives(console, rows, n)]
+    probe = _render(console, _table(title, columns, chosen, fixed_widths))
     widths = _edge_widths(probe[-1]) if probe else []
     if len(widths) != n or min(widths) < 3:
         return None

@@ -130,7 +130,8 @@ def print_comparison(cmp: Comparison, out: TextIO) -> None:
         ("nodesUsed", "nodes with pods"),
     ):
         row(label, a[key], b[key])
-    for resource in a["utilisation"]:
+    shown = {*cmp.a.sim.summary.shown(), *cmp.b.sim.summary.shown()}  # the JSON keeps every resource
+    for resource in (r for r in a["utilisation"] if r in shown):
         row(f"utilisation {resource}", a["utilisation"].get(resource), b["utilisation"].get(resource), "pct")
     for resource in a["nodeUtilisation"]:
         for stat in ("stddev", "range"):
