@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kubesched.simulator import table as tables
 from kubesched.simulator.sweep import AXES, SweepResult
 from kubesched.simulator.whatif import CapacityAnswer, Comparison
 
@@ -52,20 +53,23 @@ def print_capacity(answer: CapacityAnswer, out: TextIO) -> None:
     for note in answer.notes:
         console.print(f"  {escape(note)}")
     if answer.blocked:
-        table = Table(title="Pods no number of these nodes can place (simulated alone on an empty one)")
-        for col in ("Pod", "Owner", "Pods like it", "Refused by", "Message"):
-            table.add_column(col, overflow="fold")
-        for b in answer.blocked:
-            reasons = "; ".join(f"{p}: {v}" for p, v in b.reasons.items()) or "-"
-            table.add_row(escape(b.pod), escape(b.owner or "-"), str(b.pods), escape(reasons), escape(b.message))
-        console.print(table)
+        rows = [
+            [
+                tables.escaped(b.pod),
+                tables.escaped(b.owner or "-"),
+                tables.text(str(b.pods)),
+                tables.escaped("; ".join(f"{p}: {v}" for p, v in b.reasons.items()) or "-"),
+                tables.escaped(b.message),
+            ]
+            for b in answer.blocked
+        ]
+        headers = ("Pod", "Owner", "Pods like it", "Refused by", "Message")
+        title = "Pods no number of these nodes can place (simulated alone on an empty one)"
+        tables.print_table(console, title, [(h, "fold") for h in headers], rows, names=(0, 1))
     if answer.still_pending:
-        table = Table(title=f"Still pending with {answer.max_nodes} node(s) added")
-        table.add_column("Pod", overflow="fold")
-        table.add_column("Message", overflow="fold")
-        for pod, message in answer.still_pending:
-            table.add_row(escape(pod), escape(message))
-        console.print(table)
+        rows = [[tables.escaped(pod), tables.escaped(message)] for pod, message in answer.still_pending]
+        title = f"Still pending with {answer.max_nodes} node(s) added"
+        tables.print_table(console, title, [("Pod", "fold"), ("Message", "fold")], rows, names=(0,))
     table = Table(title="Simulations, in the order run")
     columns = (
         ("Nodes added", "Pending", "Of them blocked", "Enough")
@@ -152,18 +156,22 @@ def print_comparison(cmp: Comparison, out: TextIO) -> None:
     if not moved:
         console.print("Every pod lands on the same node with the same result under both.")
         return
-    table = Table(title=f"Pods that land differently: {len(moved)} of {a['pods']}")
-    for col in ("Pod", "Node under A", "Result under A", "Node under B", "Result under B"):
-        table.add_column(col, overflow="fold")
-    for m in moved:
-        table.add_row(
-            escape(m["pod"]),
-            escape(m["nodeA"] or "-"),
-            m["resultA"] or "-",
-            escape(m["nodeB"] or "-"),
-            m["resultB"] or "-",
-        )
-    console.print(table)
+    suffix = tables.domain_suffix([n.name for side in (cmp.a, cmp.b) for n in side.sim.nodes])
+    rows = [
+        [
+            tables.escaped(m["pod"]),
+            tables.escaped(tables.without(m["nodeA"], suffix) if m["nodeA"] else "-"),
+            tables.escaped(m["resultA"] or "-"),
+            tables.escaped(tables.without(m["nodeB"], suffix) if m["nodeB"] else "-"),
+            tables.escaped(m["resultB"] or "-"),
+        ]
+        for m in moved
+    ]
+    headers = ("Pod", "Node under A", "Result under A", "Node under B", "Result under B")
+    title = f"Pods that land differently: {len(moved)} of {a['pods']}"
+    tables.print_table(console, title, [(h, "fold") for h in headers], rows, names=(0, 1, 3))
+    if suffix:
+        console.print(f"Node names without {escape(suffix)}")
 
 
 _FORMATS: dict[str, tuple[Any, Any]] = {
