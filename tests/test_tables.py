@@ -272,3 +272,26 @@ def test_compare_table_shows_only_the_resources_pods_request(
     assert main([*args, "--output", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert {"ephemeral-storage", "hugepages-2Mi", "attachable-volumes-aws-ebs"} <= set(doc["a"]["utilisation"])
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_sweep_table_fits_80_columns_with_every_value() -> None:
+    """Three varied axes on an 80-column terminal: before, rich squeezed `#` and `seed` to nothing."""
+    from kubesched.simulator.sweep import sweep
+    from kubesched.simulator.whatif_output import print_sweep
+
+    result = sweep(str(Path(__file__).parents[1] / "examples/whatif/sweep.yaml"), workers=1)
+    out = _Terminal()
+    with mock.patch.dict(os.environ, {"COLUMNS": "80", "NO_COLOR": "1"}):
+        print_sweep(result, out)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
+    assert max(len(line) for line in text.splitlines()) <= 80
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in text.splitlines() if line.startswith("│")]
+    assert [r[0] for r in rows] == [str(i) for i in range(len(result.rows))]
+    assert [r[3] for r in rows] == [str(p["seed"]) for p in result.rows]
+    assert all(_shown_as(r[2], p["config"]) for r, p in zip(rows, result.rows, strict=True))
+    assert "8 pod(s) each" in " ".join(text.split())

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from typing import Literal
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -36,15 +37,16 @@ from rich.text import Text
 
 Cell = tuple[str, str | None]
 """What rich is given (console markup) and the text it prints when that is plain, else None."""
-Column = tuple[str, str | None]
-"""Header and overflow (None: rich's default)."""
+Column = tuple[str, str | None] | tuple[str, str | None, str]
+"""Header, overflow (None: rich's default) and, optionally, "right" for a right-justified column."""
 
 MIN_ROWS = 200  # smaller tables go to rich whole: it is quick there
 ELISION = "..."  # never in a Kubernetes name (no empty DNS label), so it cannot be misread as part of one
 # The narrowing steps when a table is wider than the console: which columns narrow, down to how
 # many columns of text (never below the column's own widest cell nor its header's longest word).
-_TEXT, _NAMES, _WORDS = "text", "names", "words"
-_STEPS = ((_TEXT, 30), (_NAMES, 24), (_TEXT, 20), (_NAMES, 16), (_WORDS, 0), (_NAMES, 12))
+# The last step folds headers and words: still better than folding names.
+_TEXT, _NAMES, _WORDS, _FOLD = "text", "names", "words", "fold"
+_STEPS = ((_TEXT, 30), (_NAMES, 24), (_TEXT, 20), (_NAMES, 16), (_WORDS, 0), (_NAMES, 12), (_FOLD, 1))
 _EMOJI_LIKE = re.compile(r":\S*?:")
 
 
@@ -99,7 +101,7 @@ def elide(name: str, width: int) -> str:
 
 def print_table(
     console: Console,
-    title: str,
+    title: str | None,
     columns: Sequence[Column],
     rows: Sequence[Sequence[Cell]],
     names: Collection[int] = (),
@@ -122,12 +124,12 @@ def fit(
 
     Narrowing goes by `_STEPS`, each lowering the widest columns of its kind first: text columns
     (any not in `names`) to 30, names to 24, text to 20, names to 16, text to its longest word,
-    names to 12."""
+    names to 12, and last text to a single column, folding its words and header."""
     n = len(columns)
     room = console.width - (3 * n + 1)  # less a border before each column and after the last, and padding
-    heads = [max((cell_len(w) for w in header.split()), default=0) for header, _ in columns]
+    heads = [max((cell_len(w) for w in column[0].split()), default=0) for column in columns]
     widest = _widest(console, rows, n)
-    natural = [max(cell_len(header), widest[j]) for j, (header, _) in enumerate(columns)]
+    natural = [max(cell_len(column[0]), widest[j]) for j, column in enumerate(columns)]
     excess = sum(natural) - room
     if excess <= 0 or not rows:
         return None, rows
@@ -139,10 +141,13 @@ def fit(
         elif kind == _TEXT:
             cols = [j for j in range(n) if j not in names]
             floors = [max(heads[j], min(natural[j], floor)) for j in range(n)]
-        else:
+        elif kind == _WORDS:
             cols = [j for j in range(n) if j not in names]
             words = _longest_words(console, rows, cols)
             floors = [max(heads[j], words.get(j, 0)) for j in range(n)]
+        else:
+            cols = [j for j in range(n) if j not in names]
+            floors = [min(natural[j], floor) for j in range(n)]
         excess = _lower(widths, floors, cols, excess)
         if excess <= 0:
             break
@@ -206,15 +211,20 @@ def _table(
     show_header: bool = True,
 ) -> Table:
     table = Table(title=title, show_header=show_header)
-    for i, (header, overflow) in enumerate(columns):
+    for i, column in enumerate(columns):
+        header, overflow, justify = column[0], column[1], _justify(column)
         width = widths[i] - 2 if widths is not None else None  # less the cell padding
         if overflow is None:
-            table.add_column(header, width=width)
+            table.add_column(header, width=width, justify=justify)
         else:
-            table.add_column(header, overflow=overflow, width=width)  # type: ignore[arg-type]
+            table.add_column(header, overflow=overflow, width=width, justify=justify)  # type: ignore[arg-type]
     for row in rows:
         table.add_row(*(markup for markup, _ in row))
     return table
+
+
+def _justify(column: Column) -> Literal["left", "right"]:
+    return "right" if len(column) > 2 and column[2] == "right" else "left"
 
 
 def _render(console: Console, table: Table) -> list[str]:
@@ -264,7 +274,7 @@ def _edge_widths(edge: str) -> list[int]:
 
 def _fast_lines(
     console: Console,
-    title: str,
+    title: str | None,
     columns: Sequence[Column],
     rows: Sequence[Sequence[Cell]],
     fixed_widths: Sequence[int] | None = None,
@@ -278,7 +288,8 @@ def _fast_lines(
     widths = _edge_widths(probe[-1]) if probe else []
     if len(widths) != n or min(widths) < 3:
         return None
-    overflows = [overflow or "ellipsis" for _, overflow in columns]
+    overflows = [column[1] or "ellipsis" for column in columns]
+    justified = [_justify(column) for column in columns]
 
     def one_line(row: Sequence[Cell]) -> bool:
         return all(len(p or "") <= w - 2 for (_, p), w in zip(row, widths, strict=True))
@@ -300,12 +311,13 @@ def _fast_lines(
     def lines(row: Sequence[Cell]) -> list[str]:
         """A row of plain cells; cells that do not fit are wrapped by rich's own Text.wrap."""
         cells: list[list[str]] = []
-        for (_, plain), width, overflow in zip(row, widths, overflows, strict=True):
+        for (_, plain), width, overflow, justify in zip(row, widths, overflows, justified, strict=True):
             assert plain is not None
             if len(plain) <= width - 2:
-                cells.append([f" {plain.ljust(width - 2)} "])
+                padded = plain.rstrip().rjust(width - 2) if justify == "right" else plain.ljust(width - 2)
+                cells.append([f" {padded} "])
             else:
-                wrapped = Text(plain).wrap(console, width - 2, justify="left", overflow=overflow)  # type: ignore[arg-type]
+                wrapped = Text(plain).wrap(console, width - 2, justify=justify, overflow=overflow)  # type: ignore[arg-type]
                 cells.append([f" {line.plain.ljust(width - 2)} " for line in wrapped])
         height = max(len(c) for c in cells)
         return [

@@ -82,9 +82,12 @@ def _both(
 
 
 _HEADERS = st.sampled_from(["Pod", "Node", "Why", "Memory requested", "X"])
+_COLUMNS: st.SearchStrategy[table.Column] = st.tuples(_HEADERS, _OVERFLOWS) | st.tuples(
+    _HEADERS, _OVERFLOWS, st.just("right")
+)
 _shapes = st.integers(1, 6).flatmap(
     lambda n: st.tuples(
-        st.lists(st.tuples(_HEADERS, _OVERFLOWS), min_size=n, max_size=n),
+        st.lists(_COLUMNS, min_size=n, max_size=n),
         st.lists(st.lists(_cell, min_size=n, max_size=n), max_size=12),
         st.frozensets(st.integers(0, n - 1)),
     )

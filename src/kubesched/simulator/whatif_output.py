@@ -213,32 +213,47 @@ def write_csv(result: SweepResult, out: TextIO) -> None:
 
 
 def print_sweep(result: SweepResult, out: TextIO) -> None:
-    """One row a point: the axes the spec varies, then what was measured (cpu and memory used)."""
+    """One row a point: the axes the spec varies, then what was measured (pending pods, cpu and memory used).
+
+    Pods are a column only when the points differ in them (a scale axis), else in the title: a
+    column fewer lets the table of three axes fit 80 columns."""
     console = _console(out)
     resources = [r for r in result.resources() if r in ("cpu", "memory")]
     varied = [a for a in AXES if len({row[a] for row in result.rows}) > 1] or ["nodes"]
     errors = any(row.get("error") for row in result.rows)
+    counts = {row.get("pods") for row in result.rows if not row.get("error")}
     where = f"{result.workers} process(es)" if result.engine == "processes" else f"Ray ({result.workers} CPUs)"
-    title = f"Sweep {escape(result.spec.path)}: {len(result.rows)} point(s) in {result.wall_seconds:.1f} s on {where}"
-    table = Table(title=title)
-    table.add_column("#", justify="right", no_wrap=True)
-    for axis in varied:
-        table.add_column(axis, justify="left" if axis in ("template", "config") else "right", no_wrap=True)
-    for col in ("pods", "scheduled", "pending", "nodes used", *(f"{r} used" for r in resources), "seconds"):
-        table.add_column(col, justify="right", no_wrap=True)
+    title = f"Sweep {result.spec.path}: {len(result.rows)} point(s) in {result.wall_seconds:.1f} s on {where}"
+    if len(counts) == 1:
+        title += f", {counts.pop()} pod(s) each"
+    columns: list[tables.Column] = [("#", None, "right")]
+    columns += [(axis, "fold", "left" if axis in _NAMED_AXES else "right") for axis in varied]
+    measures = ["pods"] if len(counts) > 1 else []
+    measures += ["pending", "nodesUsed"]
+    headers = {"nodesUsed": "nodes used"}
+    columns += [(headers.get(m, m), "fold", "right") for m in measures]
+    columns += [(f"{r} used", "fold", "right") for r in resources]
+    columns.append(("time", "fold", "right"))
     if errors:
-        table.add_column("error", overflow="fold")
+        columns.append(("error", "fold"))
+    rows = []
     for row in result.rows:
         util = row.get("utilisation") or {}
-        cells = [str(row["index"])]
-        cells += [escape(_axis(row[a])) for a in varied]
-        cells += [str(row.get(k, "-")) for k in ("pods", "scheduled", "pending", "nodesUsed")]
-        cells += [_pct(util.get(r)) for r in resources]
-        cells.append(_num(row.get("wallSeconds")))
+        cells = [tables.text(str(row["index"]))]
+        cells += [tables.escaped(_axis(row[a])) for a in varied]
+        cells += [tables.text(str(row.get(m, "-"))) for m in measures]
+        cells += [tables.text(_pct(util.get(r))) for r in resources]
+        seconds = row.get("wallSeconds")
+        cells.append(tables.text("-" if seconds is None else f"{seconds:.2f}s"))
         if errors:
-            cells.append(escape(row.get("error") or ""))
-        table.add_row(*cells)
-    console.print(table)
+            cells.append(tables.escaped(row.get("error") or ""))
+        rows.append(cells)
+    names = [1 + i for i, axis in enumerate(varied) if axis in _NAMED_AXES]
+    console.print(escape(title))  # a line of its own: as a title it would wrap to the table's width
+    tables.print_table(console, None, columns, rows, names=names)
+
+
+_NAMED_AXES = ("template", "config")  # file names, or `default`
 
 
 def _axis(value: Any) -> str:
