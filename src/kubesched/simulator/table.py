@@ -46,7 +46,7 @@ ELISION = "..."  # never in a Kubernetes name (no empty DNS label), so it cannot
 # many columns of text (never below the column's own widest cell nor its header's longest word).
 # The last step folds headers and words: still better than folding names.
 _TEXT, _NAMES, _WORDS, _FOLD = "text", "names", "words", "fold"
-_STEPS = ((_TEXT, 30), (_NAMES, 24), (_TEXT, 20), (_NAMES, 16), (_WORDS, 0), (_NAMES, 12), (_FOLD, 1))
+_STEPS = ((_TEXT, 30), (_NAMES, 24), (_TEXT, 16), (_WORDS, 0), (_NAMES, 12), (_FOLD, 1))
 _EMOJI_LIKE = re.compile(r":\S*?:")
 
 
@@ -123,8 +123,8 @@ def fit(
     elided to them; None and the rows as they are when the table fits, or cannot (rich folds then).
 
     Narrowing goes by `_STEPS`, each lowering the widest columns of its kind first: text columns
-    (any not in `names`) to 30, names to 24, text to 20, names to 16, text to its longest word,
-    names to 12, and last text to a single column, folding its words and header."""
+    (any not in `names`) to 30, names to 24, text to 16, text to its longest word, names to 12,
+    and last text to a single column, folding its words and header."""
     n = len(columns)
     room = console.width - (3 * n + 1)  # less a border before each column and after the last, and padding
     heads = [max((cell_len(w) for w in column[0].split()), default=0) for column in columns]
