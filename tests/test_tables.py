@@ -295,3 +295,20 @@ def test_sweep_table_fits_80_columns_with_every_value() -> None:
     assert [r[3] for r in rows] == [str(p["seed"]) for p in result.rows]
     assert all(_shown_as(r[2], p["config"]) for r, p in zip(rows, result.rows, strict=True))
     assert "8 pod(s) each" in " ".join(text.split())
+
+
+def test_the_eks_example_at_80_columns(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """examples/eks, as docs/output.md runs it."""
+    monkeypatch.setenv("COLUMNS", "80")
+    example = str(Path(__file__).parents[1] / "examples" / "eks")
+    assert main(["simulate", example, "--output", "table", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "Node names without .eu-west-1.compute.internal" in out
+    for resource in ("ephemeral-storage", "attachable-volumes", "hugepages"):
+        assert resource not in out
+    assert [row[0] for row in _table_rows(out, "Utilisation")] == ["cpu", "memory", "pods", "nvidia.com/gpu"]
+    pods = [row[0] for row in _table_rows(out, "Pods") if row[0]]
+    assert len(pods) == 6 and "ml/cuda-vector-add" in pods
+    nodes = [row[0] for row in _table_rows(out, "Nodes")]
+    assert nodes == ["ip-10-0-0-10", "ip-10-0-0-17", "ip-10-0-1-24", "ip-10-0-1-31", "ip-10-0-2-38", "ip-10-0-2-45"]
