@@ -42,9 +42,9 @@ Column = tuple[str, str | None] | tuple[str, str | None, str]
 
 MIN_ROWS = 200  # smaller tables go to rich whole: it is quick there
 ELISION = "..."  # never in a Kubernetes name (no empty DNS label), so it cannot be misread as part of one
-# The narrowing steps when a table is wider than the console: which columns narrow, down to how
-# many columns of text (never below the column's own widest cell nor its header's longest word).
-# The last step folds headers and words: still better than folding names.
+# The narrowing steps when a table is wider than the console: which columns narrow, and down to
+# how many columns of text (no column below its header's longest word, but in the last step,
+# which folds headers and words: still better than folding names).
 _TEXT, _NAMES, _WORDS, _FOLD = "text", "names", "words", "fold"
 _STEPS = ((_TEXT, 30), (_NAMES, 24), (_TEXT, 16), (_WORDS, 0), (_NAMES, 12), (_FOLD, 1))
 _EMOJI_LIKE = re.compile(r":\S*?:")
@@ -160,7 +160,7 @@ def fit(
 def _elided(cell: Cell, width: int) -> Cell:
     """A name's cell in `width` columns (a cell with markup is left to rich)."""
     plain = cell[1]
-    return text(elide(plain, width)) if plain is not None and len(plain) > width else cell
+    return escaped(elide(plain, width)) if plain is not None and len(plain) > width else cell
 
 
 def _lower(widths: list[int], floors: list[int], cols: list[int], excess: int) -> int:
