@@ -580,6 +580,7 @@ def _write(
     """
     from kubesched.simulator import explain as ex
     from kubesched.simulator.report import console_for, print_table, to_json, write_json
+    from kubesched.simulator.summary import summarize
 
     try:
         explained = ex.explain_all(result, explain, digest) if explain else []
@@ -598,7 +599,8 @@ def _write(
             ex.render(explained, console_for(out))
             print_table(to_json(result, record=False), out, pods=False)
         else:
-            print_table(to_json(result, record=False), out)
+            summary = summarize(result)
+            print_table(to_json(result, record=False, summary=summary), out, shown=summary.shown())
         out.flush()
     except BrokenPipeError:
         _silence_stdout()

@@ -22,7 +22,7 @@ from kubesched.simulator import table
 from kubesched.simulator.explain import natural_key
 from kubesched.simulator.run import SimulationResult, selects
 from kubesched.simulator.states import SCHEDULED, PodState, outcome_state, pod_states
-from kubesched.simulator.summary import Summary, node_resources, summarize
+from kubesched.simulator.summary import Summary, node_resources, shown_resources, summarize
 
 _TIMELINE_ONLY = ("Deleted", "Preempted", "Nominated")
 _EVENT_FIELDS = tuple(f.name for f in dataclasses.fields(SchedulerEvent))
@@ -247,36 +247,46 @@ def console_for(out: TextIO) -> Console:
     return Console(file=out)
 
 
-def print_table(doc: dict[str, Any], out: TextIO, *, pods: bool = True) -> None:
-    """The human summary: pods (unless `pods` is False), nodes, timeline, warnings and the run's summary."""
+def print_table(doc: dict[str, Any], out: TextIO, *, pods: bool = True, shown: Collection[str] | None = None) -> None:
+    """The human summary: pods (unless `pods` is False), nodes, timeline, warnings and the run's summary.
+
+    `shown` is the run's `Summary.shown()`, the resources given a row or a mention; without it, those
+    the pods on the nodes request (the document does not say what pending pods request)."""
     console = console_for(out)
+    if shown is None:
+        used = doc["summary"]["resources"]
+        shown = shown_resources(used, {r for r, u in used.items() if u["requested"] != "0"})
     if pods:
-        _print_pods(console, doc["pods"])
+        suffix = table.domain_suffix([n["name"] for n in doc["nodes"]])
+        _print_pods(console, doc["pods"], suffix)
+        if suffix:
+            console.print(f"Node names without {escape(suffix)}", highlight=False)
         use = {n["name"]: n["utilisation"] for n in doc["summary"]["nodes"]}
-        _print_nodes(console, doc["nodes"], use)
+        _print_nodes(console, doc["nodes"], use, shown, suffix)
         if any(e["time"] > 0 or e["type"] in _TIMELINE_ONLY for e in doc["events"]):
-            _print_timeline(console, doc["events"])
+            _print_timeline(console, doc["events"], suffix)
         for w in doc["warnings"]:
             console.print(f"[yellow]warning:[/] {escape(w)}")
-        print_summary(console, doc["summary"])
+        print_summary(console, doc["summary"], shown)
     total = len(doc["pods"])
     done = sum(1 for p in doc["pods"] if p["result"] == "Scheduled")
     console.print(f"{done}/{total} pending pods scheduled.")
 
 
-def _print_pods(console: Console, entries: list[dict[str, Any]]) -> None:
+def _print_pods(console: Console, entries: list[dict[str, Any]], suffix: str) -> None:
+    """One row a pod; node names without `suffix` (table.domain_suffix)."""
     timed = any(p["boundAt"] for p in entries)  # bound later than time 0: scenarios, bind latency
     rows: list[list[table.Cell]] = []
     for p in entries:
         style = {"Scheduled": "green", "Gated": "yellow"}.get(p["result"], "red")
         why = p["message"] or ""
         if p["nominatedNode"] and p["result"] != "Scheduled":
-            why = f"nominated to {p['nominatedNode']}; {why}"
+            why = f"nominated to {table.without(p['nominatedNode'], suffix)}; {why}"
         if p["victims"]:
             why = f"preempted {', '.join(p['victims'])}" + (f"; {why}" if why else "")
         row = [
             table.text(f"{p['namespace']}/{p['name']}"),
-            table.text(p["node"] or "-"),
+            table.text(table.without(p["node"], suffix) if p["node"] else "-"),
             table.styled(p["result"], style),
             table.text(str(p["attempts"])),
         ]
@@ -284,7 +294,7 @@ def _print_pods(console: Console, entries: list[dict[str, Any]]) -> None:
             row.append(table.text("-" if p["boundAt"] is None else f"{p['boundAt']:g}s"))
         rows.append([*row, table.escaped(why)])
     headers = ("Pod", "Node", "Result", "Tries", *(("Bound at",) if timed else ()), "Why")
-    table.print_table(console, "Pods", [(col, "fold") for col in headers], rows)
+    table.print_table(console, "Pods", [(col, "fold") for col in headers], rows, names=(0, 1))
 
 
 def _share(resource: str, requested: str, allocatable: str, ratio: float | None) -> str:
@@ -354,8 +364,15 @@ def _decimal(value: Fraction, places: int) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def _print_nodes(console: Console, entries: list[dict[str, Any]], use: dict[str, dict[str, float | None]]) -> None:
-    """One row a node, in natural name order; `use` is the summary's utilisation by node and resource."""
+def _print_nodes(
+    console: Console,
+    entries: list[dict[str, Any]],
+    use: dict[str, dict[str, float | None]],
+    shown: Collection[str],
+    suffix: str,
+) -> None:
+    """One row a node, in natural name order, named without `suffix`; `use` is the summary's utilisation
+    by node and resource, Other the `shown` resources beyond cpu, memory and pods."""
     rows: list[list[table.Cell]] = []
     for n in sorted(entries, key=lambda n: natural_key(n["name"])):
         req, alloc, ratios = n["requested"], n["allocatable"], use.get(n["name"], {})
@@ -363,10 +380,10 @@ def _print_nodes(console: Console, entries: list[dict[str, Any]], use: dict[str,
         def cell(r: str, req: dict[str, str] = req, alloc: dict[str, str] = alloc, ratios: Any = ratios) -> str:
             return _share(r, req.get(r, "0"), alloc.get(r, "0"), ratios.get(r))
 
-        other = [f"{r} {cell(r)}" for r in req if r not in _BASIC and ("/" in r or req[r] != "0")]
+        other = [f"{r} {cell(r)}" for r in req if r not in _BASIC and r in shown]
         rows.append(
             [
-                table.text(n["name"]),
+                table.text(table.without(n["name"], suffix)),
                 table.text(cell(PODS)),
                 table.text(cell(CPU)),
                 table.text(cell(MEMORY)),
@@ -374,30 +391,31 @@ def _print_nodes(console: Console, entries: list[dict[str, Any]], use: dict[str,
             ]
         )
     columns: list[table.Column] = [(col, "fold") for col in ("Node", "Pods", "CPU", "Memory", "Other")]
-    table.print_table(console, "Nodes", columns, rows)
+    table.print_table(console, "Nodes", columns, rows, names=(0,))
 
 
-def _print_timeline(console: Console, events: list[dict[str, Any]]) -> None:
+def _print_timeline(console: Console, events: list[dict[str, Any]], suffix: str) -> None:
     timeline = [
         [
             table.text(f"{e['time']:g}s"),
             table.text(e["pod"]),
             table.text(e["type"]),
-            table.text(e.get("node") or ""),
+            table.text(table.without(e.get("node") or "", suffix)),
             table.escaped(e.get("message") or ""),
         ]
         for e in events
     ]
     columns = [(col, "fold") for col in ("Time", "Pod", "Event", "Node", "Detail")]
-    table.print_table(console, "Timeline", columns, timeline)
+    table.print_table(console, "Timeline", columns, timeline, names=(1, 3))
 
 
 def _percent(ratio: float | None) -> str:
     return "-" if ratio is None else f"{ratio * 100:.0f}%"
 
 
-def print_summary(console: Console, summary: dict[str, Any]) -> None:
-    """The JSON `summary` as tables: pending pods by reason, utilisation and fragmentation, zones."""
+def print_summary(console: Console, summary: dict[str, Any], shown: Collection[str]) -> None:
+    """The JSON `summary` as tables: pending pods by reason, utilisation and fragmentation, zones;
+    a row or mention for the `shown` resources only."""
     pods = summary["pods"]
     deleted = f", {pods['deleted']} deleted before the end" if pods["deleted"] else ""
     console.print(
@@ -419,22 +437,22 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
             table.text(human(r, frag[r]["largestFree"])),
         ]
         for r, u in summary["resources"].items()
-        if u["allocatable"] != "0" or u["requested"] != "0"
+        if r in shown
     ]
     headers = ("Resource", "Requested", "Allocatable", "Used", "Free", "Stranded", "Largest free")
-    table.print_table(console, "Utilisation", [(h, "fold") for h in headers], resources)
-    extended = sorted({r for z in summary["zones"] for r in z["resources"] if "/" in r})
+    table.print_table(console, "Utilisation", [(h, "fold") for h in headers], resources, names=(0,))
+    other = [r for r in summary["resources"] if r in shown and r not in _BASIC]
     zones = [
         [
             table.text(z["zone"]),
             table.text(str(z["nodes"])),
             *(table.text(_percent(z["resources"][r]["utilisation"])) for r in _BASIC),
             table.text(
-                ", ".join(f"{r} {_percent(z['resources'][r]['utilisation'])}" for r in extended if r in z["resources"])
+                ", ".join(f"{r} {_percent(z['resources'][r]['utilisation'])}" for r in other if r in z["resources"])
                 or "-"
             ),
         ]
         for z in summary["zones"]
     ]
-    zone_headers = ("Zone", "Nodes", "CPU", "Memory", "Pods", "Extended")
-    table.print_table(console, "Utilisation by zone", [(h, "fold") for h in zone_headers], zones)
+    zone_headers = ("Zone", "Nodes", "CPU", "Memory", "Pods", "Other")
+    table.print_table(console, "Utilisation by zone", [(h, "fold") for h in zone_headers], zones, names=(0,))

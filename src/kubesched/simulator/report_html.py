@@ -489,17 +489,18 @@ def _duration(seconds: float) -> str:
     return (f"{h}h" if h else "") + (f"{m}m" if m else "") + s_text
 
 
-def _shown(resources: Mapping[str, Usage]) -> list[str]:
-    """Resources some node offers: utilisation means something only for those."""
-    return [r for r, u in resources.items() if u.allocatable > 0]
+def _shown(s: Summary) -> list[str]:
+    """The summary's shown resources (cpu, memory, pods and what pods request) that some node offers:
+    utilisation means something only for those."""
+    return [r for r in s.shown() if s.resources[r].allocatable > 0]
 
 
 def _utilisation(s: Summary) -> Section:
-    shown = _shown(s.resources)
+    shown = _shown(s)
     if not shown:
         return "utilisation", "Utilisation", '<p class="note">No node offers any resource.</p>'
     parts = [_cluster_figure(s, shown)]
-    unoffered = [r for r, u in s.resources.items() if u.allocatable == 0 and u.requested > 0]
+    unoffered = [r for r in s.shown() if s.resources[r].allocatable == 0 and r in s.wanted]
     if unoffered:
         parts.append(f'<p class="note">Requested but offered by no node: {_e(", ".join(unoffered))}.</p>')
     if len(s.zones) > 1:
@@ -822,6 +823,7 @@ def _pending_table(data: ReportData, tracker: _Tracker) -> Section:
 
 
 def _fragmentation(s: Summary) -> Section:
+    shown = _shown(s)
     rows = [
         [
             r,
@@ -831,7 +833,7 @@ def _fragmentation(s: Summary) -> Section:
             f.largest_free_node or "-",
         ]
         for r, f in s.fragmentation.items()
-        if s.resources[r].allocatable > 0
+        if r in shown
     ]
     note = (
         '<p class="note">Free: allocatable less requested. Stranded: free on nodes where no pending pod fits by '

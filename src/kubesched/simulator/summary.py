@@ -10,10 +10,15 @@ the free amount (allocatable less requested) summed over the nodes where no pend
 its resource requests alone (every requested resource, and a pod slot, free). Other reasons a pod
 cannot go to a node (taints, affinity, spreading) are left out: they are not about capacity. With
 no pending pod nothing is stranded. The largest free block is the most of a resource free on one node.
+
+People's outputs (tables, the HTML report, `whatif compare`'s table) show fewer resources than the
+JSON: `Summary.shown()` (docs/output.md). Nodes offer resources nobody asks for (ephemeral-storage,
+attachable-volumes-*, hugepages-*), and a row at 0% on every node is noise there.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +87,11 @@ class Summary:
     zones: list[ZoneUsage]
     nodes: list[NodeUsage]  # in the cache's order (the JSON's `nodes` order)
     fragmentation: dict[str, Fragmentation]
+    wanted: frozenset[str] = frozenset()  # resources some pod requests, on a node or pending (not in the JSON)
+
+    def shown(self) -> list[str]:
+        """The resources people's outputs show, in the JSON's order: see `shown_resources`."""
+        return shown_resources(self.resources, self.wanted)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON output's `summary` (docs/output.md)."""
@@ -128,6 +138,14 @@ def _usage_json(resource: str, u: Usage) -> dict[str, Any]:
     }
 
 
+def shown_resources(resources: Iterable[str], wanted: Collection[str]) -> list[str]:
+    """cpu, memory and pods always; any other resource only when some pod requests it.
+
+    Whether a node offers it does not matter: a resource requested and offered by no node
+    is why pods wait, so its row stays."""
+    return [r for r in resources if r in _ALWAYS or r in wanted]
+
+
 def node_resources(ni: NodeInfo) -> dict[str, Usage]:
     """cpu, memory and pods, then every other resource the node offers or its pods request, by name."""
     alloc = ni.allocatable
@@ -169,7 +187,14 @@ def summarize(result: SimulationResult) -> Summary:
         zones=_zones(nodes),
         nodes=nodes,
         fragmentation=_fragmentation(nodes, pending),
+        wanted=_wanted(nodes, pending),
     )
+
+
+def _wanted(nodes: list[NodeUsage], pending: list[PodState]) -> frozenset[str]:
+    """Resources the pods on the nodes or the pending pods request (pods, the slot count, aside)."""
+    on_nodes = {r for n in nodes for r, u in n.resources.items() if u.requested > 0 and r != PODS}
+    return frozenset(on_nodes | {r for st in pending for r, v in st.pod.requests.items() if v > 0})
 
 
 def _reasons(pending: list[PodState]) -> dict[str, int]:

@@ -15,12 +15,19 @@ widths are known. So rich is asked only for what needs it:
 
 Anything unexpected (colours on a terminal, a layout that does not check out) prints the
 whole table with rich, as before.
+
+A table wider than the console is laid out here first (`fit`), because rich narrows the widest
+columns, and those are the ones holding pod and node names, which it then folds mid-name onto
+three or four lines. Here text columns (messages, numbers) give up their width first; columns
+of names keep theirs as long as possible, and a name that still does not fit loses its middle
+(`elide`), never wraps. Only a console too narrow for that is left to rich's folding.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import Literal
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -30,10 +37,16 @@ from rich.text import Text
 
 Cell = tuple[str, str | None]
 """What rich is given (console markup) and the text it prints when that is plain, else None."""
-Column = tuple[str, str | None]
-"""Header and overflow (None: rich's default)."""
+Column = tuple[str, str | None] | tuple[str, str | None, str]
+"""Header, overflow (None: rich's default) and, optionally, "right" for a right-justified column."""
 
 MIN_ROWS = 200  # smaller tables go to rich whole: it is quick there
+ELISION = "..."  # never in a Kubernetes name (no empty DNS label), so it cannot be misread as part of one
+# The narrowing steps when a table is wider than the console: which columns narrow, and down to
+# how many columns of text (no column below its header's longest word, but in the last step,
+# which folds headers and words: still better than folding names).
+_TEXT, _NAMES, _WORDS, _FOLD = "text", "names", "words", "fold"
+_STEPS = ((_TEXT, 30), (_NAMES, 24), (_TEXT, 16), (_WORDS, 0), (_NAMES, 12), (_FOLD, 1))
 _EMOJI_LIKE = re.compile(r":\S*?:")
 
 
@@ -57,13 +70,137 @@ def styled(value: str, style: str) -> Cell:
     return f"[{style}]{value}[/]", value if "[" not in value and _plain(value) else None
 
 
-def print_table(console: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[Cell]]) -> None:
-    """console.print(Table(title=title)) with these columns and rows."""
-    lines = _fast_lines(console, title, columns, rows) if len(rows) >= MIN_ROWS else None
+def domain_suffix(names: Collection[str]) -> str:
+    """The longest dot-led suffix every name ends with, leaving each at least its first label
+    (".eu-west-1.compute.internal" of EKS's node names), or "": tables show names without it."""
+    split = [name.split(".") for name in names]
+    if not split:
+        return ""
+    first, can_go = split[0], min(len(labels) for labels in split) - 1
+    common = 0
+    while common < can_go and all(labels[-common - 1] == first[-common - 1] for labels in split):
+        common += 1
+    return "." + ".".join(first[len(first) - common :]) if common else ""
+
+
+def without(name: str, suffix: str) -> str:
+    """`name` less `suffix` (a `domain_suffix`), when it ends with it."""
+    return name[: len(name) - len(suffix)] if suffix and name.endswith(suffix) and name != suffix else name
+
+
+def elide(name: str, width: int) -> str:
+    """`name` in `width` columns: whole when it fits, else its start and its end around ELISION.
+
+    The end gets the larger half: names of one workload differ there (an ordinal, a hash)."""
+    if len(name) <= width:
+        return name
+    keep = max(0, width - len(ELISION))
+    head = keep // 2
+    return name[:head] + ELISION + name[len(name) - (keep - head) :]
+
+
+def print_table(
+    console: Console,
+    title: str | None,
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Cell]],
+    names: Collection[int] = (),
+) -> None:
+    """console.print(Table(title=title)) with these columns and rows, fitted to the console (`fit`);
+    the columns at `names` hold names."""
+    widths, rows = fit(console, columns, rows, names)
+    lines = _fast_lines(console, title, columns, rows, widths) if len(rows) >= MIN_ROWS else None
     if lines is None:
-        console.print(_table(title, columns, rows))
+        console.print(_table(title, columns, rows, widths))
         return
     console.file.write("".join(line + "\n" for line in lines))
+
+
+def fit(
+    console: Console, columns: Sequence[Column], rows: Sequence[Sequence[Cell]], names: Collection[int] = ()
+) -> tuple[list[int] | None, Sequence[Sequence[Cell]]]:
+    """Column widths (padding included) for a table wider than the console, with its rows' names
+    elided to them; None and the rows as they are when the table fits, or cannot (rich folds then).
+
+    Narrowing goes by `_STEPS`, each lowering the widest columns of its kind first: text columns
+    (any not in `names`) to 30, names to 24, text to 16, text to its longest word, names to 12,
+    and last text to a single column, folding its words and header."""
+    n = len(columns)
+    room = console.width - (3 * n + 1)  # less a border before each column and after the last, and padding
+    heads = [max((cell_len(w) for w in column[0].split()), default=0) for column in columns]
+    widest = _widest(console, rows, n)
+    natural = [max(cell_len(column[0]), widest[j]) for j, column in enumerate(columns)]
+    excess = sum(natural) - room
+    if excess <= 0 or not rows:
+        return None, rows
+    widths = list(natural)
+    for kind, floor in _STEPS:
+        if kind == _NAMES:
+            cols = [j for j in range(n) if j in names]
+            floors = [max(heads[j], min(natural[j], floor)) for j in range(n)]
+        elif kind == _TEXT:
+            cols = [j for j in range(n) if j not in names]
+            floors = [max(heads[j], min(natural[j], floor)) for j in range(n)]
+        elif kind == _WORDS:
+            cols = [j for j in range(n) if j not in names]
+            words = _longest_words(console, rows, cols)
+            floors = [max(heads[j], words.get(j, 0)) for j in range(n)]
+        else:
+            cols = [j for j in range(n) if j not in names]
+            floors = [min(natural[j], floor) for j in range(n)]
+        excess = _lower(widths, floors, cols, excess)
+        if excess <= 0:
+            break
+    else:
+        return None, rows
+    fitted = [[_elided(cell, widths[j]) if j in names else cell for j, cell in enumerate(row)] for row in rows]
+    return [w + 2 for w in widths], fitted
+
+
+def _elided(cell: Cell, width: int) -> Cell:
+    """A name's cell in `width` columns (a cell with markup is left to rich)."""
+    plain = cell[1]
+    return escaped(elide(plain, width)) if plain is not None and len(plain) > width else cell
+
+
+def _lower(widths: list[int], floors: list[int], cols: list[int], excess: int) -> int:
+    """Narrow the widest of `cols` (in place), none below its floor, by up to `excess` in all; what is left of it."""
+    while excess > 0:
+        movable = [j for j in cols if widths[j] > floors[j]]
+        if not movable:
+            break
+        j = max(movable, key=lambda k: widths[k])
+        below = max((widths[k] for k in movable if k != j and widths[k] < widths[j]), default=0)
+        step = min(excess, widths[j] - floors[j], max(1, widths[j] - below))
+        widths[j] -= step
+        excess -= step
+    return excess
+
+
+def _widest(console: Console, rows: Sequence[Sequence[Cell]], n: int) -> list[int]:
+    """Per column, its widest cell (its longest line)."""
+    widest = [0] * n
+    for row in rows:
+        for j, (markup, plain) in enumerate(row):
+            w = len(plain) if plain is not None else _measure(console.render_str(markup, highlight=False).plain)[1]
+            if w > widest[j]:
+                widest[j] = w
+    return widest
+
+
+def _longest_words(console: Console, rows: Sequence[Sequence[Cell]], cols: list[int]) -> dict[int, int]:
+    """Per column of `cols`, its longest word."""
+    longest = dict.fromkeys(cols, 0)
+    for row in rows:
+        for j in cols:
+            markup, plain = row[j]
+            word = (
+                max(map(len, plain.split()), default=0)
+                if plain is not None
+                else _measure(console.render_str(markup, highlight=False).plain)[0]
+            )
+            longest[j] = max(longest[j], word)
+    return longest
 
 
 def _table(
@@ -74,15 +211,20 @@ def _table(
     show_header: bool = True,
 ) -> Table:
     table = Table(title=title, show_header=show_header)
-    for i, (header, overflow) in enumerate(columns):
+    for i, column in enumerate(columns):
+        header, overflow, justify = column[0], column[1], _justify(column)
         width = widths[i] - 2 if widths is not None else None  # less the cell padding
         if overflow is None:
-            table.add_column(header, width=width)
+            table.add_column(header, width=width, justify=justify)
         else:
-            table.add_column(header, overflow=overflow, width=width)  # type: ignore[arg-type]
+            table.add_column(header, overflow=overflow, width=width, justify=justify)  # type: ignore[arg-type]
     for row in rows:
         table.add_row(*(markup for markup, _ in row))
     return table
+
+
+def _justify(column: Column) -> Literal["left", "right"]:
+    return "right" if len(column) > 2 and column[2] == "right" else "left"
 
 
 def _render(console: Console, table: Table) -> list[str]:
@@ -131,17 +273,23 @@ def _edge_widths(edge: str) -> list[int]:
 
 
 def _fast_lines(
-    console: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[Cell]]
+    console: Console,
+    title: str | None,
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Cell]],
+    fixed_widths: Sequence[int] | None = None,
 ) -> list[str] | None:
-    """The table's lines, or None where rich must print it."""
+    """The table's lines (columns `fixed_widths` wide when given), or None where rich must print it."""
     if console.color_system is not None or not rows:
         return None
     n = len(columns)
-    probe = _render(console, _table(title, columns, [rows[i] for i in _representatives(console, rows, n)]))
+    chosen = [rows[i] for i in _representatives(console, rows, n)]
+    probe = _render(console, _table(title, columns, chosen, fixed_widths))
     widths = _edge_widths(probe[-1]) if probe else []
     if len(widths) != n or min(widths) < 3:
         return None
-    overflows = [overflow or "ellipsis" for _, overflow in columns]
+    overflows = [column[1] or "ellipsis" for column in columns]
+    justified = [_justify(column) for column in columns]
 
     def one_line(row: Sequence[Cell]) -> bool:
         return all(len(p or "") <= w - 2 for (_, p), w in zip(row, widths, strict=True))
@@ -163,12 +311,13 @@ def _fast_lines(
     def lines(row: Sequence[Cell]) -> list[str]:
         """A row of plain cells; cells that do not fit are wrapped by rich's own Text.wrap."""
         cells: list[list[str]] = []
-        for (_, plain), width, overflow in zip(row, widths, overflows, strict=True):
+        for (_, plain), width, overflow, justify in zip(row, widths, overflows, justified, strict=True):
             assert plain is not None
             if len(plain) <= width - 2:
-                cells.append([f" {plain.ljust(width - 2)} "])
+                padded = plain.rstrip().rjust(width - 2) if justify == "right" else plain.ljust(width - 2)
+                cells.append([f" {padded} "])
             else:
-                wrapped = Text(plain).wrap(console, width - 2, justify="left", overflow=overflow)  # type: ignore[arg-type]
+                wrapped = Text(plain).wrap(console, width - 2, justify=justify, overflow=overflow)  # type: ignore[arg-type]
                 cells.append([f" {line.plain.ljust(width - 2)} " for line in wrapped])
         height = max(len(c) for c in cells)
         return [

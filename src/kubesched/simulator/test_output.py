@@ -66,32 +66,41 @@ _cell = st.builds(lambda make, value: make(value), st.sampled_from(_MAKERS), _ce
 _OVERFLOWS = st.sampled_from([None, "fold", "ellipsis", "crop"])
 
 
-def _both(columns: list[table.Column], rows: list[list[table.Cell]], width: int) -> tuple[str, str]:
-    """What rich prints for the table, and what table.print_table prints (fast path forced)."""
+def _both(
+    columns: list[table.Column], rows: list[list[table.Cell]], width: int, names: frozenset[int] = frozenset()
+) -> tuple[str, str]:
+    """What rich prints for the table as fitted, and what table.print_table prints (fast path forced)."""
     slow, fast = io.StringIO(), io.StringIO()
-    Console(file=slow, width=width).print(table._table("T", columns, rows))
+    widths, fitted = table.fit(Console(width=width), columns, rows, names)
+    Console(file=slow, width=width).print(table._table("T", columns, fitted, widths))
     saved, table.MIN_ROWS = table.MIN_ROWS, 0
     try:
-        table.print_table(Console(file=fast, width=width), "T", columns, rows)
+        table.print_table(Console(file=fast, width=width), "T", columns, rows, names)
     finally:
         table.MIN_ROWS = saved
     return slow.getvalue(), fast.getvalue()
 
 
 _HEADERS = st.sampled_from(["Pod", "Node", "Why", "Memory requested", "X"])
+_COLUMNS: st.SearchStrategy[table.Column] = st.tuples(_HEADERS, _OVERFLOWS) | st.tuples(
+    _HEADERS, _OVERFLOWS, st.just("right")
+)
 _shapes = st.integers(1, 6).flatmap(
     lambda n: st.tuples(
-        st.lists(st.tuples(_HEADERS, _OVERFLOWS), min_size=n, max_size=n),
+        st.lists(_COLUMNS, min_size=n, max_size=n),
         st.lists(st.lists(_cell, min_size=n, max_size=n), max_size=12),
+        st.frozensets(st.integers(0, n - 1)),
     )
 )
 
 
 @_SETTINGS
 @given(_shapes, st.integers(20, 140))
-def test_table_prints_what_rich_prints(shape: tuple[list[table.Column], list[list[table.Cell]]], width: int) -> None:
-    columns, rows = shape
-    slow, fast = _both(columns, rows, width)
+def test_table_prints_what_rich_prints(
+    shape: tuple[list[table.Column], list[list[table.Cell]], frozenset[int]], width: int
+) -> None:
+    columns, rows, names = shape
+    slow, fast = _both(columns, rows, width, names)
     assert fast == slow
 
 

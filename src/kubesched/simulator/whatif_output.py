@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kubesched.simulator import table as tables
 from kubesched.simulator.sweep import AXES, SweepResult
 from kubesched.simulator.whatif import CapacityAnswer, Comparison
 
@@ -52,20 +53,23 @@ def print_capacity(answer: CapacityAnswer, out: TextIO) -> None:
     for note in answer.notes:
         console.print(f"  {escape(note)}")
     if answer.blocked:
-        table = Table(title="Pods no number of these nodes can place (simulated alone on an empty one)")
-        for col in ("Pod", "Owner", "Pods like it", "Refused by", "Message"):
-            table.add_column(col, overflow="fold")
-        for b in answer.blocked:
-            reasons = "; ".join(f"{p}: {v}" for p, v in b.reasons.items()) or "-"
-            table.add_row(escape(b.pod), escape(b.owner or "-"), str(b.pods), escape(reasons), escape(b.message))
-        console.print(table)
+        rows = [
+            [
+                tables.escaped(b.pod),
+                tables.escaped(b.owner or "-"),
+                tables.text(str(b.pods)),
+                tables.escaped("; ".join(f"{p}: {v}" for p, v in b.reasons.items()) or "-"),
+                tables.escaped(b.message),
+            ]
+            for b in answer.blocked
+        ]
+        headers = ("Pod", "Owner", "Pods like it", "Refused by", "Message")
+        title = "Pods no number of these nodes can place (simulated alone on an empty one)"
+        tables.print_table(console, title, [(h, "fold") for h in headers], rows, names=(0, 1))
     if answer.still_pending:
-        table = Table(title=f"Still pending with {answer.max_nodes} node(s) added")
-        table.add_column("Pod", overflow="fold")
-        table.add_column("Message", overflow="fold")
-        for pod, message in answer.still_pending:
-            table.add_row(escape(pod), escape(message))
-        console.print(table)
+        rows = [[tables.escaped(pod), tables.escaped(message)] for pod, message in answer.still_pending]
+        title = f"Still pending with {answer.max_nodes} node(s) added"
+        tables.print_table(console, title, [("Pod", "fold"), ("Message", "fold")], rows, names=(0,))
     table = Table(title="Simulations, in the order run")
     columns = (
         ("Nodes added", "Pending", "Of them blocked", "Enough")
@@ -130,7 +134,8 @@ def print_comparison(cmp: Comparison, out: TextIO) -> None:
         ("nodesUsed", "nodes with pods"),
     ):
         row(label, a[key], b[key])
-    for resource in a["utilisation"]:
+    shown = {*cmp.a.sim.summary.shown(), *cmp.b.sim.summary.shown()}  # the JSON keeps every resource
+    for resource in (r for r in a["utilisation"] if r in shown):
         row(f"utilisation {resource}", a["utilisation"].get(resource), b["utilisation"].get(resource), "pct")
     for resource in a["nodeUtilisation"]:
         for stat in ("stddev", "range"):
@@ -151,18 +156,22 @@ def print_comparison(cmp: Comparison, out: TextIO) -> None:
     if not moved:
         console.print("Every pod lands on the same node with the same result under both.")
         return
-    table = Table(title=f"Pods that land differently: {len(moved)} of {a['pods']}")
-    for col in ("Pod", "Node under A", "Result under A", "Node under B", "Result under B"):
-        table.add_column(col, overflow="fold")
-    for m in moved:
-        table.add_row(
-            escape(m["pod"]),
-            escape(m["nodeA"] or "-"),
-            m["resultA"] or "-",
-            escape(m["nodeB"] or "-"),
-            m["resultB"] or "-",
-        )
-    console.print(table)
+    suffix = tables.domain_suffix([n.name for side in (cmp.a, cmp.b) for n in side.sim.nodes])
+    rows = [
+        [
+            tables.escaped(m["pod"]),
+            tables.escaped(tables.without(m["nodeA"], suffix) if m["nodeA"] else "-"),
+            tables.escaped(m["resultA"] or "-"),
+            tables.escaped(tables.without(m["nodeB"], suffix) if m["nodeB"] else "-"),
+            tables.escaped(m["resultB"] or "-"),
+        ]
+        for m in moved
+    ]
+    headers = ("Pod", "Node under A", "Result under A", "Node under B", "Result under B")
+    title = f"Pods that land differently: {len(moved)} of {a['pods']}"
+    tables.print_table(console, title, [(h, "fold") for h in headers], rows, names=(0, 1, 3))
+    if suffix:
+        console.print(f"Node names without {escape(suffix)}")
 
 
 _FORMATS: dict[str, tuple[Any, Any]] = {
@@ -216,32 +225,47 @@ def write_csv(result: SweepResult, out: TextIO) -> None:
 
 
 def print_sweep(result: SweepResult, out: TextIO) -> None:
-    """One row a point: the axes the spec varies, then what was measured (cpu and memory used)."""
+    """One row a point: the axes the spec varies, then what was measured (pending pods, cpu and memory used).
+
+    Pods are a column only when the points differ in them (a scale axis), else in the title: a
+    column fewer lets the table of three axes fit 80 columns."""
     console = _console(out)
     resources = [r for r in result.resources() if r in ("cpu", "memory")]
     varied = [a for a in AXES if len({row[a] for row in result.rows}) > 1] or ["nodes"]
     errors = any(row.get("error") for row in result.rows)
+    counts = {row.get("pods") for row in result.rows if not row.get("error")}
     where = f"{result.workers} process(es)" if result.engine == "processes" else f"Ray ({result.workers} CPUs)"
-    title = f"Sweep {escape(result.spec.path)}: {len(result.rows)} point(s) in {result.wall_seconds:.1f} s on {where}"
-    table = Table(title=title)
-    table.add_column("#", justify="right", no_wrap=True)
-    for axis in varied:
-        table.add_column(axis, justify="left" if axis in ("template", "config") else "right", no_wrap=True)
-    for col in ("pods", "scheduled", "pending", "nodes used", *(f"{r} used" for r in resources), "seconds"):
-        table.add_column(col, justify="right", no_wrap=True)
+    title = f"Sweep {result.spec.path}: {len(result.rows)} point(s) in {result.wall_seconds:.1f} s on {where}"
+    if len(counts) == 1:
+        title += f", {counts.pop()} pod(s) each"
+    columns: list[tables.Column] = [("#", None, "right")]
+    columns += [(axis, "fold", "left" if axis in _NAMED_AXES else "right") for axis in varied]
+    measures = ["pods"] if len(counts) > 1 else []
+    measures += ["pending", "nodesUsed"]
+    headers = {"nodesUsed": "nodes used"}
+    columns += [(headers.get(m, m), "fold", "right") for m in measures]
+    columns += [(f"{r} used", "fold", "right") for r in resources]
+    columns.append(("time", "fold", "right"))
     if errors:
-        table.add_column("error", overflow="fold")
+        columns.append(("error", "fold"))
+    rows = []
     for row in result.rows:
         util = row.get("utilisation") or {}
-        cells = [str(row["index"])]
-        cells += [escape(_axis(row[a])) for a in varied]
-        cells += [str(row.get(k, "-")) for k in ("pods", "scheduled", "pending", "nodesUsed")]
-        cells += [_pct(util.get(r)) for r in resources]
-        cells.append(_num(row.get("wallSeconds")))
+        cells = [tables.text(str(row["index"]))]
+        cells += [tables.escaped(_axis(row[a])) for a in varied]
+        cells += [tables.text(str(row.get(m, "-"))) for m in measures]
+        cells += [tables.text(_pct(util.get(r))) for r in resources]
+        seconds = row.get("wallSeconds")
+        cells.append(tables.text("-" if seconds is None else f"{seconds:.2f}s"))
         if errors:
-            cells.append(escape(row.get("error") or ""))
-        table.add_row(*cells)
-    console.print(table)
+            cells.append(tables.escaped(row.get("error") or ""))
+        rows.append(cells)
+    names = [1 + i for i, axis in enumerate(varied) if axis in _NAMED_AXES]
+    console.print(escape(title))  # a line of its own: as a title it would wrap to the table's width
+    tables.print_table(console, None, columns, rows, names=names)
+
+
+_NAMED_AXES = ("template", "config")  # file names, or `default`
 
 
 def _axis(value: Any) -> str:
