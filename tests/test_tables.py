@@ -55,7 +55,7 @@ def template() -> str:
     text += "".join(_pod(_placeholder_pod(i), "{cpu: '1', memory: 1Gi}", "zzns") for i in range(PODS - 1))
     text += _pod(_placeholder_pod(PODS - 1), "{cpu: '100'}", "zzns")
     sim = kubesched.simulate(text=text, seed=1, record=False)
-    return json.dumps(sim.to_json())
+    return sim.to_json()
 
 
 _label = st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=12)
