@@ -9,30 +9,24 @@
    placements respect allocatable, host ports, node selectors, required node affinity
    and taints.
 
-Profiles: `ci` (the default, about a minute in all) and `thorough` (HYPOTHESIS_PROFILE=thorough).
+Profiles (the root conftest.py): `ci` (the default, about a minute in all) and `thorough` (HYPOTHESIS_PROFILE=thorough).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.cli import main
 from kubesched.testing.paths import object_paths
-
-_QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
-settings.register_profile("ci", max_examples=120, deadline=None, suppress_health_check=_QUIET)
-settings.register_profile("thorough", max_examples=3000, deadline=None, suppress_health_check=_QUIET)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 RUN_LIMIT_S = 10.0
 ZONES = ("a", "b", "c")
