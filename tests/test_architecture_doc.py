@@ -17,6 +17,9 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "kubesched"
 DOC = ROOT / "docs" / "architecture.md"
@@ -250,3 +253,26 @@ def test_stale_citations_are_named_and_live_ones_pass(tmp_path: Path) -> None:
     problems = citation_problems(_doc(body=stale), src, tmp_path)
     assert len(problems) == 7, _report(problems)
     assert "cli.py does not define gone" in problems[0]
+
+
+_REAL_TREE = tree_entries(SRC)
+_ROW_TEXT = "| `{}` | {} | what it owns |"
+
+
+@given(
+    dropped=st.sets(st.sampled_from(sorted(_REAL_TREE))),
+    extra=st.sets(st.from_regex(r"\Azz_[a-z]{1,8}(/|\.py)\Z"), max_size=3),
+)
+def test_every_dropped_or_invented_row_is_named_and_nothing_else(dropped: set[str], extra: set[str]) -> None:
+    """Whatever rows a table lacks or invents, the check names exactly those, one message each."""
+    kept = [_ROW_TEXT.format(path, lines) for path, lines in _REAL_TREE.items() if path not in dropped]
+    invented = [_ROW_TEXT.format(path, 10) for path in extra]
+    problems = table_problems(_doc(*kept, *invented), SRC)
+    if not kept and not invented:
+        assert len(problems) == 1 and "no table" in problems[0], problems
+        return
+    assert len(problems) == len(dropped) + len(extra), _report(problems)
+    for path in dropped:
+        assert any(f"add a row for `{path}`" in p for p in problems), problems
+    for path in extra:
+        assert any(f"remove the row for `{path}`" in p for p in problems), problems
