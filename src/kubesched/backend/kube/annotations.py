@@ -136,6 +136,8 @@ class AnnotationRecorder:
                 current = self.api.request("GET", path)
                 existing = (current.get("metadata") or {}).get("annotations") or {}
                 patch = {"metadata": {"annotations": with_history(existing, attempt)}}
+                if self.forbidden:  # another call met the 403 while this one read the pod
+                    return
                 self.api.request("PATCH", path, body=patch, content_type=MERGE_PATCH)
             except APIError as err:
                 if err.status != 403:
