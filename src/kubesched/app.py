@@ -214,6 +214,13 @@ class SchedulerApp:
         self.store.wake.set()
 
     def run(self) -> int:
+        if self.opts.record_annotations:
+            from kubesched.backend.kube.annotations import missing_right
+
+            why = missing_right(self.api)
+            if why:
+                log.error(Message("command failed", err=why))
+                return self._shutdown(1)
         if self.opts.secure_port >= 0:
             from kubesched.delegation import DelegationError
             from kubesched.serving import ServingError

@@ -5,7 +5,8 @@ snapshot, watches from a resourceVersion (with bookmarks, field selectors and
 410 Gone once history is compacted), the pods/binding and status subresources,
 strategic-merge status patches, deletes with uid preconditions and optimistic
 concurrency on updates (Leases). Tests can drop watch streams, compact history
-and make requests fail, to see the scheduler's informers and writers recover.
+and make requests fail, to see the scheduler's informers and writers recover, and
+take rights away (`deny`), to see what the scheduler does without them.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ from kubesched.backend.pod_status import merge_conditions
 _BY_PATH = {(r.group_version, r.plural): r for r in BY_KIND.values()}
 
 
+USER = "fake"  # who every client is, in 403 messages and SelfSubjectReviews
+_WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+SSR_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 DROP_RESPONSE = -1  # a fault "status": the request is carried out, then the connection closes unanswered
 
 
@@ -125,6 +130,7 @@ class FakeAPIServer:
         self._compacted = 0
         self._drops = 0
         self._faults: list[Fault] = []
+        self._denied: set[tuple[str, str]] = set()  # (verb, resource[/subresource]) RBAC does not grant
         self._holds: list[tuple[str, re.Pattern[str], threading.Event]] = []
         self._snapshots: dict[str, list[Obj]] = {}
         self.requests: list[tuple[str, str]] = []
@@ -198,6 +204,16 @@ class FakeAPIServer:
             gates = [gate for m, pattern, gate in self._holds if m == method and pattern.search(path)]
         for gate in gates:
             gate.wait()
+
+    def deny(self, verb: str, resource: str) -> None:
+        """Take a right away, as RBAC would: `deny("patch", "pods")` makes every pod patch answer 403
+        Forbidden and SelfSubjectAccessReviews for it answer not allowed."""
+        with self._cond:
+            self._denied.add((verb, resource))
+
+    def _allowed(self, verb: str, resource: str) -> bool:
+        with self._cond:
+            return (verb, resource) not in self._denied
 
     def clear_faults(self) -> None:
         with self._cond:
@@ -506,8 +522,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(status, _status(status, reason, message or f"injected failure {status}"))
             return
         try:
+            if method == "POST" and url.path in (SSAR_PATH, SSR_PATH):
+                self._reply(201, self._review(url.path))
+                return
             res, namespace, name, sub = self._route(url.path)
             api = self.api
+            self._authorize(method, res, namespace, name, sub, query)
             if method == "GET" and not name and query.get("watch") in ("true", "1"):
                 self._watch(res, namespace, query)
                 return
@@ -539,6 +559,34 @@ class _Handler(BaseHTTPRequestHandler):
                 raise APIError(405, "MethodNotAllowed", method)
         except APIError as err:
             self._reply(err.code, _status(err.code, err.reason, str(err)))
+
+    def _review(self, path: str) -> Obj:
+        """A SelfSubjectAccessReview or SelfSubjectReview, answered from the rights `deny` left."""
+        body = self._body()
+        if path == SSR_PATH:
+            return {**body, "status": {"userInfo": {"username": USER}}}
+        attrs = (body.get("spec") or {}).get("resourceAttributes") or {}
+        resource = attrs.get("resource", "") + (f"/{attrs['subresource']}" if attrs.get("subresource") else "")
+        return {**body, "status": {"allowed": self.api._allowed(attrs.get("verb", ""), resource)}}
+
+    def _authorize(
+        self, method: str, res: Resource, namespace: str, name: str, sub: str, query: dict[str, str]
+    ) -> None:
+        if method == "GET":
+            verb = "get" if name else ("watch" if query.get("watch") in ("true", "1") else "list")
+        else:
+            verb = _WRITE_VERBS.get(method, "")
+        resource = f"{res.plural}/{sub}" if sub else res.plural
+        if self.api._allowed(verb, resource):
+            return
+        group = "" if res.group_version == "v1" else res.group_version.split("/")[0]
+        where = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
+        raise APIError(
+            403,
+            "Forbidden",
+            f'{res.plural} "{name}" is forbidden: User "{USER}" cannot {verb} resource "{resource}" '
+            f'in API group "{group}"{where}',
+        )
 
     def _watch(self, res: Resource, namespace: str, query: dict[str, str]) -> None:
         self.send_response(200)

@@ -49,9 +49,13 @@ _ALL = (
     Resource("ResourceSlice", "resource.k8s.io/v1", "resourceslices", False),
     Resource("ResourceClaim", "resource.k8s.io/v1", "resourceclaims", True),
 )
-# What the scheduler keeps informers for, in the order they start.
-WATCHED: dict[str, Resource] = {r.kind: r for r in _ALL}
+# What `kubesched snapshot` reads for the simulator.
+SNAPSHOT: dict[str, Resource] = {r.kind: r for r in _ALL}
+# What the scheduler keeps informers for, in the order they start. Not PriorityClasses: on a real cluster the
+# API server's admission has already written each pod's priority, and upstream's kube-scheduler (whose RBAC
+# deploy/rbac.yaml copies) cannot read them either; only the simulator's own admission needs them.
+WATCHED: dict[str, Resource] = {k: r for k, r in SNAPSHOT.items() if k != "PriorityClass"}
 # Written, never watched.
 LEASE = Resource("Lease", "coordination.k8s.io/v1", "leases", True)
 EVENT = Resource("Event", "events.k8s.io/v1", "events", True)
-BY_KIND: dict[str, Resource] = {**WATCHED, LEASE.kind: LEASE, EVENT.kind: EVENT}
+BY_KIND: dict[str, Resource] = {**SNAPSHOT, LEASE.kind: LEASE, EVENT.kind: EVENT}

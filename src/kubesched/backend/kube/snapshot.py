@@ -16,7 +16,7 @@ import yaml
 from kubesched.api.object import Obj
 from kubesched.backend.kube.api import KubeAPI
 from kubesched.backend.kube.reflector import list_all
-from kubesched.backend.kube.resources import WATCHED, Resource
+from kubesched.backend.kube.resources import SNAPSHOT, Resource
 
 _META_NOISE = ("managedFields", "resourceVersion", "selfLink", "generation", "creationTimestamp", "generateName")
 _ANNOTATION_NOISE = ("kubectl.kubernetes.io/last-applied-configuration",)
@@ -56,7 +56,7 @@ def clean(obj: Obj, resource: Resource) -> Obj:
     return out
 
 
-def take_snapshot(api: KubeAPI, resources: Iterable[Resource] = WATCHED.values()) -> list[Obj]:
+def take_snapshot(api: KubeAPI, resources: Iterable[Resource] = SNAPSHOT.values()) -> list[Obj]:
     """Cluster-scoped kinds first, nodes before pods, so the file reads like the cluster is built."""
     order = sorted(resources, key=lambda r: (r.kind == "Pod", r.kind == "Node", r.namespaced))
     return [clean(obj, r) for r in order for obj in list_all(api, r)[0]]
