@@ -19,6 +19,7 @@ from typing import Any
 
 from kubesched.api.errors import FieldError
 from kubesched.backend.embedded import KINDS, NAMESPACED
+from kubesched.config.goduration import go_quote
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.framework.node_info import parse_node
 from kubesched.framework.types import new_pod_info
@@ -79,7 +80,9 @@ class SourcedObject:
         name = meta.get("name") or meta.get("generateName") or "?"
         ns = meta.get("namespace") or ("default" if kind in NAMESPACED else "")
         ident = f"{ns}/{name}" if ns and isinstance(ns, str) else str(name)
-        return f"{self.where()} ({kind} {ident})"
+        if not ident.isprintable():  # a name with a newline must not split the one-line error it is named in
+            ident = go_quote(ident)
+        return f"{self.where()} ({kind if kind.isprintable() else go_quote(kind)} {ident})"
 
 
 @dataclass(slots=True)
