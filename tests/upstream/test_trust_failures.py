@@ -208,7 +208,9 @@ def test_run_syncs_and_binds_once_rbac_grants_its_role(
     try:
         _grant_kubesched_role(admin_api, NOBODY)
         admin_api.request(
-            "POST", "/api/v1/nodes", body={"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}}
+            "POST",
+            "/api/v1/nodes",
+            body={"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": {"trust-test": "yes"}}},
         )
         alloc = {"cpu": "2", "memory": "4Gi", "pods": "110"}
         admin_api.request(
@@ -219,6 +221,7 @@ def test_run_syncs_and_binds_once_rbac_grants_its_role(
         )
         spec = {
             "schedulerName": SCHEDULER,
+            "nodeSelector": {"trust-test": "yes"},  # not a node another test left in the shared control plane
             "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}],
             "terminationGracePeriodSeconds": 0,
         }
