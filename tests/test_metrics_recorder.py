@@ -18,8 +18,9 @@ def _sample(registry: CollectorRegistry, name: str, **labels: str) -> float:
 def _cluster_with_metrics(monkeypatch: pytest.MonkeyPatch) -> tuple[CollectorRegistry, object]:
     monkeypatch.setattr(metrics_module, "PLUGIN_METRICS_SAMPLE_PERCENT", 100)
     registry = CollectorRegistry()
-    tc = new_test_cluster([make_node("n1").capacity({"cpu": "1", "pods": "10"}).obj()])
-    tc.sched.enable_metrics(SchedulerMetrics(registry))
+    metrics = SchedulerMetrics(registry)
+    tc = new_test_cluster([make_node("n1").capacity({"cpu": "1", "pods": "10"}).obj()], metrics=metrics)
+    metrics.watch(tc.sched.queue, tc.sched.cache)
     return registry, tc
 
 

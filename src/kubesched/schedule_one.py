@@ -578,8 +578,7 @@ def schedule_pod(
     sched: ScheduleOne, fwk: Framework, state: CycleState, pod: PodInfo, record: AttemptRecord | None
 ) -> ScheduleResult:
     sched.cache.update_snapshot(sched.snapshot)
-    snapshot = sched.snapshot
-    fwk.handle.snapshot = snapshot
+    snapshot = sched.snapshot  # the one every profile's handle holds, refreshed in place
     if len(snapshot) == 0:
         raise NoNodesAvailable(ERR_NO_NODES_AVAILABLE)
     positions, diagnosis = find_nodes_that_fit_pod(sched, fwk, state, pod, record)

@@ -84,6 +84,7 @@ class PriorityQueue:
         pod_max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
         pod_max_in_unschedulable_pods_duration: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
         pop_from_backoff_q: bool = True,
+        nominator: Nominator | None = None,
     ) -> None:
         self._clock = clock
         self._pre_enqueue = pre_enqueue
@@ -97,7 +98,8 @@ class PriorityQueue:
         self.gated_pods = self._unschedulable.gated
         self._seq = itertools.count()
         self.scheduling_cycle = 0
-        self.nominator = Nominator()
+        # Given when the profiles' handles, built before the queue, must hold the same one.
+        self.nominator = nominator if nominator is not None else Nominator()
         self.metrics: MetricsRecorder | None = None  # set by a scheduler whose metrics are scraped
 
     @property
