@@ -33,8 +33,8 @@ from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
 from kubesched.profile import new_map, plugin_registry, unknown_plugin_configs
 from kubesched.queue.nominator import Nominator
-from kubesched.queue.scheduling_queue import HintEntry, PriorityQueue, QueueingHintMap
-from kubesched.schedule_one import ScheduleOne, SchedulerObserver
+from kubesched.queue.scheduling_queue import HintEntry, PriorityQueue, QueuedPodInfo, QueueingHintMap
+from kubesched.schedule_one import Reporter, ScheduleOne, SchedulerObserver
 
 if TYPE_CHECKING:
     from kubesched.metrics import SchedulerMetrics
@@ -48,7 +48,9 @@ _REJECTING_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit")
 _ERROR_RETRIES_WHEN_IDLE = 5
 
 
-class Scheduler(ScheduleOne):
+class Scheduler:
+    """The services, the profiles, the queue, and `cycles` (ScheduleOne) composed of them; nothing set later."""
+
     def __init__(
         self,
         config: SchedulerConfig,
@@ -75,20 +77,12 @@ class Scheduler(ScheduleOne):
         self.rng = random.Random(seed)
         self.client = client
         self.lister = lister
-        self._pod_lookup = pod_lookup
-        self.record = record
-        self.observer = observer
-        self.bind_latency = bind_latency
-        self.bind_executor = bind_executor  # runs binding cycles elsewhere (threads, against a real cluster)
-        self.metrics = metrics
         self.extenders: list[Extender] = list(new_extenders(raw.extenders))
         self.unknown_plugin_configs = unknown_plugin_configs(config, reg)
-        self.percentage_of_nodes_to_score = raw.percentageOfNodesToScore or 0
         self.cache = Cache()
         self.snapshot = Snapshot()
-        self.next_start_node_index = 0
-        self.suspended_bindings = {}
-        self.expired_binding_waits = set()
+        self._pod_lookup = pod_lookup
+        self._reporter = Reporter(observer, self.clock)
         nominator = Nominator()
         services = Handle(
             lister=lister,
@@ -99,7 +93,7 @@ class Scheduler(ScheduleOne):
             clock=self.clock,
             activate=self._activate,
             rng=self.rng,
-            report=self._report,
+            report=self._reporter.event,
             extenders=self.extenders,
             metrics=metrics,
             dra_manager=DRAManager(lister),
@@ -117,6 +111,23 @@ class Scheduler(ScheduleOne):
             nominator=nominator,
         )
         self._gated: set[str] = set()
+        self.cycles = ScheduleOne(
+            profiles=self.profiles,
+            queue=self.queue,
+            cache=self.cache,
+            snapshot=self.snapshot,
+            client=client,
+            clock=self.clock,
+            rng=self.rng,
+            extenders=self.extenders,
+            reporter=self._reporter,
+            pod_lookup=pod_lookup,
+            record=record,
+            metrics=metrics,
+            bind_latency=bind_latency,
+            bind_executor=bind_executor,
+            percentage_of_nodes_to_score=raw.percentageOfNodesToScore or 0,
+        )
 
     def _build_hint_map(self) -> QueueingHintMap:
         """Per profile, the events of every plugin that can reject; a plugin without a list gets every event."""
@@ -142,7 +153,7 @@ class Scheduler(ScheduleOne):
         if s is not None and not s.is_success():
             if pod.uid not in self._gated:
                 self._gated.add(pod.uid)
-                self._report("Gated", pod.key, None, s.message())
+                self._reporter.event("Gated", pod.key, None, s.message())
         else:
             self._gated.discard(pod.uid)
         return s
@@ -152,6 +163,14 @@ class Scheduler(ScheduleOne):
 
     def responsible_for(self, pod: PodInfo) -> bool:
         return pod.scheduler_name in self.profiles
+
+    def informer_pod(self, namespace: str, name: str) -> PodInfo | None:
+        """The pod as the scheduler's informer holds it (parsed), or None if it has none."""
+        return self._pod_lookup(namespace, name)
+
+    def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        """ScheduleOne: one popped pod through its scheduling cycle; its binding cycle goes to the clock."""
+        self.cycles.schedule_one(qpi)
 
     # The loop
 
@@ -168,10 +187,10 @@ class Scheduler(ScheduleOne):
             clock.run_due()
             qpi = self.queue.pop()
             if qpi is not None:
-                self.schedule_one(qpi)
+                self.cycles.schedule_one(qpi)
                 continue
             nxt = clock.next_timer()
-            if self.suspended_bindings and self.only_repeated_binding_waits():
+            if self.cycles.suspended_bindings and self.cycles.only_repeated_binding_waits():
                 nxt = None
             wake = self.queue.next_wakeup()
             if nxt is None:
