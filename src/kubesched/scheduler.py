@@ -109,6 +109,7 @@ class Scheduler:
             pod_initial_backoff=float(raw.podInitialBackoffSeconds or 0),
             pod_max_backoff=float(raw.podMaxBackoffSeconds or 0),
             nominator=nominator,
+            metrics=metrics,
         )
         self._gated: set[str] = set()
         self.cycles = ScheduleOne(

@@ -85,6 +85,7 @@ class PriorityQueue:
         pod_max_in_unschedulable_pods_duration: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
         pop_from_backoff_q: bool = True,
         nominator: Nominator | None = None,
+        metrics: MetricsRecorder | None = None,
     ) -> None:
         self._clock = clock
         self._pre_enqueue = pre_enqueue
@@ -100,7 +101,7 @@ class PriorityQueue:
         self.scheduling_cycle = 0
         # Given when the profiles' handles, built before the queue, must hold the same one.
         self.nominator = nominator if nominator is not None else Nominator()
-        self.metrics: MetricsRecorder | None = None  # set by a scheduler whose metrics are scraped
+        self.metrics = metrics  # counts pods entering each queue, when someone scrapes the metrics
 
     @property
     def _in_flight(self) -> dict[str, int]:
