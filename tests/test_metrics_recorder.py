@@ -7,7 +7,7 @@ from prometheus_client import CollectorRegistry
 
 from kubesched import metrics as metrics_module
 from kubesched.metrics import SchedulerMetrics
-from kubesched.testing.cluster import new_test_cluster
+from kubesched.testing.cluster import Harness, new_test_cluster
 from kubesched.testing.wrappers import make_node, make_pod
 
 
@@ -15,7 +15,7 @@ def _sample(registry: CollectorRegistry, name: str, **labels: str) -> float:
     return registry.get_sample_value(name, labels) or 0.0
 
 
-def _cluster_with_metrics(monkeypatch: pytest.MonkeyPatch) -> tuple[CollectorRegistry, object]:
+def _cluster_with_metrics(monkeypatch: pytest.MonkeyPatch) -> tuple[CollectorRegistry, Harness]:
     monkeypatch.setattr(metrics_module, "PLUGIN_METRICS_SAMPLE_PERCENT", 100)
     registry = CollectorRegistry()
     metrics = SchedulerMetrics(registry)
