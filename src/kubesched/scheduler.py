@@ -99,18 +99,7 @@ class Scheduler:
             dra_manager=DRAManager(lister),
         )
         self.profiles = new_map(config, reg, services)
-        first = next(iter(self.profiles.values()))
-        self.queue = PriorityQueue(
-            first.queue_sort.less,  # type: ignore[attr-defined]
-            self._pre_enqueue,
-            clock=self.clock,
-            sort_key=getattr(first.queue_sort, "sort_key", None),
-            hint_map=self._build_hint_map(),
-            pod_initial_backoff=float(raw.podInitialBackoffSeconds or 0),
-            pod_max_backoff=float(raw.podMaxBackoffSeconds or 0),
-            nominator=nominator,
-            metrics=metrics,
-        )
+        self.queue = self._new_queue(config, nominator, metrics)
         self._gated: set[str] = set()
         self.cycles = ScheduleOne(
             profiles=self.profiles,
@@ -128,6 +117,24 @@ class Scheduler:
             bind_latency=bind_latency,
             bind_executor=bind_executor,
             percentage_of_nodes_to_score=raw.percentageOfNodesToScore or 0,
+        )
+
+    def _new_queue(
+        self, config: SchedulerConfig, nominator: Nominator, metrics: SchedulerMetrics | None
+    ) -> PriorityQueue:
+        """NewSchedulingQueue: ordered by the first profile's queue sort (new_map made them all the same)."""
+        first = next(iter(self.profiles.values()))
+        raw = config.raw
+        return PriorityQueue(
+            first.queue_sort.less,  # type: ignore[attr-defined]
+            self._pre_enqueue,
+            clock=self.clock,
+            sort_key=getattr(first.queue_sort, "sort_key", None),
+            hint_map=self._build_hint_map(),
+            pod_initial_backoff=float(raw.podInitialBackoffSeconds or 0),
+            pod_max_backoff=float(raw.podMaxBackoffSeconds or 0),
+            nominator=nominator,
+            metrics=metrics,
         )
 
     def _build_hint_map(self) -> QueueingHintMap:
