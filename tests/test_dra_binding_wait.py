@@ -123,7 +123,7 @@ def test_condition_set_at_30s_binds_the_pod_then_and_others_meanwhile() -> None:
     assert result.bound_at["default/web-2"] == 10.0  # scheduled and bound while the trainer waits
     assert messages(result, "default/trainer") == [(0.0, "Scheduled", None), (30.0, "Bound", None)]
     sched = result.scheduler
-    assert sched is not None and not sched.suspended_bindings
+    assert sched is not None and not sched.cycles.suspended_bindings
 
 
 def test_the_claims_event_resumes_the_wait_between_polls() -> None:
@@ -177,7 +177,7 @@ def test_a_deleted_pod_leaves_no_mark_of_its_expired_wait() -> None:
     delete = {"at": "700s", "delete": [{"kind": "Pod", "namespace": "default", "name": "trainer"}]}
     result = run([SECOND_POD, delete])
     assert ("default/trainer", "Deleted") in {(e.pod, e.type) for e in result.events}
-    assert result.scheduler is not None and result.scheduler.expired_binding_waits == set()
+    assert result.scheduler is not None and result.scheduler.cycles.expired_binding_waits == set()
 
 
 def test_binding_timeout_from_the_plugin_args() -> None:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from kubesched.cli import main
 from kubesched.dra import cel
-from kubesched.framework.plugins.dynamicresources.dra_manager import AllocationMemo
+from kubesched.framework.plugins.dynamicresources.dra_manager import AllocationMemo, shared_manager
 from kubesched.simulator.load import LoadedInput, add_document, finish_loading, load_manifests
 from kubesched.simulator.report import to_json
 from kubesched.simulator.run import SimulationResult, build_config, simulate
@@ -248,7 +248,7 @@ def test_memo_is_used(extended: bool) -> None:
     reuse answers."""
     result = simulated(clusters_for_reuse(extended))
     assert result.scheduler is not None
-    memo = result.scheduler.profiles["default-scheduler"].handle.shared["dynamicresources.DRAManager"].memo
+    memo = shared_manager(result.scheduler.profiles["default-scheduler"].handle).memo
     assert memo.hits > memo.misses
     assert sum(o.result == "Scheduled" for o in result.outcomes.values()) == 20
 

@@ -7,7 +7,7 @@ from prometheus_client import CollectorRegistry
 
 from kubesched import metrics as metrics_module
 from kubesched.metrics import SchedulerMetrics
-from kubesched.testing.cluster import new_test_cluster
+from kubesched.testing.cluster import Harness, new_test_cluster
 from kubesched.testing.wrappers import make_node, make_pod
 
 
@@ -15,11 +15,12 @@ def _sample(registry: CollectorRegistry, name: str, **labels: str) -> float:
     return registry.get_sample_value(name, labels) or 0.0
 
 
-def _cluster_with_metrics(monkeypatch: pytest.MonkeyPatch) -> tuple[CollectorRegistry, object]:
+def _cluster_with_metrics(monkeypatch: pytest.MonkeyPatch) -> tuple[CollectorRegistry, Harness]:
     monkeypatch.setattr(metrics_module, "PLUGIN_METRICS_SAMPLE_PERCENT", 100)
     registry = CollectorRegistry()
-    tc = new_test_cluster([make_node("n1").capacity({"cpu": "1", "pods": "10"}).obj()])
-    tc.sched.enable_metrics(SchedulerMetrics(registry))
+    metrics = SchedulerMetrics(registry)
+    tc = new_test_cluster([make_node("n1").capacity({"cpu": "1", "pods": "10"}).obj()], metrics=metrics)
+    metrics.watch(tc.sched.queue, tc.sched.cache)
     return registry, tc
 
 

@@ -70,7 +70,7 @@ def test_next_start_node_index_rotates_by_examined_nodes():
     sched, _, obs = scheduler_with(nodes, [make_pod("p0").req({"cpu": "100m"}).obj()])
     sched.run()
     # 200 nodes -> 100 feasible wanted; all fit, so 100 nodes examined.
-    assert sched.next_start_node_index == 100
+    assert sched.cycles.next_start_node_index == 100
     assert len(obs.outcomes[0].record.filter) == 100
 
 

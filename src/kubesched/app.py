@@ -163,8 +163,9 @@ class SchedulerApp:
             record=opts.record_annotations,
             observer=observer,
             bind_executor=self._submit_binding,
+            metrics=self.metrics,
         )
-        self.scheduler.enable_metrics(self.metrics, self.dispatcher.pending)
+        self.metrics.watch(self.scheduler.queue, self.scheduler.cache, self.dispatcher.pending)
         for warning in self.scheduler.unknown_plugin_configs:
             log.warning("%s%s", f"{config.source}: " if config.source else "", warning)
         self.elector: LeaderElector | None = None

@@ -73,8 +73,8 @@ class EventHandlers:
         """A storage object changed: pods rejected by plugins watching that kind may be retried."""
         action = {"ADDED": events.ADD, "MODIFIED": events.UPDATE, "DELETED": events.DELETE}[event]
         self._event(kind, action, old, new)
-        if self.sched.suspended_bindings:
-            self.sched.wake_bindings(kind, new if new is not None else old)
+        if self.sched.cycles.suspended_bindings:
+            self.sched.cycles.wake_bindings(kind, new if new is not None else old)
 
     def add_pod(self, pod: PodInfo) -> None:
         if pod.node_name:
@@ -99,7 +99,7 @@ class EventHandlers:
 
     def update_pod(self, old: PodInfo, new: PodInfo) -> None:
         if not old.node_name and new.node_name:
-            self.sched.expired_binding_waits.discard(new.uid)  # bound: it waits no more
+            self.sched.cycles.expired_binding_waits.discard(new.uid)  # bound: it waits no more
             self.sched.queue.delete(old)
             self._add_assigned(new)
         elif new.node_name:
@@ -140,7 +140,7 @@ class EventHandlers:
         self._event(events.ASSIGNED_POD, events.DELETE, assumed, None)
 
     def delete_pod(self, pod: PodInfo) -> None:
-        self.sched.expired_binding_waits.discard(pod.uid)
+        self.sched.cycles.expired_binding_waits.discard(pod.uid)
         if pod.node_name:
             try:
                 self.sched.cache.remove_pod(pod)

@@ -132,9 +132,8 @@ class SchedulerMetrics:
         self.async_api_call_duration.labels(call_type, result).observe(seconds)
 
     def watch(self, queue: PriorityQueue, cache: Cache, pending_api_calls: Callable[[], int] = lambda: 0) -> None:
-        """Read queue and cache sizes at scrape time, and count pods entering each queue."""
+        """Read queue and cache sizes at scrape time (the queue counts arrivals itself, given these metrics)."""
         self.registry.register(_StateCollector(queue, cache, pending_api_calls))
-        queue.metrics = self
 
 
 class _StateCollector(Collector):

@@ -1,9 +1,9 @@
 """One pod through the scheduler: the scheduling cycle and the binding cycle (schedule_one.go).
 
-`ScheduleOne` holds the Scheduler's methods that upstream keeps in schedule_one.go:
-pick the profile, find the feasible nodes, prioritize, select the host, assume,
-reserve, permit, then (after the cycle, possibly later in virtual time) pre-bind,
-bind and post-bind. Failures go through `handle_scheduling_failure`: requeue with the
+`ScheduleOne`, which the Scheduler builds with its collaborators, does what upstream
+keeps in schedule_one.go: pick the profile, find the feasible nodes, prioritize,
+select the host, assume, reserve, permit, then (after the cycle, possibly later in
+virtual time) pre-bind, bind and post-bind. Failures go through `handle_scheduling_failure`: requeue with the
 plugins that rejected the pod, record the nomination, patch PodScheduled=False and
 emit FailedScheduling. Every loop over plugins is the framework runtime's.
 
@@ -121,27 +121,73 @@ def truncate_event_note(message: str) -> str:
     return message[: EVENT_NOTE_LIMIT - 4] + " ..."
 
 
-class ScheduleOne:
-    """The Scheduler's methods of schedule_one.go; the Scheduler (scheduler.py) sets these fields."""
+class Reporter:
+    """Each step and outcome of a pod, at the clock's time, to the observer (the simulator's timeline, the
+    annotation recorder); made before the profiles, whose handles report preemptions through it."""
 
-    profiles: dict[str, Framework]
-    cache: Cache
-    snapshot: Snapshot
-    queue: PriorityQueue
-    client: APIClient
-    clock: VirtualClock
-    rng: random.Random
-    extenders: list[Extender]
-    record: bool | Callable[[PodInfo], bool]  # every pod's attempts, none, or those it picks
-    observer: SchedulerObserver | None
-    metrics: SchedulerMetrics | None
-    bind_latency: float
-    bind_executor: Callable[[Callable[[], None]], None] | None
-    next_start_node_index: int
-    percentage_of_nodes_to_score: int
-    _pod_lookup: Callable[[str, str], PodInfo | None]
-    suspended_bindings: dict[str, _SuspendedBinding]  # by pod uid
-    expired_binding_waits: set[str]  # pods whose binding wait ran out at least once
+    __slots__ = ("clock", "observer")
+
+    def __init__(self, observer: SchedulerObserver | None, clock: VirtualClock) -> None:
+        self.observer = observer
+        self.clock = clock
+
+    def event(
+        self, kind: str, pod: str, node: str | None = None, message: str | None = None, preemptor: str | None = None
+    ) -> None:
+        if self.observer is not None:
+            self.observer.on_event(SchedulerEvent(self.clock.now, pod, kind, node, message, preemptor))
+
+    def outcome(self, outcome: Outcome) -> None:
+        if self.observer is not None:
+            self.observer.on_outcome(outcome)
+
+
+class ScheduleOne:
+    """What upstream keeps in schedule_one.go, given its collaborators by the Scheduler that composes it.
+
+    It owns the state of the cycles alone: the rotating start index and the bindings
+    that PreBind suspended; everything else (profiles, queue, cache, snapshot, client)
+    is the Scheduler's and shared with it.
+    """
+
+    def __init__(
+        self,
+        *,
+        profiles: dict[str, Framework],
+        queue: PriorityQueue,
+        cache: Cache,
+        snapshot: Snapshot,
+        client: APIClient,
+        clock: VirtualClock,
+        rng: random.Random,
+        extenders: list[Extender],
+        reporter: Reporter,
+        pod_lookup: Callable[[str, str], PodInfo | None],
+        record: bool | Callable[[PodInfo], bool] = True,
+        metrics: SchedulerMetrics | None = None,
+        bind_latency: float = 0.0,
+        bind_executor: Callable[[Callable[[], None]], None] | None = None,
+        percentage_of_nodes_to_score: int = 0,
+    ) -> None:
+        self.profiles = profiles
+        self.queue = queue
+        self.cache = cache
+        self.snapshot = snapshot
+        self.client = client
+        self.clock = clock
+        self.rng = rng
+        self.extenders = extenders
+        self._report = reporter.event
+        self._notify = reporter.outcome
+        self._pod_lookup = pod_lookup
+        self.record = record  # every pod's attempts, none, or those it picks
+        self.metrics = metrics
+        self.bind_latency = bind_latency
+        self.bind_executor = bind_executor  # runs binding cycles elsewhere (threads, against a real cluster)
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.next_start_node_index = 0
+        self.suspended_bindings: dict[str, _SuspendedBinding] = {}  # by pod uid
+        self.expired_binding_waits: set[str] = set()  # pods whose binding wait ran out at least once
 
     def _observe_attempt(self, result: str, profile: str, qpi: QueuedPodInfo) -> None:
         m = self.metrics
@@ -155,16 +201,6 @@ class ScheduleOne:
             if qpi.initial_attempt_timestamp is not None:
                 label = str(qpi.attempts) if qpi.attempts < 15 else "15+"
                 m.sli_duration.labels(label).observe(self.clock.now - qpi.initial_attempt_timestamp)
-
-    def _report(
-        self, kind: str, pod: str, node: str | None = None, message: str | None = None, preemptor: str | None = None
-    ) -> None:
-        if self.observer is not None:
-            self.observer.on_event(SchedulerEvent(self.clock.now, pod, kind, node, message, preemptor))
-
-    def _notify(self, outcome: Outcome) -> None:
-        if self.observer is not None:
-            self.observer.on_outcome(outcome)
 
     def informer_pod(self, namespace: str, name: str) -> PodInfo | None:
         """The pod as the scheduler's informer holds it (parsed), or None if it has none."""
@@ -578,8 +614,7 @@ def schedule_pod(
     sched: ScheduleOne, fwk: Framework, state: CycleState, pod: PodInfo, record: AttemptRecord | None
 ) -> ScheduleResult:
     sched.cache.update_snapshot(sched.snapshot)
-    snapshot = sched.snapshot
-    fwk.handle.snapshot = snapshot
+    snapshot = sched.snapshot  # the one every profile's handle holds, refreshed in place
     if len(snapshot) == 0:
         raise NoNodesAvailable(ERR_NO_NODES_AVAILABLE)
     positions, diagnosis = find_nodes_that_fit_pod(sched, fwk, state, pod, record)

@@ -11,13 +11,12 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kubesched.cache.cache import Cache
 from kubesched.cache.snapshot import Snapshot
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig
-from kubesched.config.trust import import_paths, is_import_path, refusal
 from kubesched.extender import new_extenders
 from kubesched.framework import events
 from kubesched.framework.extender import Extender
@@ -28,15 +27,14 @@ from kubesched.framework.interface import (
     Handle,
     Lister,
 )
-from kubesched.framework.plugins.registry import new_in_tree_registry
-from kubesched.framework.runtime.errors import FrameworkError
-from kubesched.framework.runtime.framework import Framework
-from kubesched.framework.runtime.out_of_tree import entry_point_registry, import_path_factory
+from kubesched.framework.plugins.dynamicresources.dra_manager import DRAManager
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
-from kubesched.queue.scheduling_queue import HintEntry, PriorityQueue, QueueingHintMap
-from kubesched.schedule_one import ScheduleOne, SchedulerObserver
+from kubesched.profile import new_map, plugin_registry, unknown_plugin_configs
+from kubesched.queue.nominator import Nominator
+from kubesched.queue.scheduling_queue import HintEntry, PriorityQueue, QueuedPodInfo, QueueingHintMap
+from kubesched.schedule_one import Reporter, ScheduleOne, SchedulerObserver
 
 if TYPE_CHECKING:
     from kubesched.metrics import SchedulerMetrics
@@ -50,7 +48,9 @@ _REJECTING_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit")
 _ERROR_RETRIES_WHEN_IDLE = 5
 
 
-class Scheduler(ScheduleOne):
+class Scheduler:
+    """The services, the profiles, the queue, and `cycles` (ScheduleOne) composed of them; nothing set later."""
+
     def __init__(
         self,
         config: SchedulerConfig,
@@ -65,71 +65,67 @@ class Scheduler(ScheduleOne):
         bind_latency: float = 0.0,
         pod_lookup: Callable[[str, str], PodInfo | None],
         bind_executor: Callable[[Callable[[], None]], None] | None = None,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
-        reg = new_in_tree_registry()
-        if registry is not None:
-            reg.merge(registry)
-        for name, factory in entry_point_registry().items():
-            if name not in reg:  # an installed package cannot replace an in-tree or explicitly given plugin
-                reg.register(name, factory)
+        """scheduler.New: the services first, then the profiles that use them, then the queue that orders pods.
+
+        `metrics` records upstream's metrics (kubesched run); simulations leave them off.
+        """
+        reg = plugin_registry(config, registry)
         raw = config.raw
-        refused = refusal(raw, config.trust)
-        if refused is not None:  # a SchedulerConfig not made by load_config
-            raise FrameworkError(refused.message, config.field_in_document(refused.field) or refused.field)
-        for name in import_paths(raw):  # the one place a plugin name becomes an import (when it is used)
-            if name not in reg:
-                reg.register(name, import_path_factory(name))
         self.clock = clock if clock is not None else VirtualClock()
         self.rng = random.Random(seed)
         self.client = client
         self.lister = lister
-        self._pod_lookup = pod_lookup
-        self.record = record
-        self.observer = observer
-        self.bind_latency = bind_latency
-        self.bind_executor = bind_executor  # runs binding cycles elsewhere (threads, against a real cluster)
-        self.metrics: SchedulerMetrics | None = None
         self.extenders: list[Extender] = list(new_extenders(raw.extenders))
-        self.profiles: dict[str, Framework] = {}
-        handles: list[Handle] = []
-        # pluginConfig entries for plugins that do not exist: kube-scheduler accepts and ignores them.
-        self.unknown_plugin_configs = [
-            f'profiles[{i}].pluginConfig[{j}].name: no plugin "{pc.name}" exists, so its args are not used'
-            for i, prof in enumerate(raw.profiles)
-            for j, pc in enumerate(prof.pluginConfig)
-            if pc.name not in reg and not is_import_path(pc.name)
-        ]
-        shared: dict[str, Any] = {}
-        for i, (prof, args) in enumerate(zip(raw.profiles, config.profile_args, strict=True)):
-            handle = Handle(
-                lister=lister,
-                client=client,
-                parallelism=raw.parallelism,
-                clock=self.clock,
-                rng=self.rng,
-                activate=self._activate,
-                report=self._report,
-                extenders=self.extenders,
-                shared=shared,
-            )
-            handles.append(handle)
-            try:
-                self.profiles[prof.schedulerName or ""] = Framework(
-                    reg, prof, args, handle, percentage_of_nodes_to_score=raw.percentageOfNodesToScore
-                )
-            except FrameworkError as err:
-                raise FrameworkError(
-                    f"initializing profiles: creating profile for scheduler name {prof.schedulerName}: {err}",
-                    config.field_in_document(f"profiles[{i}].{err.field}" if err.field else f"profiles[{i}]"),
-                ) from err
-        self.percentage_of_nodes_to_score = raw.percentageOfNodesToScore or 0
+        self.unknown_plugin_configs = unknown_plugin_configs(config, reg)
         self.cache = Cache()
         self.snapshot = Snapshot()
-        self.next_start_node_index = 0
-        self.suspended_bindings = {}
-        self.expired_binding_waits = set()
+        self._pod_lookup = pod_lookup
+        self._reporter = Reporter(observer, self.clock)
+        nominator = Nominator()
+        services = Handle(
+            lister=lister,
+            client=client,
+            snapshot=self.snapshot,
+            parallelism=raw.parallelism,
+            nominator=nominator,
+            clock=self.clock,
+            activate=self._activate,
+            rng=self.rng,
+            report=self._reporter.event,
+            extenders=self.extenders,
+            metrics=metrics,
+            dra_manager=DRAManager(lister),
+        )
+        self.profiles = new_map(config, reg, services)
+        self.queue = self._new_queue(config, nominator, metrics)
+        self._gated: set[str] = set()
+        self.cycles = ScheduleOne(
+            profiles=self.profiles,
+            queue=self.queue,
+            cache=self.cache,
+            snapshot=self.snapshot,
+            client=client,
+            clock=self.clock,
+            rng=self.rng,
+            extenders=self.extenders,
+            reporter=self._reporter,
+            pod_lookup=pod_lookup,
+            record=record,
+            metrics=metrics,
+            bind_latency=bind_latency,
+            bind_executor=bind_executor,
+            percentage_of_nodes_to_score=raw.percentageOfNodesToScore or 0,
+        )
+
+    def _new_queue(
+        self, config: SchedulerConfig, nominator: Nominator, metrics: SchedulerMetrics | None
+    ) -> PriorityQueue:
+        """NewSchedulingQueue: ordered by the first profile's queue sort (new_map made them all the same)."""
         first = next(iter(self.profiles.values()))
-        self.queue = PriorityQueue(
+        raw = config.raw
+        return PriorityQueue(
             first.queue_sort.less,  # type: ignore[attr-defined]
             self._pre_enqueue,
             clock=self.clock,
@@ -137,18 +133,9 @@ class Scheduler(ScheduleOne):
             hint_map=self._build_hint_map(),
             pod_initial_backoff=float(raw.podInitialBackoffSeconds or 0),
             pod_max_backoff=float(raw.podMaxBackoffSeconds or 0),
+            nominator=nominator,
+            metrics=metrics,
         )
-        for handle in handles:
-            handle.nominator = self.queue.nominator
-        self._gated: set[str] = set()
-        self._handles = handles
-
-    def enable_metrics(self, metrics: SchedulerMetrics, pending_api_calls: Callable[[], int] = lambda: 0) -> None:
-        """Record upstream's metrics from now on (kubesched run); simulations leave them off."""
-        self.metrics = metrics
-        for handle in self._handles:
-            handle.metrics = metrics
-        metrics.watch(self.queue, self.cache, pending_api_calls)
 
     def _build_hint_map(self) -> QueueingHintMap:
         """Per profile, the events of every plugin that can reject; a plugin without a list gets every event."""
@@ -174,7 +161,7 @@ class Scheduler(ScheduleOne):
         if s is not None and not s.is_success():
             if pod.uid not in self._gated:
                 self._gated.add(pod.uid)
-                self._report("Gated", pod.key, None, s.message())
+                self._reporter.event("Gated", pod.key, None, s.message())
         else:
             self._gated.discard(pod.uid)
         return s
@@ -184,6 +171,14 @@ class Scheduler(ScheduleOne):
 
     def responsible_for(self, pod: PodInfo) -> bool:
         return pod.scheduler_name in self.profiles
+
+    def informer_pod(self, namespace: str, name: str) -> PodInfo | None:
+        """The pod as the scheduler's informer holds it (parsed), or None if it has none."""
+        return self._pod_lookup(namespace, name)
+
+    def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        """ScheduleOne: one popped pod through its scheduling cycle; its binding cycle goes to the clock."""
+        self.cycles.schedule_one(qpi)
 
     # The loop
 
@@ -200,10 +195,10 @@ class Scheduler(ScheduleOne):
             clock.run_due()
             qpi = self.queue.pop()
             if qpi is not None:
-                self.schedule_one(qpi)
+                self.cycles.schedule_one(qpi)
                 continue
             nxt = clock.next_timer()
-            if self.suspended_bindings and self.only_repeated_binding_waits():
+            if self.cycles.suspended_bindings and self.cycles.only_repeated_binding_waits():
                 nxt = None
             wake = self.queue.next_wakeup()
             if nxt is None:

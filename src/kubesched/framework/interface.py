@@ -415,13 +415,24 @@ class ReportFn(Protocol):
     ) -> None: ...
 
 
-@dataclass
+class SharedDRAManager(Protocol):
+    """What every profile's DRA-aware plugins share (upstream's SharedDRAManager); the scheduler makes one."""
+
+    def device_class_for(self, resource_name: str) -> Obj | None: ...
+
+
+@dataclass(frozen=True)
 class Handle:
-    """What plugins may reach outside their arguments: listers, the snapshot, the profile."""
+    """What plugins may reach outside their arguments: listers, the snapshot, the profile.
+
+    Built whole before any plugin sees it and never changed after: the scheduler gives
+    every service it has, and each Framework takes a copy naming its profile and itself.
+    A field left None is a service this handle lacks (a plugin built alone, in a test).
+    """
 
     lister: Lister | None = None
     client: APIClient | None = None  # where bindings go (backend)
-    snapshot: SharedLister | None = None
+    snapshot: SharedLister | None = None  # the scheduler's one snapshot, refreshed in place every cycle
     parallelism: int = 16
     profile_name: str = ""
     framework: FrameworkHandle | None = None  # the profile's Framework: waiting pods, filters with nominated pods
@@ -432,11 +443,10 @@ class Handle:
     report: ReportFn | None = None
     extenders: list[Extender] = field(default_factory=list)  # HTTP extenders, for preemption to consult
     metrics: MetricsRecorder | None = None  # when running against a cluster; None in simulations
-    # State the profiles of one scheduler share (upstream's SharedDRAManager lives here), by owner's key.
-    shared: dict[str, Any] = field(default_factory=dict)
+    dra_manager: SharedDRAManager | None = None  # claims, slices and classes the profiles share
 
-    # The getters plugins use: each field is set by the scheduler before any plugin runs,
-    # so a missing one is a wiring bug, reported as such rather than as an AttributeError.
+    # The getters plugins use: a scheduler gives every field, so a missing one is a wiring
+    # bug (or a plugin built alone), reported as such rather than as an AttributeError.
 
     def shared_lister(self) -> SharedLister:
         """The cycle's snapshot (SnapshotSharedLister); on the hot path, so checked inline."""

@@ -84,6 +84,8 @@ class PriorityQueue:
         pod_max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
         pod_max_in_unschedulable_pods_duration: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
         pop_from_backoff_q: bool = True,
+        nominator: Nominator | None = None,
+        metrics: MetricsRecorder | None = None,
     ) -> None:
         self._clock = clock
         self._pre_enqueue = pre_enqueue
@@ -97,8 +99,9 @@ class PriorityQueue:
         self.gated_pods = self._unschedulable.gated
         self._seq = itertools.count()
         self.scheduling_cycle = 0
-        self.nominator = Nominator()
-        self.metrics: MetricsRecorder | None = None  # set by a scheduler whose metrics are scraped
+        # Given when the profiles' handles, built before the queue, must hold the same one.
+        self.nominator = nominator if nominator is not None else Nominator()
+        self.metrics = metrics  # counts pods entering each queue, when someone scrapes the metrics
 
     @property
     def _in_flight(self) -> dict[str, int]:

@@ -13,6 +13,7 @@ from kubesched.cache.snapshot import Snapshot
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import Handle, NodeScoreList, Plugin
 from kubesched.framework.node_info import parse_node
+from kubesched.framework.plugins.dynamicresources.dra_manager import DRAManager
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, new_pod_info
 
@@ -40,7 +41,8 @@ def lister_with(objects: Sequence[dict[str, Any]] = (), clock: Callable[[], floa
 
 
 def new_plugin(factory: Callable[[Any, Handle], Plugin], args: Any, snapshot: Snapshot, lister: Any = None) -> Any:
-    return factory(args, Handle(lister=lister, snapshot=snapshot))
+    manager = DRAManager(lister) if lister is not None else None
+    return factory(args, Handle(lister=lister, snapshot=snapshot, dra_manager=manager))
 
 
 def run_pre_filter(plugin: Any, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> Status | None:

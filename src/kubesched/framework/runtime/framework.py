@@ -8,6 +8,7 @@ schedule_one, which uses the vectorised plugin paths when present.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import time
@@ -180,9 +181,8 @@ class Framework:
         percentage_of_nodes_to_score: int | None = None,
     ) -> None:
         self.profile_name = profile.schedulerName or ""
-        self.handle = handle
-        handle.profile_name = self.profile_name
-        handle.framework = self
+        # The profile's own handle: the scheduler's services, naming this profile and framework.
+        self.handle = handle = dataclasses.replace(handle, profile_name=self.profile_name, framework=self)
         self.waiting_pods: dict[str, WaitingPod] = {}
         self.percentage_of_nodes_to_score = (
             profile.percentageOfNodesToScore

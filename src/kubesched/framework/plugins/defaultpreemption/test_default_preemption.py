@@ -6,6 +6,7 @@ Upstream seeds its offset generator with 4; the offsets that seed produces are g
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -148,7 +149,6 @@ class Setup:
     def pre_filter(self, preemptor: dict[str, Any]) -> tuple[CycleState, PodInfo]:
         sched = self.tc.sched
         sched.cache.update_snapshot(sched.snapshot)
-        self.fwk.handle.snapshot = sched.snapshot
         state, pi = CycleState(), new_pod_info(preemptor)
         _, s, _ = self.fwk.run_pre_filter_plugins(state, pi, sched.snapshot.node_info_list)
         assert s is None or s.is_success()
@@ -397,7 +397,9 @@ def run_dry_run(
     s = setup(
         nodes, init_pods, pre_filter=pre_filter, filters=("FakeFilter", *filters), extra=extra, args=args, objects=pdbs
     )
-    s.fwk.handle.rng = FixedOffsets(offsets or [4] * len(preemptors))  # type: ignore[assignment]
+    evaluator = s.plugin.evaluator
+    rng = FixedOffsets(offsets or [4] * len(preemptors))
+    evaluator.handle = dataclasses.replace(evaluator.handle, rng=rng)  # type: ignore[arg-type]
     pdb_list = list_pdbs(s.tc.cluster)
     got: list[CandidateWant] = []
     calls: list[int] = []

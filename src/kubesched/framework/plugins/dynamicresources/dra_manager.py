@@ -38,7 +38,6 @@ from kubesched.framework.plugins.dynamicresources.extended import EXTENDED_CLAIM
 CLAIM = "ResourceClaim"
 SLICE = "ResourceSlice"
 CLASS = "DeviceClass"
-SHARED_KEY = "dynamicresources.DRAManager"
 
 Key = tuple[str, str]  # namespace, name
 
@@ -597,8 +596,8 @@ class DRAManager:
 
 
 def shared_manager(handle: Handle) -> DRAManager:
-    """The manager of the scheduler this handle belongs to (made by the first profile that asks)."""
-    manager = handle.shared.get(SHARED_KEY)
-    if not isinstance(manager, DRAManager) or manager.lister is not handle.lister:
-        manager = handle.shared[SHARED_KEY] = DRAManager(handle.listers())
+    """The manager the scheduler gave this handle (DynamicResources needs all of it, not only the protocol)."""
+    manager = handle.dra_manager
+    if not isinstance(manager, DRAManager):
+        raise RuntimeError("the framework handle has no DRA manager: plugins run only inside a scheduler")
     return manager

@@ -237,7 +237,7 @@ class DynamicResources(
 
     @property
     def manager(self) -> DRAManager:
-        """The scheduler's shared DRA manager, made on first use (tests may build the plugin without a lister)."""
+        """The scheduler's shared DRA manager, looked up on first use (tests may build the plugin without one)."""
         manager = self._manager
         if manager is None:
             manager = self._manager = shared_manager(self.handle)

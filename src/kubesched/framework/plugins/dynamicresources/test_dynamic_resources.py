@@ -23,7 +23,7 @@ from kubesched.config.types import DynamicResourcesArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import BindingWait, Handle, NodeScoreList, QueueingHint
 from kubesched.framework.plugins.dynamicresources import dynamic_resources as dr
-from kubesched.framework.plugins.dynamicresources.dra_manager import shared_manager
+from kubesched.framework.plugins.dynamicresources.dra_manager import DRAManager
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import new_pod_info
 from kubesched.testing.framework import build_snapshot, lister_with
@@ -268,10 +268,16 @@ def run(
         cluster.create(copy.deepcopy(o))
     cluster.create(copy.deepcopy(pod))
     snapshot = build_snapshot(nodes)
-    handle = Handle(lister=cluster, client=client(cluster) if client else cluster, snapshot=snapshot, clock=clock)
+    manager = DRAManager(cluster)
+    handle = Handle(
+        lister=cluster,
+        client=client(cluster) if client else cluster,
+        snapshot=snapshot,
+        clock=clock,
+        dra_manager=manager,
+    )
     args = default_args(dr.NAME, DynamicResourcesArgs())
     plugin = dr.new(args, handle)
-    manager = shared_manager(handle)
     for c in in_flight:
         manager.claims.signal_pending_allocation(c["metadata"]["uid"], copy.deepcopy(c))
     info = new_pod_info(cluster.get("Pod", NS, pod["metadata"]["name"]) or pod)
@@ -759,7 +765,10 @@ def test_bound_claim_with_timed_out_binding() -> None:
     cluster = lister_with(clock=clock)
     for o in (node(NODE), fabric_slice(), copy.deepcopy(waiting), POD_WITH_CLAIM_NAME):
         cluster.create(copy.deepcopy(o))
-    plugin = dr.new(default_args(dr.NAME, DynamicResourcesArgs()), Handle(lister=cluster, client=cluster))
+    plugin = dr.new(
+        default_args(dr.NAME, DynamicResourcesArgs()),
+        Handle(lister=cluster, client=cluster, dra_manager=DRAManager(cluster)),
+    )
     assert plugin.is_claim_timed_out(cluster.get("ResourceClaim", NS, CLAIM))
     clock.now = 599.0
     assert not plugin.is_claim_timed_out(cluster.get("ResourceClaim", NS, CLAIM))
@@ -880,7 +889,9 @@ def _plugin_with(*objs: Obj) -> Any:
     cluster = lister_with()
     for o in objs:
         cluster.create(copy.deepcopy(o))
-    return dr.new(DynamicResourcesArgs(), Handle(lister=cluster, client=cluster)), cluster
+    return dr.new(
+        DynamicResourcesArgs(), Handle(lister=cluster, client=cluster, dra_manager=DRAManager(cluster))
+    ), cluster
 
 
 Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP

@@ -51,7 +51,6 @@ from kubesched.framework.interface import (
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import POD_COUNT, NodeTable
 from kubesched.framework.plugins import names
-from kubesched.framework.plugins.dynamicresources.dra_manager import shared_manager
 from kubesched.framework.plugins.dynamicresources.extended import DEVICE_CLASS_PREFIX
 from kubesched.framework.plugins.helper.normalize_score import trunc_div_array
 from kubesched.framework.plugins.noderesources import resource_allocation as ra
@@ -336,7 +335,5 @@ def _rtcr_batch(shape_points: Sequence[UtilizationShapePoint], q: IntArray, a: I
 
 
 def new(args: NodeResourcesFitArgs, handle: Handle) -> Fit:
-    if handle.lister is None:
-        return Fit(args)
-    manager = shared_manager(handle)
-    return Fit(args, manager.device_class_for)
+    manager = handle.dra_manager
+    return Fit(args) if manager is None else Fit(args, manager.device_class_for)

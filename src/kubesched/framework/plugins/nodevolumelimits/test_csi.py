@@ -185,5 +185,5 @@ def test_a_kept_count_follows_the_node_and_the_objects_it_read():
     cluster.update({**claim, "spec": {**claim["spec"], "volumeName": "csi-ebs.csi.aws.com-0"}})
     assert filter_statuses(pl, new, snapshot, batch=False) == [None]
     # A node without the existing pod: nothing attached.
-    pl.handle.snapshot = build_snapshot([make_node("n").obj()], [])
-    assert filter_statuses(pl, pod("other", "csi-ebs.csi.aws.com-2"), pl.handle.snapshot, batch=False) == [None]
+    lone = build_snapshot([make_node("n").obj()], [])
+    assert filter_statuses(pl, pod("other", "csi-ebs.csi.aws.com-2"), lone, batch=False) == [None]
