@@ -13,7 +13,11 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from setuptools import Distribution
+
+from kubesched_testing import import_contracts
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_FILE = re.compile(r"(^|/)(test_[^/]*|[^/]*_test)\.py$")
@@ -45,6 +49,12 @@ def test_test_modules_are_recognised_by_name() -> None:
     is_test = _setup_script().is_test_module
     assert is_test("test_fit") and is_test("util_test")
     assert not is_test("fit") and not is_test("testing") and not is_test("latest") and not is_test("contest")
+
+
+@given(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,30}", fullmatch=True) | st.sampled_from(["test_", "_test", "test"]))
+def test_the_wheel_and_the_import_contracts_agree_on_what_a_test_is(name: str) -> None:
+    """setup.py cannot import the test support package (the image's build has no testing/), so each has the rule."""
+    assert _setup_script().is_test_module(name) == import_contracts.is_test_module(name)
 
 
 def test_the_build_leaves_the_tests_beside_the_code_out(monkeypatch: pytest.MonkeyPatch) -> None:
