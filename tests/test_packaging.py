@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 import shutil
@@ -25,7 +26,9 @@ TEST_FILE = re.compile(r"(^|/)(test_[^/]*|[^/]*_test)\.py$")
 BUILD_INPUTS = ("pyproject.toml", "setup.py", "README.md", "src")
 
 
+@functools.cache
 def _setup_script() -> ModuleType:
+    """setup.py as a module (its setup() call runs only as a script)."""
     spec = importlib.util.spec_from_file_location("kubesched_setup_script", ROOT / "setup.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
