@@ -27,12 +27,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testing"))  # kubesched_testing: not in the wheel
 
 from scheduler_perf import Workload, _nodes, pod_default, run_workload  # noqa: E402
 
 from kubesched.app import RunOptions, SchedulerApp  # noqa: E402
 from kubesched.config.load import load_config  # noqa: E402
-from kubesched.testing.apiserver import FakeAPIServer  # noqa: E402
+from kubesched_testing.apiserver import FakeAPIServer  # noqa: E402
 
 
 def _serve(conn: Connection) -> None:

@@ -3,7 +3,7 @@
     export KUBESCHED_K8S_ASSETS=$(../shared/k8s/install.sh)
     python3 bench/faults.py [--scheduler kubesched|upstream|both] [--scenario NAME ...] [--nodes N]
 
-Scenarios (src/kubesched/testing/faults.py): restart (API server down 10 s),
+Scenarios (testing/kubesched_testing/faults.py): restart (API server down 10 s),
 compaction (etcd compacted, watches come back to 410), dropped (every third
 binding's answer lost after the server applied it, through a loopback proxy),
 rival (another client binds pending pods meanwhile), kill (SIGKILL, then a new
@@ -19,8 +19,10 @@ import tempfile
 from pathlib import Path
 
 from kubesched.backend.kube.api import KubeAPI, load_configuration
-from kubesched.testing.controlplane import ControlPlaneError, control_plane
-from kubesched.testing.faults import SCENARIOS, SCHEDULERS, run_scenario, table
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testing"))  # kubesched_testing: not in the wheel
+from kubesched_testing.controlplane import ControlPlaneError, control_plane  # noqa: E402
+from kubesched_testing.faults import SCENARIOS, SCHEDULERS, run_scenario, table  # noqa: E402
 
 
 def main() -> int:

@@ -4,7 +4,7 @@
     python3 bench/live_side_by_side.py
     python3 bench/live_side_by_side.py --workload SchedulingBasic --nodes 5000 --init-pods 1000 --pods 3000
 
-One etcd and kube-apiserver (kubesched.testing.controlplane) serve every round. For each
+One etcd and kube-apiserver (kubesched_testing.controlplane) serve every round. For each
 workload the nodes are created once; then each scheduler in turn (never both at once:
 they would share the two cores) starts as its own process (the kube-scheduler binary, or
 `python -m kubesched run` from this tree), the init pods are created and waited for until
@@ -53,6 +53,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "testing"))  # kubesched_testing: not in the wheel
 
 import urllib3  # noqa: E402
 import yaml  # noqa: E402
@@ -60,7 +61,7 @@ from scheduler_perf import Nodes, Pods, Spec, _make, node_objects  # noqa: E402
 
 from kubesched.api.object import Obj  # noqa: E402
 from kubesched.api.quantity import milli_value, value  # noqa: E402
-from kubesched.testing.controlplane import (  # noqa: E402
+from kubesched_testing.controlplane import (  # noqa: E402
     TOKEN,
     ControlPlane,
     ControlPlaneError,

@@ -24,10 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from kubesched.testing.controlplane import ControlPlaneError, control_plane
-from kubesched.testing.parity.compare import format_table
-from kubesched.testing.parity.families import FAMILIES
-from kubesched.testing.parity.run import parse_seeds, run_family
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testing"))  # kubesched_testing: not in the wheel
+from kubesched_testing.controlplane import ControlPlaneError, control_plane  # noqa: E402
+from kubesched_testing.parity.compare import format_table  # noqa: E402
+from kubesched_testing.parity.families import FAMILIES  # noqa: E402
+from kubesched_testing.parity.run import parse_seeds, run_family  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,8 +32,16 @@ from typing import Any
 import yaml
 
 from kubesched.backend.kube.api import KubeAPI, load_configuration
-from kubesched.testing.controlplane import TOKEN, ControlPlane, ControlPlaneError, control_plane, reset_cluster
-from kubesched.testing.installed import compile_bytecode
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testing"))  # kubesched_testing: not in the wheel
+from kubesched_testing.controlplane import (  # noqa: E402
+    TOKEN,
+    ControlPlane,
+    ControlPlaneError,
+    control_plane,
+    reset_cluster,
+)
+from kubesched_testing.installed import compile_bytecode  # noqa: E402
 
 PODS = "/api/v1/namespaces/default/pods"
 

@@ -27,7 +27,8 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from kubesched.testing.configs import most_allocated  # noqa: E402 - after the path to this tree's src
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testing"))  # kubesched_testing: not in the wheel
+from kubesched_testing.configs import most_allocated  # noqa: E402 - after the paths to this tree
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 SPEC = """\

@@ -39,7 +39,8 @@ import yaml
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 sys.path.insert(0, str(SRC))
-from kubesched.testing.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402 - after the path to this tree's src
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testing"))  # kubesched_testing: not in the wheel
+from kubesched_testing.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402 - after the paths to this tree
 
 TIMEOUT_MS = 600_000
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.testing.cluster import Harness, new_test_cluster
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.cluster import Harness, new_test_cluster
+from kubesched_testing.wrappers import make_node, make_pod
 
 
 def cluster() -> Harness:

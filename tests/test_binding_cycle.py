@@ -7,9 +7,9 @@ from typing import Any
 from kubesched.framework.interface import PermitPlugin
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Code, Status
-from kubesched.testing.cluster import new_test_cluster
-from kubesched.testing.volumes import make_pv, make_pvc, make_storage_class
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.cluster import new_test_cluster
+from kubesched_testing.volumes import make_pv, make_pvc, make_storage_class
+from kubesched_testing.wrappers import make_node, make_pod
 
 
 def nominations_written(tc: Any) -> list[tuple[str, str]]:

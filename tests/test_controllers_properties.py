@@ -20,7 +20,7 @@ from test_loader_properties import assert_clear_outcome, run_cli
 
 from kubesched.simulator.load import load_manifests
 from kubesched.simulator.run import build_config, simulate
-from kubesched.testing.paths import object_paths
+from kubesched_testing.paths import object_paths
 
 Obj = dict[str, Any]
 APPS = ("web", "db", "api")

@@ -8,8 +8,8 @@ from kubesched.framework.interface import PermitPlugin
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.cluster import Harness, new_test_cluster
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.cluster import Harness, new_test_cluster
+from kubesched_testing.wrappers import make_node, make_pod
 
 
 def bound_at(tc, name: str) -> float | None:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.testing.cluster import new_test_cluster
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.cluster import new_test_cluster
+from kubesched_testing.wrappers import make_node, make_pod
 
 Handler = Callable[[dict[str, Any]], Any]
 

@@ -26,7 +26,7 @@ from kubesched.framework.plugins.interpodaffinity.plugin import (
     topology_scores_plain,
 )
 from kubesched.framework.types import PodInfo, new_pod_info
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.wrappers import make_node, make_pod
 
 KEYS = ["kubernetes.io/hostname", "zone"]
 COLORS = ["green", "blue"]

@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.cli import main
-from kubesched.testing.paths import object_paths
+from kubesched_testing.paths import object_paths
 
 RUN_LIMIT_S = 10.0
 ZONES = ("a", "b", "c")

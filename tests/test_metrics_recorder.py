@@ -7,8 +7,8 @@ from prometheus_client import CollectorRegistry
 
 from kubesched import metrics as metrics_module
 from kubesched.metrics import SchedulerMetrics
-from kubesched.testing.cluster import Harness, new_test_cluster
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.cluster import Harness, new_test_cluster
+from kubesched_testing.wrappers import make_node, make_pod
 
 
 def _sample(registry: CollectorRegistry, name: str, **labels: str) -> float:

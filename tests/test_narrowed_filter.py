@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.framework.runtime import framework as runtime
-from kubesched.testing.cluster import new_test_cluster
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.cluster import new_test_cluster
+from kubesched_testing.wrappers import make_node, make_pod
 
 NODES = 24
 

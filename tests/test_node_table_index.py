@@ -26,7 +26,7 @@ from kubesched.framework.node_table import (
     NodeTable,
 )
 from kubesched.framework.types import PodInfo, new_pod_info
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.wrappers import make_node, make_pod
 
 APPS = ["web", "db", "cache"]
 NAMESPACES = ["default", "other", "third"]

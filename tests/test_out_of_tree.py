@@ -10,8 +10,8 @@ import pytest
 from kubesched.framework.interface import FilterPlugin
 from kubesched.framework.runtime import out_of_tree
 from kubesched.framework.runtime.errors import FrameworkError
-from kubesched.testing.cluster import new_test_cluster
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.cluster import new_test_cluster
+from kubesched_testing.wrappers import make_node, make_pod
 
 
 class DenyAll(FilterPlugin):

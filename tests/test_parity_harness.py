@@ -10,11 +10,11 @@ import pytest
 from kubesched.backend.kube.resources import WATCHED
 from kubesched.backend.kube.snapshot import clean
 from kubesched.simulator.load import LoadedInput, SourcedObject, prepare_objects
-from kubesched.testing.parity.allocations import allocation_record, claim_names
-from kubesched.testing.parity.compare import compare
-from kubesched.testing.parity.families import generate
-from kubesched.testing.parity.ours import OurAttempt
-from kubesched.testing.parity.upstream import (
+from kubesched_testing.parity.allocations import allocation_record, claim_names
+from kubesched_testing.parity.compare import compare
+from kubesched_testing.parity.families import generate
+from kubesched_testing.parity.ours import OurAttempt
+from kubesched_testing.parity.upstream import (
     Attempt,
     _before_preemption,
     _saw_unlisted_terminating_pod,

@@ -17,7 +17,7 @@ from kubesched.framework.plugins.queuesort.priority_sort import PrioritySort
 from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.framework.runtime.registry import Registry
 from kubesched.profile import new_map, plugin_registry, unknown_plugin_configs
-from kubesched.testing.cluster import new_test_cluster
+from kubesched_testing.cluster import new_test_cluster
 
 
 def _two_profiles(**second: Any) -> SchedulerConfig:

@@ -11,7 +11,7 @@ import pytest
 
 import kubesched
 from kubesched.cli import main
-from kubesched.testing.configs import most_allocated
+from kubesched_testing.configs import most_allocated
 
 ROOT = Path(__file__).resolve().parents[1]
 

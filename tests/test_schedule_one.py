@@ -7,8 +7,8 @@ from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import Diagnosis, FitError
 from kubesched.schedule_one import num_feasible_nodes_to_find
-from kubesched.testing.cluster import new_test_cluster
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.cluster import new_test_cluster
+from kubesched_testing.wrappers import make_node, make_pod
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ from kubesched.framework.plugins.podtopologyspread.plugin import (
     pre_score_state_plain,
 )
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.wrappers import make_node, make_pod
 
 ZONE, RACK = "topology.kubernetes.io/zone", "rack"
 

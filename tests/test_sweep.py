@@ -17,7 +17,7 @@ import yaml
 
 from kubesched.cli import main
 from kubesched.simulator.sweep import load_spec, sweep
-from kubesched.testing.configs import most_allocated
+from kubesched_testing.configs import most_allocated
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMINGS = ("wallSeconds", "cpuSeconds")

@@ -32,9 +32,9 @@ from kubesched.framework.interface import FilterPlugin
 from kubesched.framework.runtime import out_of_tree
 from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.framework.status import Status
-from kubesched.testing.cluster import new_test_cluster
 from kubesched.ui.server import create_app
 from kubesched.ui.workspace import InputError, Workspace
+from kubesched_testing.cluster import new_test_cluster
 
 LOCAL = "http://127.0.0.1:8080"
 """The UI answers only to its own names (loopback's by default)."""

@@ -22,7 +22,7 @@ import pytest
 from test_ui import write_cluster
 
 import kubesched
-from kubesched.testing.browser import CHROMIUM, CHROMIUM_ARGS
+from kubesched_testing.browser import CHROMIUM, CHROMIUM_ARGS
 
 START_TIMEOUT = 60.0
 

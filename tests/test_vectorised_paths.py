@@ -50,8 +50,8 @@ from kubesched.framework.plugins.registry import new_in_tree_registry
 from kubesched.framework.plugins.tainttoleration import taint_toleration
 from kubesched.framework.status import Code, Status, is_success
 from kubesched.framework.types import PodInfo, new_pod_info
-from kubesched.testing.framework import lister_with, new_plugin
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import lister_with, new_plugin
+from kubesched_testing.wrappers import make_node, make_pod
 
 ARGS = load_config(None).profile_args[0]
 REGISTRY = new_in_tree_registry()

@@ -16,7 +16,7 @@ import yaml
 from kubesched.cli import main
 from kubesched.simulator.inputs import NodeTemplate, scaled
 from kubesched.simulator.whatif import SCAN_LIMIT, Trial, capacity, compare, find_minimum
-from kubesched.testing.configs import most_allocated
+from kubesched_testing.configs import most_allocated
 
 ROOT = Path(__file__).resolve().parents[1]
 ZONE = "topology.kubernetes.io/zone"

@@ -13,7 +13,7 @@ from kubesched.app import RunOptions, SchedulerApp
 from kubesched.backend.kube.reflector import Backoff
 from kubesched.config.load import load_config
 from kubesched.config.trust import TRUSTED
-from kubesched.testing.apiserver import FakeAPIServer
+from kubesched_testing.apiserver import FakeAPIServer
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from tests.cluster.helpers import node, pod, wait_for
 
 from kubesched.backend.kube import annotations as ann
 from kubesched.delegation import DelegationOptions
-from kubesched.testing.apiserver import FakeAPIServer
+from kubesched_testing.apiserver import FakeAPIServer
 
 
 def fetch(port: int, path: str) -> tuple[int, str]:

@@ -11,7 +11,7 @@ from kubesched.backend.kube.cluster import KubeClient
 from kubesched.backend.kube.dispatcher import APIDispatcher
 from kubesched.backend.kube.events import FINISH_AFTER, REFRESH_EVERY, EventSeries
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.apiserver import FakeAPIServer
+from kubesched_testing.apiserver import FakeAPIServer
 
 
 class Clock:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from tests.cluster.helpers import node, pod, wait_for
 
-from kubesched.testing.apiserver import FakeAPIServer
+from kubesched_testing.apiserver import FakeAPIServer
 
 LEASE_FLAGS = [
     "--leader-elect=true",

@@ -9,7 +9,7 @@ from tests.cluster.helpers import node, pod, wait_for
 
 from kubesched.backend.kube import annotations as ann
 from kubesched.cli import main
-from kubesched.testing.apiserver import FakeAPIServer
+from kubesched_testing.apiserver import FakeAPIServer
 
 LINE = (
     '"command failed" err="--record-annotations needs the right to patch pods in all namespaces, which fake lacks: '

@@ -16,7 +16,7 @@ from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
 from kubesched.backend.kube.reflector import Backoff, FailureLog, Reflector
 from kubesched.backend.kube.resources import WATCHED
 from kubesched.backend.store import Listener
-from kubesched.testing.apiserver import FakeAPIServer
+from kubesched_testing.apiserver import FakeAPIServer
 
 
 class Sink:

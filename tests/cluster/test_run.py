@@ -12,7 +12,7 @@ from tests.cluster.helpers import node, pod, wait_for
 
 from kubesched.app import RunOptions, SchedulerApp
 from kubesched.config.load import load_config
-from kubesched.testing.apiserver import DROP_RESPONSE, FakeAPIServer
+from kubesched_testing.apiserver import DROP_RESPONSE, FakeAPIServer
 
 
 def bound(api: FakeAPIServer, name: str) -> str:

@@ -10,7 +10,7 @@ from tests.cluster.helpers import node, pod, wait_for
 from tests.test_dra_binding_wait import ATTACHED, CLUSTER, DRIVER
 
 from kubesched.framework.plugins.dynamicresources import dynamic_resources
-from kubesched.testing.apiserver import FakeAPIServer
+from kubesched_testing.apiserver import FakeAPIServer
 
 
 def bound(api: FakeAPIServer, name: str) -> str:

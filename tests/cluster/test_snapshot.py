@@ -12,7 +12,7 @@ import yaml
 from tests.cluster.helpers import node, pod
 
 from kubesched.cli import main
-from kubesched.testing.apiserver import FakeAPIServer
+from kubesched_testing.apiserver import FakeAPIServer
 
 
 def test_snapshot_feeds_simulate(apiserver: FakeAPIServer, kubeconfig: str, tmp_path: Path, capsys) -> None:

@@ -15,7 +15,7 @@ from kubesched.config.types import EXTENSION_POINTS, NodeLabelArgs, PodTopologyS
 from kubesched.framework.interface import Handle, PreEnqueuePlugin, PreFilterPlugin, PreScorePlugin
 from kubesched.framework.plugins.registry import new_in_tree_registry
 from kubesched.framework.runtime.framework import Framework
-from kubesched.testing.framework import lister_with
+from kubesched_testing.framework import lister_with
 
 BASE = {"queueSort": ["PrioritySort"], "postFilter": ["DefaultPreemption"], "bind": ["DefaultBinder"]}
 W = tuple[str, int]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kubesched.backend.kube.api import KubeAPI, load_configuration
-from kubesched.testing.controlplane import ControlPlane, assets_dir, missing_assets_reason
+from kubesched_testing.controlplane import ControlPlane, assets_dir, missing_assets_reason
 
 HERE = Path(__file__).parent
 

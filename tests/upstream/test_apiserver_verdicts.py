@@ -17,7 +17,7 @@ from tests.upstream.openapi_schema import compact, fetch
 
 from kubesched.backend.kube.api import APIError, KubeAPI
 from kubesched.simulator.openapi_v1_36 import SCHEMA
-from kubesched.testing.controlplane import TOKEN, ControlPlane
+from kubesched_testing.controlplane import TOKEN, ControlPlane
 
 PATHS = {
     "Pod": "/api/v1/namespaces/default/pods",

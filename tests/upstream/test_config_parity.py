@@ -32,7 +32,7 @@ from kubesched.framework.interface import Handle
 from kubesched.framework.plugins.registry import new_in_tree_registry
 from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.framework.runtime.framework import Framework
-from kubesched.testing.controlplane import ControlPlane, assets_dir, free_port, missing_assets_reason
+from kubesched_testing.controlplane import ControlPlane, assets_dir, free_port, missing_assets_reason
 
 KUBECONFIG = """apiVersion: v1
 kind: Config

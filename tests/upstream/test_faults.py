@@ -1,4 +1,4 @@
-"""The fault suite (src/kubesched/testing/faults.py), kubesched only, at CI size.
+"""The fault suite (testing/kubesched_testing/faults.py), kubesched only, at CI size.
 
 `python3 bench/faults.py` runs the same scenarios against upstream kube-scheduler too.
 """
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from kubesched.backend.kube.api import KubeAPI
-from kubesched.testing.controlplane import ControlPlane
-from kubesched.testing.faults import run_scenario
+from kubesched_testing.controlplane import ControlPlane
+from kubesched_testing.faults import run_scenario
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 

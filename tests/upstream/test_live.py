@@ -23,8 +23,8 @@ from kubesched.app import RunOptions, SchedulerApp
 from kubesched.backend.kube.api import KubeAPI
 from kubesched.config.load import load_config
 from kubesched.config.trust import TRUSTED
-from kubesched.testing.controlplane import ControlPlane, Process, reset_cluster
-from kubesched.testing.parity.klog import parse_line
+from kubesched_testing.controlplane import ControlPlane, Process, reset_cluster
+from kubesched_testing.parity.klog import parse_line
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 OURS, THEIRS = "kubesched", "upstream"

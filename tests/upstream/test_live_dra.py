@@ -17,7 +17,7 @@ import pytest
 from tests.upstream.test_live import Side, side_by_side, wait_for
 
 from kubesched.backend.kube.api import KubeAPI
-from kubesched.testing.controlplane import ControlPlane
+from kubesched_testing.controlplane import ControlPlane
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 RESOURCE = "/apis/resource.k8s.io/v1"

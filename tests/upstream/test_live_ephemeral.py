@@ -16,7 +16,7 @@ import pytest
 from tests.upstream.test_live import PODS, Side, side_by_side, wait_for
 
 from kubesched.backend.kube.api import KubeAPI
-from kubesched.testing.controlplane import ControlPlane
+from kubesched_testing.controlplane import ControlPlane
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 PVCS = "/api/v1/namespaces/default/persistentvolumeclaims"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.testing.controlplane import ASSETS_ENV, assets_dir, missing_assets_reason
+from kubesched_testing.controlplane import ASSETS_ENV, assets_dir, missing_assets_reason
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.testing.controlplane import ControlPlane
-from kubesched.testing.parity.compare import format_table
-from kubesched.testing.parity.run import run_family
+from kubesched_testing.controlplane import ControlPlane
+from kubesched_testing.parity.compare import format_table
+from kubesched_testing.parity.run import run_family
 
 SMOKE = {
     "plain": range(1, 5),

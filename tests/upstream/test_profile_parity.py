@@ -18,7 +18,7 @@ from kubesched.config.trust import TRUSTED
 from kubesched.framework.interface import Handle
 from kubesched.framework.plugins.registry import new_in_tree_registry
 from kubesched.framework.runtime.framework import Framework
-from kubesched.testing.controlplane import ControlPlane
+from kubesched_testing.controlplane import ControlPlane
 
 POINTS = {
     "PreEnqueue": "preEnqueue",

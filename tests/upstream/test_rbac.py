@@ -27,7 +27,7 @@ from kubesched.app import RunOptions, SchedulerApp
 from kubesched.backend.kube import annotations as ann
 from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
 from kubesched.config.load import load_config
-from kubesched.testing.controlplane import ControlPlane, reset_cluster
+from kubesched_testing.controlplane import ControlPlane, reset_cluster
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 ROOT = Path(__file__).resolve().parents[2]

@@ -25,7 +25,7 @@ from kubesched.app import RunOptions, SchedulerApp
 from kubesched.backend.kube.api import APIError, KubeAPI
 from kubesched.config.load import load_config
 from kubesched.delegation import DelegationOptions
-from kubesched.testing.controlplane import TOKEN, ControlPlane, free_port
+from kubesched_testing.controlplane import TOKEN, ControlPlane, free_port
 
 ROLE = "kubesched-test-metrics-reader"
 CONFIGMAP = "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication"

@@ -27,7 +27,7 @@ import yaml
 from kubesched.backend.kube.api import APIError, KubeAPI
 from kubesched.backend.kube.resources import WATCHED
 from kubesched.serving import self_signed_certificate
-from kubesched.testing.controlplane import NOBODY, NOBODY_TOKEN, TOKEN, ControlPlane, free_port
+from kubesched_testing.controlplane import NOBODY, NOBODY_TOKEN, TOKEN, ControlPlane, free_port
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 SCHEDULER = "trust-test-scheduler"

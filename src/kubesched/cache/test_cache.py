@@ -12,7 +12,7 @@ from kubesched.cache.cache import Cache, CacheError
 from kubesched.cache.snapshot import Snapshot
 from kubesched.framework.node_info import NodeInfo, parse_node
 from kubesched.framework.types import PodInfo, new_pod_info
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.wrappers import make_node, make_pod
 
 NODE = "node"
 

@@ -29,7 +29,7 @@ from kubesched.dra.allocator import (
 )
 from kubesched.dra.model import DeviceID, SharedDeviceID
 from kubesched.dra.selector import CELSelectors, SelectorEvaluator
-from kubesched.testing.dra_fixtures import (
+from kubesched_testing.dra_fixtures import (
     CAPACITY0,
     CAPACITY1,
     CLAIM0,

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from kubesched.dra.allocator import AllocatedState, Allocator, AllocatorError, Features
 from kubesched.dra.model import DeviceID
-from kubesched.testing.dra_fixtures import REGION_KEY, FakeEvaluator, attribute, node, node_label_selector
+from kubesched_testing.dra_fixtures import REGION_KEY, FakeEvaluator, attribute, node, node_label_selector
 
 A = "driver-a"
 NODE1, NODE2 = "node-1", "node-2"

@@ -14,7 +14,7 @@ from kubesched.framework.interface import ClusterEvent, QueueingHint
 from kubesched.framework.plugins.queuesort.priority_sort import PrioritySort
 from kubesched.framework.types import new_pod_info
 from kubesched.queue.scheduling_queue import HintEntry, PriorityQueue, QueuedPodInfo
-from kubesched.testing.wrappers import make_pod
+from kubesched_testing.wrappers import make_pod
 
 NODE_ADD = ClusterEvent(events.NODE, events.ADD)
 PV_ADD = ClusterEvent("PersistentVolume", events.ADD)

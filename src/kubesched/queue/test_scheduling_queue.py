@@ -9,7 +9,7 @@ from kubesched.framework.plugins.queuesort.priority_sort import PrioritySort
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import new_pod_info
 from kubesched.queue.scheduling_queue import HintEntry, PriorityQueue, QueuedPodInfo
-from kubesched.testing.wrappers import make_pod
+from kubesched_testing.wrappers import make_pod
 
 NODE_ADD = ClusterEvent(events.NODE, events.ADD)
 ASSIGNED_POD_DELETE = ClusterEvent(events.ASSIGNED_POD, events.DELETE)

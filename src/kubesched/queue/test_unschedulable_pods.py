@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from kubesched.framework.types import new_pod_info
 from kubesched.queue.queued_pod_info import QueuedPodInfo
 from kubesched.queue.unschedulable_pods import UnschedulablePods
-from kubesched.testing.wrappers import make_pod
+from kubesched_testing.wrappers import make_pod
 
 PLUGINS = ("NodeResourcesFit", "NodeAffinity", "TaintToleration", "InterPodAffinity", "SchedulingGates")
 PODS = [new_pod_info(make_pod(f"p{i}").obj()) for i in range(8)]

@@ -9,9 +9,9 @@ from kubesched.config.load import load_config
 from kubesched.config.trust import TRUSTED
 from kubesched.framework.runtime.framework import FrameworkError
 from kubesched.framework.status import Code, Status
-from kubesched.testing.cluster import new_test_cluster
-from kubesched.testing.framework import build_snapshot, filter_statuses, new_plugin, score_nodes
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.cluster import new_test_cluster
+from kubesched_testing.framework import build_snapshot, filter_statuses, new_plugin, score_nodes
+from kubesched_testing.wrappers import make_node, make_pod
 
 KEY = "example.com/hourly-cost"
 

@@ -22,7 +22,7 @@ from kubesched.framework.plugins.podtopologyspread.plugin import PodTopologySpre
 from kubesched.framework.plugins.schedulinggates.scheduling_gates import SchedulingGates
 from kubesched.framework.plugins.tainttoleration.taint_toleration import TaintToleration
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.wrappers import make_node, make_pod
 
 Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 

@@ -7,7 +7,7 @@ from kubesched.framework.interface import Handle
 from kubesched.framework.plugins.defaultbinder.default_binder import new
 from kubesched.framework.status import Code
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.wrappers import make_pod
+from kubesched_testing.wrappers import make_pod
 
 NODE = "foohost.kubernetes.mydomain.com"
 

@@ -21,8 +21,8 @@ from kubesched.framework.runtime.framework import Framework
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeToStatus, PodInfo, new_pod_info
-from kubesched.testing.cluster import Harness, new_test_cluster
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.cluster import Harness, new_test_cluster
+from kubesched_testing.wrappers import make_node, make_pod
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
 SMALL = {"cpu": "100m", "memory": "100"}

@@ -24,7 +24,7 @@ from kubesched.framework.plugins.dynamicresources.extended import (
     find_extended_resource_claim,
 )
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.framework import lister_with
+from kubesched_testing.framework import lister_with
 
 Obj = dict[str, Any]
 DRIVER = "gpu.example.com"

@@ -26,8 +26,8 @@ from kubesched.framework.plugins.dynamicresources import dynamic_resources as dr
 from kubesched.framework.plugins.dynamicresources.dra_manager import DRAManager
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.framework import build_snapshot, lister_with
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, lister_with
+from kubesched_testing.wrappers import make_node, make_pod
 
 NODE, NODE2, NODE3 = "worker", "worker-2", "worker-3"
 DRIVER = "some-driver"

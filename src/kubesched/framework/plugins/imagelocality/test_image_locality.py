@@ -5,8 +5,8 @@ import hashlib
 import pytest
 
 from kubesched.framework.plugins.imagelocality.image_locality import MAX_NODE_SCORE, new, normalized_image_name
-from kubesched.testing.framework import build_snapshot, new_plugin, score_nodes
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, new_plugin, score_nodes
+from kubesched_testing.wrappers import make_node, make_pod
 
 MB = 1024 * 1024
 

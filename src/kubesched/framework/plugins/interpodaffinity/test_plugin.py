@@ -11,8 +11,8 @@ from kubesched.framework.plugins.interpodaffinity.plugin import (
     new,
 )
 from kubesched.framework.status import Code, Status
-from kubesched.testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin, score_nodes
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin, score_nodes
+from kubesched_testing.wrappers import make_node, make_pod
 
 AFFINITY = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
 ANTI = Status(Code.UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)

@@ -12,8 +12,8 @@ from kubesched.framework.plugins.nodeaffinity.node_affinity import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.framework import build_snapshot, filter_statuses, new_plugin, score_nodes
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, filter_statuses, new_plugin, score_nodes
+from kubesched_testing.wrappers import make_node, make_pod
 
 REJECT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
 

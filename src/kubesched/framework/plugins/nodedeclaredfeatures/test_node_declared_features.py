@@ -25,8 +25,8 @@ from kubesched.framework.plugins.nodedeclaredfeatures.node_declared_features imp
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.framework import build_snapshot, filter_statuses, new_plugin
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, filter_statuses, new_plugin
+from kubesched_testing.wrappers import make_node, make_pod
 
 Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 UNSATISFIED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSATISFIED_REQUIREMENTS)

@@ -10,7 +10,7 @@ from kubesched.framework.node_info import NodeInfo, parse_node
 from kubesched.framework.plugins.nodelabel import node_label
 from kubesched.framework.status import Code
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.wrappers import make_node, make_pod
 
 U = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 FILTER_CASES = [

@@ -5,8 +5,8 @@ import pytest
 from kubesched.framework import events
 from kubesched.framework.plugins.nodename.node_name import ERR_REASON, new
 from kubesched.framework.status import Code, Status
-from kubesched.testing.framework import build_snapshot, filter_statuses, new_plugin
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, filter_statuses, new_plugin
+from kubesched_testing.wrappers import make_node, make_pod
 
 
 @pytest.mark.parametrize(

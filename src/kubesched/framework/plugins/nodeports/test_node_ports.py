@@ -7,8 +7,8 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.plugins.nodeports.node_ports import ERR_REASON, new
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.framework import build_snapshot, filter_statuses, new_plugin
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, filter_statuses, new_plugin
+from kubesched_testing.wrappers import make_node, make_pod
 
 CONFLICT = Status(Code.UNSCHEDULABLE, ERR_REASON)
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from kubesched.framework.plugins.nodepreferavoidpods import node_prefer_avoid_pods as napods
-from kubesched.testing.framework import build_snapshot, new_plugin, score_nodes
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, new_plugin, score_nodes
+from kubesched_testing.wrappers import make_node, make_pod
 
 
 def avoid(kind: str, uid: str) -> str:

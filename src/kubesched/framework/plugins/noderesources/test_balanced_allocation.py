@@ -20,8 +20,8 @@ from kubesched.framework.plugins.noderesources.balanced_allocation import new
 from kubesched.framework.plugins.noderesources.util_test import CHECKED_AGAINST_V136, DEFAULT_RESOURCES, make_node_res
 from kubesched.framework.status import Code
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.framework import build_snapshot, new_plugin, score_nodes
-from kubesched.testing.wrappers import make_pod
+from kubesched_testing.framework import build_snapshot, new_plugin, score_nodes
+from kubesched_testing.wrappers import make_pod
 
 GPU = "nvidia.com/gpu"
 DEFAULT = DEFAULT_RESOURCES

@@ -34,8 +34,8 @@ from kubesched.framework.plugins.noderesources.util_test import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin, score_nodes
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin, score_nodes
+from kubesched_testing.wrappers import make_node, make_pod
 
 EXT_A = "example.com/aaa"
 EXT_B = "example.com/bbb"

@@ -12,8 +12,8 @@ from kubesched.config.types import (
     UtilizationShapePoint,
 )
 from kubesched.framework.plugins.noderesources import legacy_allocated as la
-from kubesched.testing.framework import build_snapshot, new_plugin, score_nodes
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, new_plugin, score_nodes
+from kubesched_testing.wrappers import make_node, make_pod
 
 NODES = [
     make_node("node1").capacity({"cpu": "4000m", "memory": "10000"}).obj(),

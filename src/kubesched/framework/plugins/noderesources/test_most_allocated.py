@@ -20,8 +20,8 @@ from kubesched.framework.plugins.noderesources.util_test import (
     capacity_node,
     fit_args,
 )
-from kubesched.testing.framework import build_snapshot, new_plugin, score_nodes
-from kubesched.testing.wrappers import make_pod
+from kubesched_testing.framework import build_snapshot, new_plugin, score_nodes
+from kubesched_testing.wrappers import make_pod
 
 
 def two_containers() -> Any:

@@ -18,8 +18,8 @@ from kubesched.framework.plugins.noderesources.util_test import (
     fit_args,
     make_node_res,
 )
-from kubesched.testing.framework import build_snapshot, new_plugin, score_nodes
-from kubesched.testing.wrappers import make_pod
+from kubesched_testing.framework import build_snapshot, new_plugin, score_nodes
+from kubesched_testing.wrappers import make_pod
 
 SHAPE = [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]
 BIN_PACKING = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 1}]

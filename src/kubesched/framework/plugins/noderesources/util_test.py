@@ -9,7 +9,7 @@ import pytest
 
 from kubesched.config.defaults import default_args
 from kubesched.config.types import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.wrappers import make_node, make_pod
 
 DEFAULT_RESOURCES = [ResourceSpec(name="cpu", weight=1), ResourceSpec(name="memory", weight=1)]
 EXTENDED_RES = "abc.com/xyz"

@@ -8,8 +8,8 @@ from kubesched.framework.plugins.nodeunschedulable.node_unschedulable import (
     new,
 )
 from kubesched.framework.status import Code, Status
-from kubesched.testing.framework import build_snapshot, filter_statuses, new_plugin
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, filter_statuses, new_plugin
+from kubesched_testing.wrappers import make_node, make_pod
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,9 @@ from kubesched.api.volumes import csi_attach_limit_key
 from kubesched.framework.plugins.nodevolumelimits import csi
 from kubesched.framework.plugins.nodevolumelimits.csi import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED
 from kubesched.framework.status import Code, Status
-from kubesched.testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin
-from kubesched.testing.volumes import make_csi_node, make_pv, make_pvc, make_storage_class
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin
+from kubesched_testing.volumes import make_csi_node, make_pv, make_pvc, make_storage_class
+from kubesched_testing.wrappers import make_node, make_pod
 
 EBS = "ebs.csi.aws.com"
 GCE = "pd.csi.storage.gke.io"

@@ -9,9 +9,9 @@ import pytest
 from kubesched.framework.plugins.nodevolumelimits import non_csi
 from kubesched.framework.plugins.nodevolumelimits.csi import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED
 from kubesched.framework.status import Code, Status
-from kubesched.testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin
-from kubesched.testing.volumes import make_csi_node, make_pv, make_pvc, make_storage_class
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin
+from kubesched_testing.volumes import make_csi_node, make_pv, make_pvc, make_storage_class
+from kubesched_testing.wrappers import make_node, make_pod
 
 EXCEEDED = Status(Code.UNSCHEDULABLE, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
 OBJECTS = [

@@ -10,8 +10,8 @@ from kubesched.framework.plugins.podtopologyspread.plugin import (
     new,
 )
 from kubesched.framework.status import Code, Status
-from kubesched.testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin, score_nodes
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin, score_nodes
+from kubesched_testing.wrappers import make_node, make_pod
 
 FOO = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
 SKEW = Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)

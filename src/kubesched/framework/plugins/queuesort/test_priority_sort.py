@@ -5,7 +5,7 @@ import pytest
 from kubesched.framework.plugins.queuesort.priority_sort import new
 from kubesched.framework.types import new_pod_info
 from kubesched.queue.scheduling_queue import QueuedPodInfo
-from kubesched.testing.wrappers import make_pod
+from kubesched_testing.wrappers import make_pod
 
 LOW, HIGH = 10, 100
 T1, T2 = 1000.0, 1001.0

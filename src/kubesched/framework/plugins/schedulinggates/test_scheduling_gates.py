@@ -5,7 +5,7 @@ import pytest
 from kubesched.framework.plugins.schedulinggates.scheduling_gates import new
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.wrappers import make_pod
+from kubesched_testing.wrappers import make_pod
 
 
 @pytest.mark.parametrize(

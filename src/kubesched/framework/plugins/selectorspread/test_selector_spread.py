@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from kubesched.framework.plugins.selectorspread import selector_spread
-from kubesched.testing.framework import build_snapshot, lister_with, new_plugin, score_nodes
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, lister_with, new_plugin, score_nodes
+from kubesched_testing.wrappers import make_node, make_pod
 
 L1 = {"foo": "bar", "baz": "blah"}
 L2 = {"bar": "foo", "baz": "blah"}

@@ -16,8 +16,8 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.plugins.serviceaffinity import service_affinity
 from kubesched.framework.status import Code
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.framework import build_snapshot, lister_with, new_plugin, score_nodes
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, lister_with, new_plugin, score_nodes
+from kubesched_testing.wrappers import make_node, make_pod
 
 SEL = {"foo": "bar"}
 NODE_LABELS = {

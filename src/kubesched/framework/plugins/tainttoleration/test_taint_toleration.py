@@ -8,8 +8,8 @@ import pytest
 
 from kubesched.framework.plugins.tainttoleration.taint_toleration import ERR_REASON_NOT_MATCH, new
 from kubesched.framework.status import Code, Status
-from kubesched.testing.framework import build_snapshot, filter_statuses, new_plugin, score_nodes
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, filter_statuses, new_plugin, score_nodes
+from kubesched_testing.wrappers import make_node, make_pod
 
 
 def pod_with_tolerations(*tols):

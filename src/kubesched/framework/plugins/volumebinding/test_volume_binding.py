@@ -17,16 +17,16 @@ from kubesched.framework.plugins.volumebinding.binder import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.cluster import new_test_cluster
-from kubesched.testing.framework import build_snapshot, lister_with, new_plugin
-from kubesched.testing.volumes import (
+from kubesched_testing.cluster import new_test_cluster
+from kubesched_testing.framework import build_snapshot, lister_with, new_plugin
+from kubesched_testing.volumes import (
     make_capacity,
     make_csi_driver,
     make_pv,
     make_pvc,
     make_storage_class,
 )
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.wrappers import make_node, make_pod
 
 WAIT = make_storage_class("wait-sc")
 WAIT_HDD = make_storage_class("wait-hdd-sc")

@@ -14,9 +14,9 @@ from kubesched.framework.plugins.volumerestrictions.volume_restrictions import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import new_pod_info
-from kubesched.testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin
-from kubesched.testing.volumes import make_pvc
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin
+from kubesched_testing.volumes import make_pvc
+from kubesched_testing.wrappers import make_node, make_pod
 
 CONFLICT = Status(Code.UNSCHEDULABLE, ERR_REASON_DISK_CONFLICT)
 

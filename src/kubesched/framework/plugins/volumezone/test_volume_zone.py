@@ -7,9 +7,9 @@ import pytest
 from kubesched.framework.plugins.volumezone import volume_zone
 from kubesched.framework.plugins.volumezone.volume_zone import ERR_REASON_CONFLICT
 from kubesched.framework.status import Code, Status
-from kubesched.testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin
-from kubesched.testing.volumes import make_pv, make_pvc, make_storage_class
-from kubesched.testing.wrappers import make_node, make_pod
+from kubesched_testing.framework import build_snapshot, filter_statuses, lister_with, new_plugin
+from kubesched_testing.volumes import make_pv, make_pvc, make_storage_class
+from kubesched_testing.wrappers import make_node, make_pod
 
 BETA_ZONE, BETA_REGION = "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region"
 GA_ZONE, GA_REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"

@@ -25,9 +25,9 @@ from typing import Any
 import yaml
 
 from kubesched.backend.kube.api import APIError, KubeAPI
-from kubesched.testing.controlplane import TOKEN, ControlPlane, Process, reset_cluster
-from kubesched.testing.faultproxy import FaultProxy
-from kubesched.testing.installed import kubesched_command
+from kubesched_testing.controlplane import TOKEN, ControlPlane, Process, reset_cluster
+from kubesched_testing.faultproxy import FaultProxy
+from kubesched_testing.installed import kubesched_command
 
 SCENARIOS = ("restart", "compaction", "dropped", "rival", "kill", "leader")
 SCHEDULERS = ("kubesched", "upstream")

@@ -6,10 +6,10 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from kubesched.testing.controlplane import ControlPlane
-from kubesched.testing.parity.compare import FamilyReport, tally, write_mismatch
-from kubesched.testing.parity.families import generate
-from kubesched.testing.parity.upstream import Decision, UpstreamRunner
+from kubesched_testing.controlplane import ControlPlane
+from kubesched_testing.parity.compare import FamilyReport, tally, write_mismatch
+from kubesched_testing.parity.families import generate
+from kubesched_testing.parity.upstream import Decision, UpstreamRunner
 
 # Families whose clusters reach upstream's percentageOfNodesToScore. Upstream filters on 16
 # goroutines and stops once it has enough feasible nodes, so which nodes it examined (and

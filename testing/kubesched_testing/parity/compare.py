@@ -10,8 +10,8 @@ from typing import Any
 
 import yaml
 
-from kubesched.testing.parity.ours import OurAttempt, replay
-from kubesched.testing.parity.upstream import Attempt, Decision
+from kubesched_testing.parity.ours import OurAttempt, replay
+from kubesched_testing.parity.upstream import Attempt, Decision
 
 # Kinds of difference, in the order a report lists them.
 KINDS = ("result", "message", "feasible", "scores", "node", "allocation", "nominated", "victims", "replay")

@@ -26,7 +26,7 @@ from kubesched.framework.types import PodInfo
 from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.simulator.load import LoadedInput, SourcedObject, prepare_objects
 from kubesched.simulator.run import _FIRST
-from kubesched.testing.parity.allocations import allocation_record, claim_names
+from kubesched_testing.parity.allocations import allocation_record, claim_names
 
 
 @dataclass

@@ -28,10 +28,10 @@ from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
 from kubesched.backend.kube.resources import BY_KIND, WATCHED, Resource
 from kubesched.backend.kube.snapshot import clean, take_snapshot
 from kubesched.simulator.controllers.resource_claim import POD_CLAIM_ANNOTATION, generate_name
-from kubesched.testing.controlplane import RESOURCE_CLAIM_TEMPLATE, ControlPlane, Process, namespaces, reset_cluster
-from kubesched.testing.parity.allocations import allocation_record, claim_names
-from kubesched.testing.parity.families import Case
-from kubesched.testing.parity.klog import Line, LogFollower
+from kubesched_testing.controlplane import RESOURCE_CLAIM_TEMPLATE, ControlPlane, Process, namespaces, reset_cluster
+from kubesched_testing.parity.allocations import allocation_record, claim_names
+from kubesched_testing.parity.families import Case
+from kubesched_testing.parity.klog import Line, LogFollower
 
 log = logging.getLogger(__name__)
 
