@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import json.encoder
+import math
 import time
 from collections.abc import Callable, Collection
 from fractions import Fraction
@@ -360,8 +361,11 @@ def _figure(resource: str, value: Fraction) -> str:
 
 
 def _decimal(value: Fraction, places: int) -> str:
-    text = f"{float(value):.{places}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    """`value` rounded to `places` decimals, exactly (a float loses the last digits of a large quantity)."""
+    scaled = math.floor(abs(value) * 10**places + Fraction(1, 2))  # half up, as people round
+    whole, frac = divmod(scaled, 10**places)
+    text = f"{whole}.{frac:0{places}d}".rstrip("0").rstrip(".") if places else str(whole)
+    return f"-{text}" if value < 0 and scaled else text
 
 
 def _print_nodes(
