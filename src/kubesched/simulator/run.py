@@ -237,21 +237,20 @@ def _claim_controller(
     loaded: LoadedInput, cluster: EmbeddedCluster, result: SimulationResult, seed: int | None
 ) -> ResourceClaimController:
     """The resourceclaim controller, naming claims from the seed, admitting them as the input was admitted."""
-    context = loaded.admission
-    assert context is not None
-
-    def admit(obj: dict[str, Any]) -> str:
-        problems = create_problems(obj, context)
-        return aggregate(problems) if problems else ""
-
-    rng = random.Random(f"kubesched-claims/{seed}") if seed is not None else random.Random()
-    return ResourceClaimController(cluster, NameGenerator(rng), admit=admit, warn=result.warnings.append)
+    names = _seeded_names("kubesched-claims", seed)
+    return ResourceClaimController(cluster, names, admit=_admission(loaded), warn=result.warnings.append)
 
 
 def _ephemeral_volume_controller(
     loaded: LoadedInput, cluster: EmbeddedCluster, result: SimulationResult, seed: int | None
 ) -> EphemeralVolumeController:
     """The ephemeral volume controller, its claims' uids drawn from the seed, admitted as the input was admitted."""
+    names = _seeded_names("kubesched-ephemeral", seed)
+    return EphemeralVolumeController(cluster, names, admit=_admission(loaded), warn=result.warnings.append)
+
+
+def _admission(loaded: LoadedInput) -> Callable[[dict[str, Any]], str]:
+    """What the API server's admission and validation say of an object a controller creates ("" when none)."""
     context = loaded.admission
     assert context is not None
 
@@ -259,8 +258,12 @@ def _ephemeral_volume_controller(
         problems = create_problems(obj, context)
         return aggregate(problems) if problems else ""
 
-    rng = random.Random(f"kubesched-ephemeral/{seed}") if seed is not None else random.Random()
-    return EphemeralVolumeController(cluster, NameGenerator(rng), admit=admit, warn=result.warnings.append)
+    return admit
+
+
+def _seeded_names(stream: str, seed: int | None) -> NameGenerator:
+    """Names from their own random stream of the seed, so one controller's draws do not shift another's."""
+    return NameGenerator(random.Random(f"{stream}/{seed}") if seed is not None else random.Random())
 
 
 def _parsed(sched: Scheduler, pod: dict[str, Any]) -> PodInfo:
