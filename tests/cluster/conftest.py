@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from kubesched.backend.kube.reflector import Backoff
 from kubesched.config.load import load_config
 from kubesched.config.trust import TRUSTED
 from kubesched_testing.apiserver import FakeAPIServer
+from kubesched_testing.app_thread import AppThread
 
 
 @pytest.fixture
@@ -34,37 +34,20 @@ def fast_backoff() -> Backoff:
     return Backoff(initial=0.05, cap=0.5, jitter=0.0)
 
 
-class Running:
-    def __init__(self, app: SchedulerApp) -> None:
-        self.app = app
-        self.code: int | None = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        self.code = self.app.run()
-
-    def stop(self, timeout: float = 10.0) -> int | None:
-        self.app.stop.set()
-        self.app.store.wake.set()
-        self.thread.join(timeout)
-        return self.code
-
-
 @pytest.fixture
-def start_app(kubeconfig: str) -> Iterator[Callable[..., Running]]:
-    running: list[Running] = []
+def start_app(kubeconfig: str) -> Iterator[Callable[..., AppThread]]:
+    running: list[AppThread] = []
 
-    def start(config: dict[str, Any] | None = None, **kw: Any) -> Running:
+    def start(config: dict[str, Any] | None = None, **kw: Any) -> AppThread:
         kw.setdefault("secure_port", -1)
         kw.setdefault("leader_elect", False)
         kw.setdefault("qps", 0)
         kw.setdefault("informer_backoff", fast_backoff)
         app = SchedulerApp(load_config(config, trust=TRUSTED), RunOptions(kubeconfig=kubeconfig, **kw))
-        r = Running(app)
+        r = AppThread(app)
         running.append(r)
-        r.thread.start()
         return r
 
     yield start
     for r in running:
-        r.stop()
+        r.stop(10.0)

@@ -23,6 +23,7 @@ from kubesched.app import RunOptions, SchedulerApp
 from kubesched.backend.kube.api import KubeAPI
 from kubesched.config.load import load_config
 from kubesched.config.trust import TRUSTED
+from kubesched_testing.app_thread import AppThread
 from kubesched_testing.controlplane import ControlPlane, Process, reset_cluster
 from kubesched_testing.parity.klog import parse_line
 
@@ -122,23 +123,11 @@ class Side:
         return text.replace(f"{self.name}-", "<side>-").replace(self.name, "<side>")
 
 
-class Kubesched:
-    def __init__(self, kubeconfig: str) -> None:
-        self.app = SchedulerApp(
-            load_config(profile(OURS), trust=TRUSTED), RunOptions(kubeconfig=kubeconfig, secure_port=-1)
-        )
-        self.code: int | None = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        self.code = self.app.run()
-
-    def stop(self) -> int | None:
-        self.app.stop.set()
-        self.app.store.wake.set()
-        self.thread.join(30)
-        return self.code
+def kubesched(kubeconfig: str) -> AppThread:
+    """Our scheduler with OURS's profile, in a thread of the test."""
+    return AppThread(
+        SchedulerApp(load_config(profile(OURS), trust=TRUSTED), RunOptions(kubeconfig=kubeconfig, secure_port=-1))
+    )
 
 
 S = TypeVar("S", bound=Side)
@@ -149,7 +138,7 @@ def side_by_side(control_plane: ControlPlane, admin_api: KubeAPI, side: type[S])
     """Both schedulers running on a reset cluster: each one's share, and upstream's process (for its log).
     The cluster is reset again after."""
     reset_cluster(admin_api)
-    ours = Kubesched(str(control_plane.kubeconfig_path))
+    ours = kubesched(str(control_plane.kubeconfig_path))
     theirs: Process = control_plane.start_scheduler(profile(THEIRS))
     try:
         yield side(admin_api, OURS), side(admin_api, THEIRS), theirs
@@ -274,7 +263,7 @@ def test_a_thousand_pods_end_to_end(control_plane: ControlPlane, admin_api: Kube
     side = Side(admin_api, OURS)
     for i in range(50):
         side.node(f"n{i}", cpu="32", memory="64Gi", pods="20")
-    ours = Kubesched(str(control_plane.kubeconfig_path))
+    ours = kubesched(str(control_plane.kubeconfig_path))
     try:
         for i in range(1000):
             side.pod(f"bulk{i}")

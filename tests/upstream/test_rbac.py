@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from kubesched.app import RunOptions, SchedulerApp
 from kubesched.backend.kube import annotations as ann
 from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
 from kubesched.config.load import load_config
+from kubesched_testing.app_thread import AppThread
 from kubesched_testing.controlplane import ControlPlane, reset_cluster
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
@@ -157,30 +157,16 @@ def may(api: KubeAPI, verb: str, resource: str) -> bool:
     return bool(review["status"].get("allowed"))
 
 
-class Running:
+def running_as(kubeconfig: str, **opts: Any) -> AppThread:
     """deploy/config.yaml's scheduler (leader election on its own lease) in a thread, as the ServiceAccount."""
-
-    def __init__(self, kubeconfig: str, **opts: Any) -> None:
-        config = load_config(yaml.safe_load(by_kind(manifests(CONFIG), "ConfigMap")["data"]["config.yaml"]))
-        self.app = SchedulerApp(config, RunOptions(kubeconfig=kubeconfig, secure_port=-1, **opts))
-        self.code: int | None = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        self.code = self.app.run()
-
-    def stop(self) -> int | None:
-        self.app.stop.set()
-        self.app.store.wake.set()
-        self.thread.join(30)
-        return self.code
+    config = load_config(yaml.safe_load(by_kind(manifests(CONFIG), "ConfigMap")["data"]["config.yaml"]))
+    return AppThread(SchedulerApp(config, RunOptions(kubeconfig=kubeconfig, secure_port=-1, **opts)))
 
 
 @contextlib.contextmanager
-def running(kubeconfig: str, admin_api: KubeAPI, **opts: Any) -> Iterator[Running]:
+def running(kubeconfig: str, admin_api: KubeAPI, **opts: Any) -> Iterator[AppThread]:
     reset_cluster(admin_api)
-    r = Running(kubeconfig, **opts)
+    r = running_as(kubeconfig, **opts)
     try:
         yield r
     finally:
@@ -320,7 +306,7 @@ def test_record_annotations_needs_the_optional_role(
 ) -> None:
     reset_cluster(admin_api)
     with caplog.at_level(logging.INFO, logger="kubesched"):
-        refused = Running(service_account, record_annotations=True)
+        refused = running_as(service_account, record_annotations=True)
         refused.thread.join(30)
         assert (refused.stop() if refused.thread.is_alive() else refused.code) == 1
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
