@@ -14,10 +14,11 @@ from unittest import mock
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 
 import kubesched
 from kubesched.cli import main
-from kubesched.simulator import table
+from kubesched.simulator import explain, table
 from kubesched.simulator.report import print_table
 
 ZONES = ("eu-west-1a", "eu-west-1b", "eu-west-1c")
@@ -312,3 +313,125 @@ def test_the_eks_example_at_80_columns(capsys: pytest.CaptureFixture[str], monke
     assert len(pods) == 6 and "ml/cuda-vector-add" in pods
     nodes = [row[0] for row in _table_rows(out, "Nodes")]
     assert nodes == ["ip-10-0-0-10", "ip-10-0-0-17", "ip-10-0-1-24", "ip-10-0-1-31", "ip-10-0-2-38", "ip-10-0-2-45"]
+
+
+# --- --explain's tables: the same layout (table.print_table) -------------------------------------------------
+
+_SCORES = {"TaintToleration": 300, "NodeResourcesFit": 98, "NodeResourcesBalancedAllocation": 74}
+
+
+def _explanation(nodes: list[str], feasible: int) -> explain.Explanation:
+    """A pod's explanation: the first node chosen, the next `feasible` - 1 lost on scores, the rest filtered out."""
+    chosen = nodes[0]
+    rows = [
+        explain.NodeExplanation(
+            node=node,
+            filters={"NodeResourcesFit": "passed"},
+            rejected_by=None,
+            reason=None,
+            scores=dict(_SCORES, NodeResourcesFit=98 - i),
+            total=sum(_SCORES.values()) - i,
+            chosen=i == 0,
+            why="chosen: highest total score"
+            if i == 0
+            else f"passed every filter; scored {i} lower than {chosen}, mostly on NodeResourcesFit ({i} lower)",
+            rival=None if i == 0 else chosen,
+        )
+        for i, node in enumerate(nodes[:feasible])
+    ]
+    rows += [
+        explain.NodeExplanation(
+            node=node,
+            filters={"TaintToleration": "node(s) had untolerated taint(s)"},
+            rejected_by="TaintToleration",
+            reason="node(s) had untolerated taint(s)",
+            scores={},
+            total=None,
+            chosen=False,
+            why="filtered out by TaintToleration: node(s) had untolerated taint(s)",
+        )
+        for node in nodes[feasible:]
+    ]
+    return explain.Explanation(
+        pod="default/web-1",
+        result="Scheduled",
+        message="",
+        node=chosen,
+        nominated_node=None,
+        victims=[],
+        preempted_by=None,
+        attempts=1,
+        cluster_nodes=len(nodes),
+        nodes=rows,
+        zero_score_plugins=["ImageLocality"],
+    )
+
+
+def _render_explained(items: list[explain.Explanation | explain.WorkloadExplanation], width: int) -> str:
+    out = io.StringIO()
+    explain.render(items, Console(file=out, width=width))
+    return out.getvalue()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(_eks_node, min_size=1, max_size=NODES, unique=True),
+    _domain,
+    st.integers(1, NODES),
+    st.sampled_from([80, 80, 100, 132, 200]),
+)
+def test_explain_tables_fit_the_console_and_never_break_a_node_name(
+    hosts: list[str], domain: str, feasible: int, width: int
+) -> None:
+    nodes = [host + domain for host in hosts]
+    pod = _explanation(nodes, min(feasible, len(nodes)))
+    placed = [
+        explain.NodeGroup(node, pods=i + 1, totals=[472], won_by={"NodeResourcesFit": 1})
+        for i, node in enumerate(nodes)
+    ]
+    workload = explain.WorkloadExplanation(
+        workload="Deployment default/web",
+        pods=len(nodes),
+        by_result={"Scheduled": len(nodes)},
+        placed=placed,
+        waiting=[],
+        examples=[pod],
+    )
+    out = _render_explained([pod, workload], width)
+    assert max(len(line) for line in out.splitlines()) <= width
+    short = [
+        n[: len(n) - len(domain)] for n in nodes
+    ]  # the hosts have no dot: the suffix all nodes share is the domain
+    assert out.count(f"Node names without {domain}") == (3 if domain else 0)  # two pod tables and the workload's
+    for title in ("Nodes examined for default/web-1", "Where its pods went"):
+        cells = _names_in(_table_rows(out, title), 0)
+        assert len(cells) == len(nodes)
+        for cell, name in zip(cells, short, strict=True):
+            assert _shown_as(cell, name), (cell, name)
+    # A score line is never wrapped: the longest plugin name shares its line with its score.
+    assert all(
+        line.rstrip(" │").endswith(" NodeResourcesBalancedAllocation")
+        for line in out.splitlines()
+        if "Balanced" in line
+    )
+
+
+def test_the_eks_example_explained_at_80_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/output.md's EKS example, explained: node names without their domain, whole, one line a row's name."""
+    monkeypatch.setenv("COLUMNS", "80")
+    example = str(Path(__file__).parents[1] / "examples" / "eks")
+    workload = "monitoring/sts/prometheus-kube-prometheus-stack-alertmanager"
+    args = ["simulate", example, "--output", "table", "--seed", "1", "--explain", "ml/cuda-vector-add", "--explain"]
+    assert main([*args, workload]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    hosts = ["ip-10-0-0-10", "ip-10-0-0-17", "ip-10-0-1-24", "ip-10-0-1-31", "ip-10-0-2-38", "ip-10-0-2-45"]
+    rows = _table_rows(out, "Nodes examined for ml/cuda-vector-add")
+    assert _names_in(rows, 0) == hosts
+    assert out.count("Node names without .eu-west-1.compute.internal") == 3
+    placed = _table_rows(out, "Where its pods went")
+    assert len(placed) == 3 and all(row[0] in hosts for row in placed)
+    body = [line for line in out.splitlines() if line.startswith("│")]
+    assert not any("compute.internal" in line for line in body)

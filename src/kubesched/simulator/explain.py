@@ -20,17 +20,14 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from kubesched.backend.store import ObjectStore
 from kubesched.schedule_one import Outcome
+from kubesched.simulator import table
 from kubesched.simulator.run import SimulationResult
 from kubesched.simulator.states import SCHEDULED, PodState, pod_states
 
 PASSED = "passed"
-SCORE_WIDTH = 40  # the score column keeps "100 NodeResourcesBalancedAllocation" on one line
-NODE_WIDTH = 24  # longer node names fold
-MIN_VERDICT_WIDTH = 16
 DEFAULT_NAMESPACE = "default"
 POD = "Pod"
 
@@ -71,6 +68,7 @@ class NodeExplanation:
     total: int | None
     chosen: bool
     why: str  # a plain sentence: why it was chosen, or why it lost
+    rival: str | None = None  # the node `why` compares this one with (tables shorten its name as this one's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +295,7 @@ def explain(result: SimulationResult, st: PodState) -> Explanation:
                     total=total,
                     chosen=node == chosen,
                     why=_why(node, rejected, total, chosen, ref, totals, record.final_score, alone),
+                    rival=ref if rejected is None and node != chosen else None,
                 )
             )
     nodes.sort(
@@ -483,27 +482,55 @@ def _render_workload(ex: WorkloadExplanation, console: Console) -> None:
     plural = "s" if ex.pods != 1 else ""
     console.print(f"[bold]{escape(ex.workload)}[/]: {ex.pods} pod{plural}: {escape(counts)}", highlight=False)
     if ex.placed:
-        table = Table(title="Where its pods went", title_justify="left")
-        table.add_column("Node", overflow="fold", max_width=NODE_WIDTH)
-        table.add_column("Pods", justify="right")
-        table.add_column("Mean total", justify="right")
-        table.add_column("Won by (pods: mean lead)", overflow="fold")
-        for g in ex.placed:
-            mean = f"{sum(g.totals) / len(g.totals):.0f}" if g.totals else "-"
-            table.add_row(escape(g.node), str(g.pods), mean, escape(_won_by(g)))
-        console.print(table)
+        suffix = table.domain_suffix([g.node for g in ex.placed])
+        columns: list[table.Column] = [
+            ("Node", "fold"),
+            ("Pods", None, "right"),
+            ("Mean total", None, "right"),
+            ("Won by (pods: mean lead)", "fold"),
+        ]
+        rows = [
+            [
+                table.escaped(table.without(g.node, suffix)),
+                table.text(str(g.pods)),
+                table.text(f"{sum(g.totals) / len(g.totals):.0f}" if g.totals else "-"),
+                table.escaped(_won_by(g)),
+            ]
+            for g in ex.placed
+        ]
+        _titled(console, "Where its pods went", columns, rows, names=(0,))
+        _said_once(console, suffix)
     if ex.waiting:
         title = "Why its other pods wait" if ex.placed else "Why its pods wait"
-        table = Table(title=title, title_justify="left")
-        table.add_column("Pods", justify="right")
-        table.add_column("Result", overflow="fold")
-        table.add_column("Reason (upstream's words)", overflow="fold")
-        for w in ex.waiting:
-            table.add_row(str(w.pods), escape(w.result), escape(w.reason))
-        console.print(table)
+        wait_columns: list[table.Column] = [
+            ("Pods", None, "right"),
+            ("Result", "fold"),
+            ("Reason (upstream's words)", "fold"),
+        ]
+        wait_rows = [[table.text(str(w.pods)), table.escaped(w.result), table.escaped(w.reason)] for w in ex.waiting]
+        _titled(console, title, wait_columns, wait_rows)
     console.print()
     for example in ex.examples:
         _render_one(example, console)
+
+
+def _titled(
+    console: Console,
+    title: str,
+    columns: Sequence[table.Column],
+    rows: Sequence[Sequence[table.Cell]],
+    names: Collection[int] = (),
+    unbroken: Collection[int] = (),
+) -> None:
+    """A table laid out by table.print_table (names whole or elided), its title on a line of its own on the left."""
+    console.print(escape(title), highlight=False)
+    table.print_table(console, None, columns, rows, names=names, unbroken=unbroken)
+
+
+def _said_once(console: Console, suffix: str) -> None:
+    """The line under a table that says which domain its node names were shown without."""
+    if suffix:
+        console.print(f"Node names without {escape(suffix)}", highlight=False)
 
 
 def _won_by(g: NodeGroup) -> str:
@@ -539,25 +566,20 @@ def _render_one(ex: Explanation, console: Console) -> None:
             highlight=False,
         )
     hidden = set(ex.zero_score_plugins)
-    rows: list[tuple[NodeExplanation, str]] = []
+    suffix = table.domain_suffix([n.node for n in ex.nodes])
+    rows: list[list[table.Cell]] = []
     for n in ex.nodes:
         shown = [(str(s), p) for p, s in n.scores.items() if p not in hidden]
         if n.total is not None:
             shown.insert(0, (str(n.total), "total"))
         width = max((len(v) for v, _ in shown), default=0)
-        rows.append((n, "\n".join(f"{v.rjust(width)} {p}" for v, p in shown) or "-"))
-    widest = max((len(line) for _, score in rows for line in score.splitlines()), default=1)
-    table = Table(title=f"Nodes examined for {escape(ex.pod)}", title_justify="left")
-    score_width = min(widest, SCORE_WIDTH)
-    node_width = min(max(len("Node"), *(len(n.node) for n in ex.nodes)), NODE_WIDTH)
-    verdict_width = console.width - node_width - score_width - 10  # 4 borders, 2 spaces of padding a cell
-    roomy = verdict_width >= MIN_VERDICT_WIDTH  # else rich shares out what little room there is
-    table.add_column("Node", overflow="fold", max_width=node_width if roomy else None)
-    table.add_column("Verdict", overflow="fold", max_width=verdict_width if roomy else None)
-    table.add_column("Score (final, weighted)", overflow="fold", min_width=score_width if roomy else None)
-    for n, score in rows:
-        table.add_row(escape(n.node), escape(n.why), escape(score), style="bold green" if n.chosen else "")
-    console.print(table)
+        score = "\n".join(f"{v.rjust(width)} {p}" for v, p in shown) or "-"
+        why = n.why.replace(n.rival, table.without(n.rival, suffix)) if n.rival else n.why
+        cells = [table.without(n.node, suffix), why, score]
+        rows.append([table.styled(escape(c), "bold green") if n.chosen else table.escaped(c) for c in cells])
+    columns: list[table.Column] = [("Node", "fold"), ("Verdict", "fold"), ("Score (final, weighted)", "fold")]
+    _titled(console, f"Nodes examined for {ex.pod}", columns, rows, names=(0,), unbroken=(2,))
+    _said_once(console, suffix)
     if ex.zero_score_plugins:
         console.print(f"  scored 0 on every node: {escape(', '.join(ex.zero_score_plugins))}", highlight=False)
     console.print()

@@ -105,10 +105,11 @@ def print_table(
     columns: Sequence[Column],
     rows: Sequence[Sequence[Cell]],
     names: Collection[int] = (),
+    unbroken: Collection[int] = (),
 ) -> None:
     """console.print(Table(title=title)) with these columns and rows, fitted to the console (`fit`);
-    the columns at `names` hold names."""
-    widths, rows = fit(console, columns, rows, names)
+    the columns at `names` hold names, those at `unbroken` lines that should not wrap (`fit`)."""
+    widths, rows = fit(console, columns, rows, names, unbroken)
     lines = _fast_lines(console, title, columns, rows, widths) if len(rows) >= MIN_ROWS else None
     if lines is None:
         console.print(_table(title, columns, rows, widths))
@@ -117,14 +118,19 @@ def print_table(
 
 
 def fit(
-    console: Console, columns: Sequence[Column], rows: Sequence[Sequence[Cell]], names: Collection[int] = ()
+    console: Console,
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Cell]],
+    names: Collection[int] = (),
+    unbroken: Collection[int] = (),
 ) -> tuple[list[int] | None, Sequence[Sequence[Cell]]]:
     """Column widths (padding included) for a table wider than the console, with its rows' names
     elided to them; None and the rows as they are when the table fits, or cannot (rich folds then).
 
     Narrowing goes by `_STEPS`, each lowering the widest columns of its kind first: text columns
     (any not in `names`) to 30, names to 24, text to 16, text to its longest word, names to 12,
-    and last text to a single column, folding its words and header."""
+    and last text to a single column, folding its words and header. Text columns at `unbroken`
+    (explain's scores, a plugin's a line) keep their width until that last step."""
     n = len(columns)
     room = console.width - (3 * n + 1)  # less a border before each column and after the last, and padding
     heads = [max((cell_len(w) for w in column[0].split()), default=0) for column in columns]
@@ -139,10 +145,10 @@ def fit(
             cols = [j for j in range(n) if j in names]
             floors = [max(heads[j], min(natural[j], floor)) for j in range(n)]
         elif kind == _TEXT:
-            cols = [j for j in range(n) if j not in names]
+            cols = [j for j in range(n) if j not in names and j not in unbroken]
             floors = [max(heads[j], min(natural[j], floor)) for j in range(n)]
         elif kind == _WORDS:
-            cols = [j for j in range(n) if j not in names]
+            cols = [j for j in range(n) if j not in names and j not in unbroken]
             words = _longest_words(console, rows, cols)
             floors = [max(heads[j], words.get(j, 0)) for j in range(n)]
         else:
