@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import subprocess
 import sys
 import tempfile
@@ -34,26 +33,21 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scheduler_perf import (  # noqa: E402
-    light_pod,
-    node_default,
-    node_with_name,
-    pod_default,
-    pod_high_priority,
-    pod_low_priority,  # noqa: E402
-)
+from scheduler_perf import Nodes, Pods, Spec, _make, node_objects  # noqa: E402
 
 Obj = dict[str, Any]
 SRC = Path(__file__).resolve().parent.parent / "src"
+D = "pod-default"
 
 
-def _nodes(n: int) -> list[Obj]:
-    rng = random.Random(1)
-    out: dict[str, Obj] = {}
-    while len(out) < n:
-        node = node_default(rng)
-        out.setdefault(node["metadata"]["name"], node)
-    return list(out.values())
+def _nodes(group: Nodes) -> list[Obj]:
+    """The nodes of one createNodes op, named and built as scheduler_perf.py builds them."""
+    return node_objects(Spec("whole-command", None, (group,), (), Pods(0, D, "")))
+
+
+def _pods(template: str, namespace: str, indexes: range) -> list[Obj]:
+    """Pods `indexes` of a scheduler_perf.py pod template."""
+    return [_make(template, namespace, i) for i in indexes]
 
 
 def _scenario(steps: list[Obj]) -> Obj:
@@ -74,20 +68,20 @@ class Workload:
 
 def basic() -> Workload:
     """SchedulingBasic/5000Nodes_50000Pods: everything at time 0."""
-    setup = [*_nodes(5000), *(pod_default("namespace-1", i) for i in range(5000))]
-    return Workload(setup, [pod_default("namespace-2", i) for i in range(50000)])
+    setup = [*_nodes(Nodes(5000)), *_pods(D, "namespace-1", range(5000))]
+    return Workload(setup, _pods(D, "namespace-2", range(50000)))
 
 
 def unschedulable() -> Workload:
     """Unschedulable/5kNodes/100Init/10kPods: a 9-CPU priority-10 pod that never fits every 200 ms, while the
     measured pods arrive 100 per 200 ms (so the unschedulable pool grows as they schedule)."""
-    setup = [*_nodes(5000), *(pod_default("namespace-1", i) for i in range(100))]
+    setup = [*_nodes(Nodes(5000)), *_pods(D, "namespace-1", range(100))]
     steps = [
         {
             "at": _ms(1000 + 200 * s),
             "create": [
-                pod_high_priority("namespace-2", s, cpu="9"),
-                *(pod_default("namespace-3", i) for i in range(100 * s, 100 * s + 100)),
+                _make("pod-high-priority-large-cpu", "namespace-2", s),
+                *_pods(D, "namespace-3", range(100 * s, 100 * s + 100)),
             ],
         }
         for s in range(100)
@@ -99,16 +93,17 @@ def gated() -> Workload:
     """SchedulingWhileGated/1Node_10000GatedPods: the measured light pods arrive 50 a second while 50 init
     pods a second are deleted; 10000 gated pods wait throughout."""
     setup = [
-        node_with_name(),
-        *(light_pod("namespace-1", i, gated=True) for i in range(10000)),
-        *(light_pod("namespace-3", i) for i in range(20000)),
+        *_nodes(Nodes(1, "node-with-name")),
+        *_pods("gated-pod", "namespace-1", range(10000)),
+        *_pods("light-pod", "namespace-3", range(20000)),
     ]
     steps = [
         {
             "at": f"{s + 1}s",
-            "create": [light_pod("namespace-5", i) for i in range(50 * s, 50 * s + 50)],
+            "create": _pods("light-pod", "namespace-5", range(50 * s, 50 * s + 50)),
             "delete": [
-                {"kind": "Pod", "namespace": "namespace-3", "name": f"light-{i}"} for i in range(50 * s, 50 * s + 50)
+                {"kind": "Pod", "namespace": "namespace-3", "name": p["metadata"]["name"]}
+                for p in _pods("light-pod", "namespace-3", range(50 * s, 50 * s + 50))
             ],
         }
         for s in range(400)
@@ -119,13 +114,13 @@ def gated() -> Workload:
 def preemption_async() -> Workload:
     """PreemptionAsync/5000Nodes: nodes filled by 20000 low-priority pods; a 3-CPU priority-10 pod every 200 ms
     preempts, while the measured pods arrive 100 per 200 ms."""
-    setup = [*_nodes(5000), *(pod_low_priority("namespace-1", i) for i in range(20000))]
+    setup = [*_nodes(Nodes(5000)), *_pods("pod-low-priority", "namespace-1", range(20000))]
     steps = [
         {
             "at": _ms(1000 + 200 * s),
             "create": [
-                pod_high_priority("namespace-2", s),
-                *(pod_default("namespace-3", i) for i in range(100 * s, 100 * s + 100)),
+                _make("pod-high-priority", "namespace-2", s),
+                *_pods(D, "namespace-3", range(100 * s, 100 * s + 100)),
             ],
         }
         for s in range(50)
