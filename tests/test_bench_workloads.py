@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -30,6 +32,19 @@ def _load_bench(name: str = "scheduler_perf") -> ModuleType:
 
 bench = _load_bench()
 realistic = _load_bench("realistic")
+SCRIPTS = sorted((ROOT / "bench").glob("*.py"))
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_bench_script_imports_and_answers_help(script):
+    """The bench scripts run by hand only: one whose imports broke when a module it uses was refactored
+    (cluster_e2e.py and whole_command.py, once) would otherwise go unnoticed until someone measures."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(
+        [sys.executable, str(script), "--help"], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith(f"usage: {script.name} "), proc.stdout[:200]
 
 
 @pytest.mark.parametrize("spec", bench.SPECS, ids=lambda s: s.name)
