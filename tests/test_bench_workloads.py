@@ -32,6 +32,7 @@ def _load_bench(name: str = "scheduler_perf") -> ModuleType:
 
 bench = _load_bench()
 realistic = _load_bench("realistic")
+whole_command = _load_bench("whole_command")
 SCRIPTS = sorted((ROOT / "bench").glob("*.py"))
 
 
@@ -45,6 +46,28 @@ def test_bench_script_imports_and_answers_help(script):
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith(f"usage: {script.name} "), proc.stdout[:200]
+
+
+@pytest.mark.parametrize("name", list(whole_command.WORKLOADS))
+@pytest.mark.parametrize("scale", [7, 100])
+def test_whole_command_measured_counts_match_its_workloads(name, scale):
+    """whole_command.py divides by MEASURED, which it keeps apart from the builders (the parent never builds the
+    objects): the count must be the pods without priority the measured run adds, at any --scale."""
+    w = whole_command.WORKLOADS[name](scale)
+    added = [o for o in w.measured if o["kind"] == "Pod"]
+    added += [o for d in w.measured if d["kind"] == "Scenario" for step in d["steps"] for o in step.get("create", [])]
+    measured = [o for o in added if "priority" not in o["spec"]]
+    assert len(measured) == whole_command.MEASURED[name](scale) > 0
+    names = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in [*w.setup, *added] if o["kind"] == "Pod"}
+    assert len(names) == len(w.setup) + len(added) - sum(o["kind"] == "Node" for o in w.setup)
+    deleted = {
+        (ref["namespace"], ref["name"])
+        for d in w.measured
+        if d["kind"] == "Scenario"
+        for step in d["steps"]
+        for ref in step.get("delete", [])
+    }
+    assert deleted <= names  # a churn step deletes setup pods by the names their template gives them
 
 
 @pytest.mark.parametrize("spec", bench.SPECS, ids=lambda s: s.name)
