@@ -110,6 +110,7 @@ def run(spec: Spec, qps: float) -> dict[str, Any]:
     parent.send(("stop", None))
     parent.recv()
     proc.join(5)
+    Path(kubeconfig.name).unlink()
     return {
         "workload": f"{spec.name} (kubesched run, stand-in API server)",
         "measured": measure,

@@ -33,6 +33,7 @@ def _load_bench(name: str = "scheduler_perf") -> ModuleType:
 bench = _load_bench()
 realistic = _load_bench("realistic")
 whole_command = _load_bench("whole_command")
+cluster_e2e = _load_bench("cluster_e2e")
 SCRIPTS = sorted((ROOT / "bench").glob("*.py"))
 
 
@@ -68,6 +69,18 @@ def test_whole_command_measured_counts_match_its_workloads(name, scale):
         for ref in step.get("delete", [])
     }
     assert deleted <= names  # a churn step deletes setup pods by the names their template gives them
+
+
+def test_cluster_e2e_both_paths_bind_every_measured_pod():
+    """cluster_e2e.py at a tiny size: `kubesched run` against the stand-in API server in its own process, and the
+    embedded-cluster row beside it, each binding every measured pod."""
+    spec = cluster_e2e.workload(4, 6, 12)
+    e2e = cluster_e2e.run(spec, 0)
+    assert e2e["measured"] == 12 and e2e["pods_per_second"] > 0
+    assert e2e["binding_posts"] >= 1 and e2e["informer_events_applied"] >= 4 + 6 + 12
+    simulated = cluster_e2e.simulate(spec)
+    assert simulated["workload"] == "SchedulingBasic/4Nodes/6Init/12Pods (simulate, embedded cluster)"
+    assert simulated["bound"] == simulated["measured"] == 12
 
 
 @pytest.mark.parametrize("spec", bench.SPECS, ids=lambda s: s.name)
