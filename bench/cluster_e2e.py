@@ -29,11 +29,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testing"))  # kubesched_testing: not in the wheel
 
-from scheduler_perf import Workload, _nodes, pod_default, run_workload  # noqa: E402
+from scheduler_perf import Nodes, Pods, Spec, node_objects, run_inprocess, run_setup  # noqa: E402
 
 from kubesched.app import RunOptions, SchedulerApp  # noqa: E402
 from kubesched.config.load import load_config  # noqa: E402
 from kubesched_testing.apiserver import FakeAPIServer  # noqa: E402
+
+
+def workload(nodes: int, init: int, measure: int) -> Spec:
+    """SchedulingBasic at the given size, as scheduler_perf.py builds it: node-default nodes, pod-default
+    init pods in namespace-1, measured pods in namespace-2; off upstream's size, so no threshold."""
+    return Spec(
+        f"SchedulingBasic/{nodes}Nodes/{init}Init/{measure}Pods",
+        None,
+        (Nodes(nodes),),
+        (Pods(init, "pod-default", "namespace-1"),),
+        Pods(measure, "pod-default", "namespace-2"),
+        upstream_size=False,
+    )
 
 
 def _serve(conn: Connection) -> None:
@@ -65,7 +78,9 @@ def _wait_bound(conn: Connection, namespace: str, want: int, timeout: float) -> 
     raise SystemExit(f"timed out: fewer than {want} pods of {namespace} bound after {timeout}s")
 
 
-def run(nodes: int, init: int, measure: int, qps: float) -> dict[str, Any]:
+def run(spec: Spec, qps: float) -> dict[str, Any]:
+    """`kubesched run` against the stand-in API server: untimed nodes and init pods, then the measured pods timed."""
+    (init,), measure = spec.setup, spec.measure.total()
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe()
     proc = ctx.Process(target=_serve, args=(child,), daemon=True)
@@ -73,19 +88,19 @@ def run(nodes: int, init: int, measure: int, qps: float) -> dict[str, Any]:
     kubeconfig = tempfile.NamedTemporaryFile("w", suffix=".kubeconfig", delete=False)
     kubeconfig.write(parent.recv())
     kubeconfig.close()
-    parent.send(("create", _nodes(nodes)()))
+    parent.send(("create", node_objects(spec)))
     parent.recv()
-    parent.send(("create", [pod_default("namespace-1", i) for i in range(init)]))
+    parent.send(("create", list(init.objects())))
     parent.recv()
     opts = RunOptions(kubeconfig=kubeconfig.name, secure_port=-1, leader_elect=False, qps=qps, burst=int(qps) or 1)
     app = SchedulerApp(load_config(None), opts)
     threading.Thread(target=app.run, daemon=True).start()
-    _wait_bound(parent, "namespace-1", init, 600)
+    _wait_bound(parent, init.namespace, init.total(), 600)
     requests_before, seconds_before = app.api.request_count, app.api.request_seconds
     binds_before, bind_seconds_before = app.client.binds, app.client.bind_seconds
-    parent.send(("create", [pod_default("namespace-2", i) for i in range(measure)]))
+    parent.send(("create", list(spec.measure.objects())))
     parent.recv()
-    elapsed = _wait_bound(parent, "namespace-2", measure, 600)
+    elapsed = _wait_bound(parent, spec.measure.namespace, measure, 600)
     binds = app.client.binds - binds_before
     bind_seconds = app.client.bind_seconds - bind_seconds_before
     other_requests = app.api.request_count - requests_before - binds
@@ -95,8 +110,9 @@ def run(nodes: int, init: int, measure: int, qps: float) -> dict[str, Any]:
     parent.send(("stop", None))
     parent.recv()
     proc.join(5)
+    Path(kubeconfig.name).unlink()
     return {
-        "workload": f"SchedulingBasic/{nodes}Nodes/{init}Init/{measure}Pods (kubesched run, stand-in API server)",
+        "workload": f"{spec.name} (kubesched run, stand-in API server)",
         "measured": measure,
         "seconds": round(elapsed, 3),
         "pods_per_second": round(measure / elapsed, 1),
@@ -109,6 +125,13 @@ def run(nodes: int, init: int, measure: int, qps: float) -> dict[str, Any]:
     }
 
 
+def simulate(spec: Spec) -> dict[str, Any]:
+    """The same workload on `simulate`'s embedded cluster, one scheduling cycle at a time (scheduler_perf.py's
+    in-process mode)."""
+    row = {"workload": f"{spec.name} (simulate, embedded cluster)", "measured": spec.measure.total()}
+    return {**row, **run_inprocess(spec, run_setup(spec)), "threshold": spec.target()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nodes", type=int, default=1000)
@@ -116,17 +139,10 @@ def main() -> int:
     ap.add_argument("--measure", type=int, default=2000)
     ap.add_argument("--qps", type=float, default=0, help="client-side QPS (0: unlimited)")
     args = ap.parse_args()
-    e2e = run(args.nodes, args.init, args.measure, args.qps)
+    spec = workload(args.nodes, args.init, args.measure)
+    e2e = run(spec, args.qps)
     print(json.dumps(e2e))
-    simulated = run_workload(
-        Workload(
-            f"SchedulingBasic/{args.nodes}Nodes/{args.init}Init/{args.measure}Pods (simulate, embedded cluster)",
-            _nodes(args.nodes),
-            [pod_default("namespace-1", i) for i in range(args.init)],
-            [pod_default("namespace-2", i) for i in range(args.measure)],
-            None,
-        )
-    )
+    simulated = simulate(spec)
     print(json.dumps(simulated))
     return 0
 

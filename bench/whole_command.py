@@ -3,6 +3,7 @@
     python3 bench/whole_command.py SchedulingBasic            # 5000 nodes, 5000 init, 50000 measured pods
     python3 bench/whole_command.py all --output json table
     python3 bench/whole_command.py SchedulingBasic --write /tmp/basic.yaml   # only write the input
+    python3 bench/whole_command.py all --scale 100           # every count / 100: a quick check, no figures
 
 Each workload is written as one YAML file (a `kind: List`, as `kubectl get -o yaml` prints,
 or `--multi` for one document per object), then `kubesched simulate FILE --record none` runs
@@ -20,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import subprocess
 import sys
 import tempfile
@@ -34,26 +34,21 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scheduler_perf import (  # noqa: E402
-    light_pod,
-    node_default,
-    node_with_name,
-    pod_default,
-    pod_high_priority,
-    pod_low_priority,  # noqa: E402
-)
+from scheduler_perf import Nodes, Pods, Spec, _make, node_objects  # noqa: E402
 
 Obj = dict[str, Any]
 SRC = Path(__file__).resolve().parent.parent / "src"
+D = "pod-default"
 
 
-def _nodes(n: int) -> list[Obj]:
-    rng = random.Random(1)
-    out: dict[str, Obj] = {}
-    while len(out) < n:
-        node = node_default(rng)
-        out.setdefault(node["metadata"]["name"], node)
-    return list(out.values())
+def _nodes(group: Nodes) -> list[Obj]:
+    """The nodes of one createNodes op, named and built as scheduler_perf.py builds them."""
+    return node_objects(Spec("whole-command", None, (group,), (), Pods(0, D, "")))
+
+
+def _pods(template: str, namespace: str, indexes: range) -> list[Obj]:
+    """Pods `indexes` of a scheduler_perf.py pod template."""
+    return [_make(template, namespace, i) for i in indexes]
 
 
 def _scenario(steps: list[Obj]) -> Obj:
@@ -72,70 +67,82 @@ class Workload:
     measured: list[Obj]  # plain objects and Scenario documents
 
 
-def basic() -> Workload:
+def _div(n: int, scale: int) -> int:
+    """A count divided by --scale, at least 1."""
+    return max(1, n // scale)
+
+
+def basic(scale: int = 1) -> Workload:
     """SchedulingBasic/5000Nodes_50000Pods: everything at time 0."""
-    setup = [*_nodes(5000), *(pod_default("namespace-1", i) for i in range(5000))]
-    return Workload(setup, [pod_default("namespace-2", i) for i in range(50000)])
+    setup = [*_nodes(Nodes(_div(5000, scale))), *_pods(D, "namespace-1", range(_div(5000, scale)))]
+    return Workload(setup, _pods(D, "namespace-2", range(_div(50000, scale))))
 
 
-def unschedulable() -> Workload:
+def unschedulable(scale: int = 1) -> Workload:
     """Unschedulable/5kNodes/100Init/10kPods: a 9-CPU priority-10 pod that never fits every 200 ms, while the
     measured pods arrive 100 per 200 ms (so the unschedulable pool grows as they schedule)."""
-    setup = [*_nodes(5000), *(pod_default("namespace-1", i) for i in range(100))]
+    setup = [*_nodes(Nodes(_div(5000, scale))), *_pods(D, "namespace-1", range(_div(100, scale)))]
     steps = [
         {
             "at": _ms(1000 + 200 * s),
             "create": [
-                pod_high_priority("namespace-2", s, cpu="9"),
-                *(pod_default("namespace-3", i) for i in range(100 * s, 100 * s + 100)),
+                _make("pod-high-priority-large-cpu", "namespace-2", s),
+                *_pods(D, "namespace-3", range(100 * s, 100 * s + 100)),
             ],
         }
-        for s in range(100)
+        for s in range(_div(100, scale))
     ]
     return Workload(setup, [_scenario(steps)])
 
 
-def gated() -> Workload:
+def gated(scale: int = 1) -> Workload:
     """SchedulingWhileGated/1Node_10000GatedPods: the measured light pods arrive 50 a second while 50 init
     pods a second are deleted; 10000 gated pods wait throughout."""
     setup = [
-        node_with_name(),
-        *(light_pod("namespace-1", i, gated=True) for i in range(10000)),
-        *(light_pod("namespace-3", i) for i in range(20000)),
+        *_nodes(Nodes(1, "node-with-name")),
+        *_pods("gated-pod", "namespace-1", range(_div(10000, scale))),
+        *_pods("light-pod", "namespace-3", range(_div(20000, scale))),
     ]
     steps = [
         {
             "at": f"{s + 1}s",
-            "create": [light_pod("namespace-5", i) for i in range(50 * s, 50 * s + 50)],
+            "create": _pods("light-pod", "namespace-5", range(50 * s, 50 * s + 50)),
             "delete": [
-                {"kind": "Pod", "namespace": "namespace-3", "name": f"light-{i}"} for i in range(50 * s, 50 * s + 50)
+                {"kind": "Pod", "namespace": "namespace-3", "name": p["metadata"]["name"]}
+                for p in _pods("light-pod", "namespace-3", range(50 * s, 50 * s + 50))
             ],
         }
-        for s in range(400)
+        for s in range(_div(400, scale))
     ]
     return Workload(setup, [_scenario(steps)])
 
 
-def preemption_async() -> Workload:
+def preemption_async(scale: int = 1) -> Workload:
     """PreemptionAsync/5000Nodes: nodes filled by 20000 low-priority pods; a 3-CPU priority-10 pod every 200 ms
     preempts, while the measured pods arrive 100 per 200 ms."""
-    setup = [*_nodes(5000), *(pod_low_priority("namespace-1", i) for i in range(20000))]
+    setup = [*_nodes(Nodes(_div(5000, scale))), *_pods("pod-low-priority", "namespace-1", range(_div(20000, scale)))]
     steps = [
         {
             "at": _ms(1000 + 200 * s),
             "create": [
-                pod_high_priority("namespace-2", s),
-                *(pod_default("namespace-3", i) for i in range(100 * s, 100 * s + 100)),
+                _make("pod-high-priority", "namespace-2", s),
+                *_pods(D, "namespace-3", range(100 * s, 100 * s + 100)),
             ],
         }
-        for s in range(50)
+        for s in range(_div(50, scale))
     ]
     return Workload(setup, [_scenario(steps)])
 
 
-MEASURED = {"SchedulingBasic": 50000, "Unschedulable": 10000, "SchedulingWhileGated": 20000, "PreemptionAsync": 5000}
-"""How many measured pods each workload's pods/s counts."""
-WORKLOADS: dict[str, Callable[[], Workload]] = {
+MEASURED: dict[str, Callable[[int], int]] = {
+    "SchedulingBasic": lambda scale: _div(50000, scale),
+    "Unschedulable": lambda scale: 100 * _div(100, scale),
+    "SchedulingWhileGated": lambda scale: 50 * _div(400, scale),
+    "PreemptionAsync": lambda scale: 100 * _div(50, scale),
+}
+"""How many measured pods each workload's pods/s counts, at a --scale: known without building the objects,
+which only the children that write the inputs hold (their memory would count as the runs')."""
+WORKLOADS: dict[str, Callable[[int], Workload]] = {
     "SchedulingBasic": basic,
     "Unschedulable": unschedulable,
     "SchedulingWhileGated": gated,
@@ -183,10 +190,13 @@ def main() -> int:
     ap.add_argument("--setup-only", action="store_true", help="with --write: the setup objects alone")
     ap.add_argument("--keep", type=Path, help="directory to keep inputs and outputs in")
     ap.add_argument("--src", type=Path, default=SRC, help="the kubesched source tree to run (default: this one)")
+    ap.add_argument("--scale", type=int, default=1, help="divide node, pod and churn-step counts by this")
     args = ap.parse_args()
+    if args.scale < 1:
+        ap.error("--scale must be at least 1")
     names = list(WORKLOADS) if args.workload == "all" else [args.workload]
     if args.write:
-        w = WORKLOADS[names[0]]()
+        w = WORKLOADS[names[0]](args.scale)
         write(args.write, w.setup if args.setup_only else [*w.setup, *w.measured], args.multi)
         return 0
     work = args.keep or Path(tempfile.mkdtemp(prefix="whole-command-"))
@@ -196,19 +206,20 @@ def main() -> int:
         # Written by a child: a child forked from a parent holding the objects would count its memory as theirs.
         for path, only in ((setup_file, ["--setup-only"]), (full_file, [])):
             multi = ["--multi"] if args.multi else []
-            subprocess.run([sys.executable, __file__, name, "--write", str(path), *only, *multi], check=True)
+            scale = ["--scale", str(args.scale)]
+            subprocess.run([sys.executable, __file__, name, "--write", str(path), *only, *multi, *scale], check=True)
         for output in args.output:
             base = run(setup_file, output, work / f"{name}-setup.{output}", args.src)
             full = run(full_file, output, work / f"{name}.{output}", args.src)
             wall, cpu = full["wall_s"] - base["wall_s"], full["cpu_s"] - base["cpu_s"]
             row = {
-                "workload": name,
+                "workload": name if args.scale == 1 else f"{name}@1/{args.scale}",
                 "output": output,
                 "input_mb": round(full_file.stat().st_size / 1e6, 1),
                 "setup": base,
                 "full": full,
-                "pods_per_s": round(MEASURED[name] / wall, 1) if wall > 0 else None,
-                "pods_per_cpu_s": round(MEASURED[name] / cpu, 1) if cpu > 0 else None,
+                "pods_per_s": round(MEASURED[name](args.scale) / wall, 1) if wall > 0 else None,
+                "pods_per_cpu_s": round(MEASURED[name](args.scale) / cpu, 1) if cpu > 0 else None,
             }
             print(json.dumps(row), flush=True)
         if not args.keep:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -30,6 +32,55 @@ def _load_bench(name: str = "scheduler_perf") -> ModuleType:
 
 bench = _load_bench()
 realistic = _load_bench("realistic")
+whole_command = _load_bench("whole_command")
+cluster_e2e = _load_bench("cluster_e2e")
+SCRIPTS = sorted((ROOT / "bench").glob("*.py"))
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_bench_script_imports_and_answers_help(script):
+    """The bench scripts run by hand only: one whose imports broke when a module it uses was refactored
+    (cluster_e2e.py and whole_command.py, once) would otherwise go unnoticed until someone measures."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(
+        [sys.executable, str(script), "--help"], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith(f"usage: {script.name} "), proc.stdout[:200]
+
+
+@pytest.mark.parametrize("name", list(whole_command.WORKLOADS))
+@pytest.mark.parametrize("scale", [7, 100])
+def test_whole_command_measured_counts_match_its_workloads(name, scale):
+    """whole_command.py divides by MEASURED, which it keeps apart from the builders (the parent never builds the
+    objects): the count must be the pods without priority the measured run adds, at any --scale."""
+    w = whole_command.WORKLOADS[name](scale)
+    added = [o for o in w.measured if o["kind"] == "Pod"]
+    added += [o for d in w.measured if d["kind"] == "Scenario" for step in d["steps"] for o in step.get("create", [])]
+    measured = [o for o in added if "priority" not in o["spec"]]
+    assert len(measured) == whole_command.MEASURED[name](scale) > 0
+    names = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in [*w.setup, *added] if o["kind"] == "Pod"}
+    assert len(names) == len(w.setup) + len(added) - sum(o["kind"] == "Node" for o in w.setup)
+    deleted = {
+        (ref["namespace"], ref["name"])
+        for d in w.measured
+        if d["kind"] == "Scenario"
+        for step in d["steps"]
+        for ref in step.get("delete", [])
+    }
+    assert deleted <= names  # a churn step deletes setup pods by the names their template gives them
+
+
+def test_cluster_e2e_both_paths_bind_every_measured_pod():
+    """cluster_e2e.py at a tiny size: `kubesched run` against the stand-in API server in its own process, and the
+    embedded-cluster row beside it, each binding every measured pod."""
+    spec = cluster_e2e.workload(4, 6, 12)
+    e2e = cluster_e2e.run(spec, 0)
+    assert e2e["measured"] == 12 and e2e["pods_per_second"] > 0
+    assert e2e["binding_posts"] >= 1 and e2e["informer_events_applied"] >= 4 + 6 + 12
+    simulated = cluster_e2e.simulate(spec)
+    assert simulated["workload"] == "SchedulingBasic/4Nodes/6Init/12Pods (simulate, embedded cluster)"
+    assert simulated["bound"] == simulated["measured"] == 12
 
 
 @pytest.mark.parametrize("spec", bench.SPECS, ids=lambda s: s.name)
