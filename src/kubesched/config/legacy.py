@@ -18,12 +18,12 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
 from kubesched.api.errors import FieldError
+from kubesched.config import names as n
 from kubesched.config.defaults import DEFAULT_SCHEDULER_NAME, default_args
 from kubesched.config.load import ConfigError, SchedulerConfig, pydantic_errors
 from kubesched.config.trust import TRUSTED
 from kubesched.config.types import (
     ARGS_TYPES,
-    EXTENSION_POINTS,
     Extender,
     ExtenderManagedResource,
     ExtenderTLSConfig,
@@ -42,7 +42,6 @@ from kubesched.config.types import (
     _Args,
 )
 from kubesched.config.validation import validate_args, validate_configuration
-from kubesched.framework.plugins import names as n
 
 POLICY_KIND: Final = "Policy"
 POLICY_API_VERSION: Final = "v1"
@@ -167,7 +166,7 @@ def fold_field_names(value: Any, model: type[BaseModel], path: str, warnings: li
 
 @dataclass
 class _Builder:
-    points: dict[str, list[Plugin]] = field(default_factory=lambda: {p: [] for p in EXTENSION_POINTS})
+    points: dict[str, list[Plugin]] = field(default_factory=lambda: {p: [] for p in n.EXTENSION_POINTS})
     configs: dict[str, _Args] = field(default_factory=dict)
 
     def add(self, point: str, name: str, weight: int | None = None) -> None:
@@ -497,7 +496,7 @@ def add_companion_points(b: _Builder) -> None:
     """Also enable plugins at their companion points; SchedulingGates first, as the API server
     refuses to bind a gated pod (gates post-date these releases)."""
     b.add("preEnqueue", n.SCHEDULING_GATES)
-    for point in EXTENSION_POINTS:
+    for point in n.EXTENSION_POINTS:
         for p in list(b.points[point]):
             companion = COMPANION_POINTS.get((point, p.name))
             if companion is not None:
@@ -510,7 +509,7 @@ def _finish(b: _Builder, extenders: list[Extender], source: str) -> SchedulerCon
     plugins = b.plugins()
     profile = KubeSchedulerProfile(schedulerName=DEFAULT_SCHEDULER_NAME, plugins=plugins)
     cfg = KubeSchedulerConfiguration(profiles=[profile], extenders=extenders)
-    enabled = list(dict.fromkeys(p.name for point in EXTENSION_POINTS for p in getattr(plugins, point).enabled))
+    enabled = list(dict.fromkeys(p.name for point in n.EXTENSION_POINTS for p in getattr(plugins, point).enabled))
     args: dict[str, Any] = {}
     errors: list[FieldError] = []
     for name in enabled:
