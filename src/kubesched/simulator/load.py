@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.api.errors import FieldError
-from kubesched.backend.embedded import KINDS, NAMESPACED
+from kubesched.api.kinds import KINDS, NAMESPACED
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.framework.node_info import parse_node
 from kubesched.framework.types import new_pod_info

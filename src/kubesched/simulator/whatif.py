@@ -23,11 +23,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kubesched.api.kinds import SCALED_KINDS
 from kubesched.config import names
 from kubesched.config.trust import TRUSTED
 from kubesched.simulator.budget import Budget
 from kubesched.simulator.inputs import (
-    SCALED_KINDS,
     NodeTemplate,
     WhatIfError,
     check_room,
