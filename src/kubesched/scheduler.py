@@ -28,6 +28,7 @@ from kubesched.framework.interface import (
     Handle,
     Lister,
 )
+from kubesched.framework.outcome import SchedulerObserver
 from kubesched.framework.plugins.registry import new_in_tree_registry
 from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.framework.runtime.framework import Framework
@@ -36,7 +37,7 @@ from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
 from kubesched.queue.scheduling_queue import HintEntry, PriorityQueue, QueueingHintMap
-from kubesched.schedule_one import ScheduleOne, SchedulerObserver
+from kubesched.schedule_one import ScheduleOne
 
 if TYPE_CHECKING:
     from kubesched.metrics import SchedulerMetrics
@@ -149,6 +150,7 @@ class Scheduler(ScheduleOne):
         for handle in self._handles:
             handle.metrics = metrics
         metrics.watch(self.queue, self.cache, pending_api_calls)
+        self.queue.metrics = metrics  # and count the pods entering each queue
 
     def _build_hint_map(self) -> QueueingHintMap:
         """Per profile, the events of every plugin that can reject; a plugin without a list gets every event."""

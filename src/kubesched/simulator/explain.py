@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kubesched.backend.store import ObjectStore
-from kubesched.schedule_one import Outcome
+from kubesched.framework.outcome import Outcome
 from kubesched.simulator.run import SimulationResult
 from kubesched.simulator.states import SCHEDULED, PodState, pod_states
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from kubesched.api.quantity import format_quantity
-from kubesched.schedule_one import Outcome
+from kubesched.framework.outcome import Outcome
 from kubesched.simulator.explain import natural_key
 from kubesched.simulator.report import human, share
 from kubesched.simulator.run import SimulationResult, selects

@@ -15,8 +15,8 @@ from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
 from kubesched.config.trust import UNTRUSTED, Trust
 from kubesched.event_handlers import informed_scheduler
+from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.framework.types import PodInfo, new_pod_info
-from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator.admission import TERMINAL_PHASES
 from kubesched.simulator.controllers import (

@@ -14,8 +14,8 @@ from typing import Any
 from kubesched.backend.kube.api import MERGE_PATCH, KubeAPI
 from kubesched.backend.kube.dispatcher import APICall, APIDispatcher
 from kubesched.backend.kube.resources import BY_KIND
+from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.framework.types import AttemptRecord
-from kubesched.schedule_one import Outcome, SchedulerEvent
 
 PREFIX = "kube-scheduler-simulator.sigs.k8s.io/"
 FILTER_RESULT = PREFIX + "filter-result"
