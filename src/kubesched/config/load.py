@@ -150,7 +150,7 @@ def field_in_document(cfg: KubeSchedulerConfiguration, doc: dict[str, Any], path
     profiles = doc.get("profiles")
     prof = profiles[i] if isinstance(profiles, list) and i < len(profiles) else None
     plugins = prof.get("plugins") if isinstance(prof, dict) else None
-    multi = plugins.get("multiPoint") if isinstance(plugins, dict) else None
+    multi = plugins.get(n.MULTI_POINT) if isinstance(plugins, dict) else None
     given = multi.get("enabled") if isinstance(multi, dict) else None
     at = [j for j, p in enumerate(given or []) if isinstance(p, dict) and p.get("name") == name]
     if not at:
@@ -189,7 +189,7 @@ def _score_weights_overflow(plugins: Any) -> str:
     seen: set[str] = set()
     total = 0
     entries = [("score", i, p) for i, p in enumerate(plugins.score.enabled)]
-    entries += [("multiPoint", i, p) for i, p in enumerate(plugins.multiPoint.enabled)]
+    entries += [(n.MULTI_POINT, i, p) for i, p in enumerate(plugins.multiPoint.enabled)]
     negative = ""  # the first negative weight: what makes the total wrap
     for point, i, p in entries:
         if p.name not in _SCORE_PLUGINS or p.name in seen:

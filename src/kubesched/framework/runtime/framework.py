@@ -17,7 +17,7 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from kubesched.config import names as n
+from kubesched.config import names
 from kubesched.config.trust import is_import_path
 from kubesched.config.types import KubeSchedulerProfile, Plugins, PluginSet
 from kubesched.framework import interface as fw
@@ -48,18 +48,18 @@ from kubesched.framework.types import NodeToStatus, PodInfo
 log = logging.getLogger(__name__)
 
 POINT_TYPES: dict[str, type[Plugin]] = {
-    n.PRE_ENQUEUE: fw.PreEnqueuePlugin,
-    n.QUEUE_SORT: fw.QueueSortPlugin,
-    n.PRE_FILTER: fw.PreFilterPlugin,
-    n.FILTER: fw.FilterPlugin,
-    n.POST_FILTER: fw.PostFilterPlugin,
-    n.PRE_SCORE: fw.PreScorePlugin,
-    n.SCORE: fw.ScorePlugin,
-    n.RESERVE: fw.ReservePlugin,
-    n.PERMIT: fw.PermitPlugin,
-    n.PRE_BIND: fw.PreBindPlugin,
-    n.BIND: fw.BindPlugin,
-    n.POST_BIND: fw.PostBindPlugin,
+    names.PRE_ENQUEUE: fw.PreEnqueuePlugin,
+    names.QUEUE_SORT: fw.QueueSortPlugin,
+    names.PRE_FILTER: fw.PreFilterPlugin,
+    names.FILTER: fw.FilterPlugin,
+    names.POST_FILTER: fw.PostFilterPlugin,
+    names.PRE_SCORE: fw.PreScorePlugin,
+    names.SCORE: fw.ScorePlugin,
+    names.RESERVE: fw.ReservePlugin,
+    names.PERMIT: fw.PermitPlugin,
+    names.PRE_BIND: fw.PreBindPlugin,
+    names.BIND: fw.BindPlugin,
+    names.POST_BIND: fw.PostBindPlugin,
 }
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 # Up to this many candidate nodes, the filter pass runs the plain per-node plugins only.
@@ -140,7 +140,7 @@ def _weight_at(plugins: Plugins, name: str) -> str:
 
 def _enabled_at(plugins: Plugins, name: str) -> str:
     """Where a profile first enables `name` (multiPoint first, as the framework reads them)."""
-    for point in (n.MULTI_POINT, *n.EXTENSION_POINTS):
+    for point in (names.MULTI_POINT, *names.EXTENSION_POINTS):
         for i, p in enumerate(getattr(plugins, point).enabled):
             if p.name == name:
                 return f"plugins.{point}.enabled[{i}].name"
@@ -177,7 +177,7 @@ class Framework:
         )
         plugins = profile.plugins or Plugins()
         wanted: dict[str, None] = {}
-        for point in (n.MULTI_POINT, *n.EXTENSION_POINTS):
+        for point in (names.MULTI_POINT, *names.EXTENSION_POINTS):
             for p in getattr(plugins, point).enabled:
                 wanted.setdefault(p.name, None)
         self.plugins_map: dict[str, Plugin] = {}
@@ -204,9 +204,9 @@ class Framework:
                 plugin.NAME = name  # known by the name its profile gives it
             self.plugins_map[name] = plugin
         self.score_weights: dict[str, int] = {}
-        specific = {point: self._specific_point(point, getattr(plugins, point)) for point in n.BUILD_ORDER}
+        specific = {point: self._specific_point(point, getattr(plugins, point)) for point in names.BUILD_ORDER}
         self.points: dict[str, list[Plugin]] = {}
-        for point in n.BUILD_ORDER:
+        for point in names.BUILD_ORDER:
             expanded = self._expand_multi_point(point, specific[point], getattr(plugins, point), plugins.multiPoint)
             self.points[point] = [self.plugins_map[n] for n in expanded]
         # Each point's list holds plugins of that point's type: _specific_point checked every name.
@@ -652,7 +652,7 @@ class Framework:
 
         With a NodeTable and the snapshot positions of `nodes`, plugins' score_batch paths are used.
         """
-        names = functools.cache(lambda: [ni.name for ni in nodes])  # only NormalizeScore may ask
+        node_names = functools.cache(lambda: [ni.name for ni in nodes])  # only NormalizeScore may ask
         totals = np.zeros(len(nodes), dtype=np.int64)
         rows: list[tuple[str, np.ndarray, np.ndarray]] = []
         skip = state.skip_score_plugins
@@ -676,7 +676,7 @@ class Framework:
             scores = raw
             if pl.has_normalize():
                 scores = raw.copy()
-                s = pl.normalize_score(state, pod, NodeScoreList(names, scores))
+                s = pl.normalize_score(state, pod, NodeScoreList(node_names, scores))
                 if s is not None and not s.is_success():
                     return (
                         [],
