@@ -118,7 +118,7 @@ def import_cycles(src: Path) -> list[list[str]]:
             elif w in stack:
                 low[v] = min(low[v], index[w])
         if low[v] == index[v]:
-            group = set()
+            group: set[str] = set()
             while not group or v not in group:
                 group.add(stack.pop())
             if len(group) > 1:
