@@ -188,7 +188,7 @@ def _score_weights_overflow(plugins: Any) -> str:
     that overflows is (`score.enabled[0]`), or ''."""
     seen: set[str] = set()
     total = 0
-    entries = [("score", i, p) for i, p in enumerate(plugins.score.enabled)]
+    entries = [(n.SCORE, i, p) for i, p in enumerate(plugins.score.enabled)]
     entries += [(n.MULTI_POINT, i, p) for i, p in enumerate(plugins.multiPoint.enabled)]
     negative = ""  # the first negative weight: what makes the total wrap
     for point, i, p in entries:
