@@ -67,8 +67,8 @@ from kubesched.backend.embedded import EmbeddedCluster  # noqa: E402
 from kubesched.clock import VirtualClock  # noqa: E402
 from kubesched.config.load import load_config  # noqa: E402
 from kubesched.dra.allocator import AllocatedState, Allocator  # noqa: E402
+from kubesched.framework.outcome import Outcome, SchedulerEvent  # noqa: E402
 from kubesched.framework.plugins.dynamicresources.dra_manager import CachedSelectors  # noqa: E402
-from kubesched.schedule_one import Outcome, SchedulerEvent  # noqa: E402
 from kubesched.scheduler import Scheduler  # noqa: E402
 from kubesched.simulator.controllers.controller_utils import NameGenerator  # noqa: E402
 from kubesched.simulator.controllers.resource_claim import ResourceClaimController  # noqa: E402

@@ -732,9 +732,9 @@ def _defaulted(doc: dict[str, Any]) -> dict[str, Any]:
 def _profile(
     name: str | None = "default-scheduler", plugins: dict[str, Any] | None = None, **kw: Any
 ) -> dict[str, Any]:
-    from kubesched.config.render import POINT_ORDER
+    from kubesched.config.names import PLUGIN_SETS
 
-    sets = {p: {} for p in POINT_ORDER} | (plugins or DEFAULT_PLUGINS)
+    sets = {p: {} for p in PLUGIN_SETS} | (plugins or DEFAULT_PLUGINS)
     return {"schedulerName": name or "", **kw, "plugins": sets, "pluginConfig": DEFAULT_PLUGIN_CONFIGS}
 
 

@@ -14,8 +14,8 @@ import yaml
 from kubesched.backend.embedded import EmbeddedCluster
 from kubesched.cli import main
 from kubesched.dra.claims import pod_resource_claims
-from kubesched.simulator.controllers import NameGenerator, ResourceClaimController
-from kubesched.simulator.controllers.resource_claim import FINALIZER, generate_name
+from kubesched.simulator.controllers.controller_utils import NameGenerator
+from kubesched.simulator.controllers.resource_claim import FINALIZER, ResourceClaimController, generate_name
 from kubesched.simulator.load import load_manifests
 from kubesched.simulator.run import build_config, simulate
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from kubesched.backend.embedded import KINDS
+from kubesched.api.kinds import KINDS
 from kubesched.cli import main
 from kubesched.simulator.inputs import with_overlays
 from kubesched.simulator.load import LoadedInput, _apply_overlays, add_document

@@ -11,7 +11,7 @@ import pytest
 
 import kubesched
 from kubesched.cli import main
-from kubesched.schedule_one import SchedulerEvent
+from kubesched.framework.outcome import SchedulerEvent
 from kubesched.simulator import report_html
 from kubesched.simulator.report_html import TOTAL, ScoreStats, pending_series
 

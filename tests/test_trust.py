@@ -26,8 +26,8 @@ from starlette.testclient import TestClient
 import kubesched
 from kubesched.cli import main
 from kubesched.config.load import ConfigError, SchedulerConfig, defaulted_configuration, load_config
+from kubesched.config.names import ALL_POINTS
 from kubesched.config.trust import TRUSTED, UNTRUSTED, Trust, refusal
-from kubesched.config.types import EXTENSION_POINTS
 from kubesched.framework.interface import FilterPlugin
 from kubesched.framework.runtime import out_of_tree
 from kubesched.framework.runtime.errors import FrameworkError
@@ -354,7 +354,7 @@ def test_installed_plugins_stay_available_from_any_configuration(monkeypatch: py
 
 _modules = st.from_regex(r"kst_[a-z]{1,8}(\.[a-z]{1,6})?", fullmatch=True)
 _import_paths = st.builds(lambda m, a: f"{m}:{a}", _modules, st.from_regex(r"[a-z]{1,6}", fullmatch=True))
-_points = st.sampled_from(["multiPoint", *EXTENSION_POINTS, "placementGenerate", "placementScore"])
+_points = st.sampled_from(ALL_POINTS)
 
 
 @st.composite

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from kubesched.api.resources import PODS, is_extended_resource_name
 from kubesched.cache.cache import Cache
 from kubesched.cache.snapshot import Snapshot
+from kubesched.config import names
 from kubesched.config.load import load_config
 from kubesched.config.types import (
     InterPodAffinityArgs,
@@ -37,7 +38,6 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import NodeScoreList
 from kubesched.framework.node_info import NodeInfo, parse_node
 from kubesched.framework.node_table import ABSENT, POD_COUNT, NodeTable
-from kubesched.framework.plugins import names
 from kubesched.framework.plugins.helper.node_selector import selector_mask
 from kubesched.framework.plugins.interpodaffinity import plugin as interpodaffinity
 from kubesched.framework.plugins.nodeaffinity import node_affinity

@@ -9,18 +9,31 @@ Simulations pass no recorder, and the runners then skip the timing.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Sized
+from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-if TYPE_CHECKING:
-    from kubesched.cache.cache import Cache
-    from kubesched.queue.scheduling_queue import PriorityQueue
-
 PLUGIN_METRICS_SAMPLE_PERCENT = 10
+
+
+class QueueSizes(Protocol):
+    """What a scrape reads of the scheduling queue; a protocol, so metrics needs nothing above the bottom layer."""
+
+    def sizes(self) -> dict[str, int]: ...
+
+
+class CacheSizes(Protocol):
+    """What a scrape reads of the scheduler's cache."""
+
+    @property
+    def nodes(self) -> Sized: ...
+    @property
+    def pod_states(self) -> Sized: ...
+    @property
+    def assumed_pods(self) -> Sized: ...
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
@@ -131,13 +144,13 @@ class SchedulerMetrics:
         self.async_api_calls.labels(call_type, result).inc()
         self.async_api_call_duration.labels(call_type, result).observe(seconds)
 
-    def watch(self, queue: PriorityQueue, cache: Cache, pending_api_calls: Callable[[], int] = lambda: 0) -> None:
+    def watch(self, queue: QueueSizes, cache: CacheSizes, pending_api_calls: Callable[[], int] = lambda: 0) -> None:
         """Read queue and cache sizes at scrape time (the queue counts arrivals itself, given these metrics)."""
         self.registry.register(_StateCollector(queue, cache, pending_api_calls))
 
 
 class _StateCollector(Collector):
-    def __init__(self, queue: PriorityQueue, cache: Cache, pending_api_calls: Callable[[], int]) -> None:
+    def __init__(self, queue: QueueSizes, cache: CacheSizes, pending_api_calls: Callable[[], int]) -> None:
         self.queue = queue
         self.cache = cache
         self.pending_api_calls = pending_api_calls

@@ -24,7 +24,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from kubesched.framework.extender import EXTENDER_NAME, Extender, ExtenderError
 from kubesched.framework.interface import APIClient, BindingWait, ClusterEvent, NominatingInfo
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
+from kubesched.framework.outcome import Outcome, SchedulerEvent, SchedulerObserver
 from kubesched.framework.runtime.framework import Framework
 from kubesched.framework.runtime.waiting_pods import WaitingPod
 from kubesched.framework.status import Code, Status
@@ -59,29 +60,6 @@ log = logging.getLogger(__name__)
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
 EVENT_NOTE_LIMIT = 1024
-
-
-@dataclass(slots=True)
-class Outcome:
-    pod: PodInfo
-    result: str  # Scheduled | Unschedulable | Error
-    node: str | None
-    message: str
-    attempts: int
-    record: AttemptRecord | None
-    reasons: dict[str, int] | None = None  # Unschedulable: nodes per plugin reason (the FitError's histogram)
-
-
-@dataclass(slots=True)
-class SchedulerEvent:
-    """One step of a pod's life, for the simulator's timeline."""
-
-    time: float
-    pod: str
-    type: str  # Gated | Scheduled | Bound | Unschedulable | Error | Nominated | Preempted | Deleted
-    node: str | None = None
-    message: str | None = None
-    preemptor: str | None = None  # for Preempted: the pod the victim made room for
 
 
 @dataclass(slots=True)
@@ -108,11 +86,6 @@ class _SuspendedBinding:
     deadline: float
     timer: Timer | None = None
     dispatched: bool = False  # a check is on its way to the binding executor
-
-
-class SchedulerObserver(Protocol):
-    def on_outcome(self, outcome: Outcome) -> None: ...
-    def on_event(self, event: SchedulerEvent) -> None: ...
 
 
 def truncate_event_note(message: str) -> str:

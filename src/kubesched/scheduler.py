@@ -27,6 +27,7 @@ from kubesched.framework.interface import (
     Handle,
     Lister,
 )
+from kubesched.framework.outcome import SchedulerObserver
 from kubesched.framework.plugins.dynamicresources.dra_manager import DRAManager
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Status
@@ -34,7 +35,7 @@ from kubesched.framework.types import PodInfo
 from kubesched.profile import new_map, plugin_registry, unknown_plugin_configs
 from kubesched.queue.nominator import Nominator
 from kubesched.queue.scheduling_queue import HintEntry, PriorityQueue, QueuedPodInfo, QueueingHintMap
-from kubesched.schedule_one import Reporter, ScheduleOne, SchedulerObserver
+from kubesched.schedule_one import Reporter, ScheduleOne
 
 if TYPE_CHECKING:
     from kubesched.metrics import SchedulerMetrics

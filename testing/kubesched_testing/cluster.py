@@ -9,7 +9,7 @@ from kubesched.backend.embedded import EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import load_config
 from kubesched.config.trust import TRUSTED
-from kubesched.schedule_one import Outcome, SchedulerEvent
+from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator.run import embedded_scheduler
 

@@ -11,7 +11,8 @@ from tests.legacy import policies as P
 
 from kubesched.config.legacy import COMPANION_POINTS, load_algorithm_provider, load_policy, parse_feature_gates
 from kubesched.config.load import ConfigError, SchedulerConfig
-from kubesched.config.types import EXTENSION_POINTS, NodeLabelArgs, PodTopologySpreadArgs, ServiceAffinityArgs
+from kubesched.config.names import EXTENSION_POINTS
+from kubesched.config.types import NodeLabelArgs, PodTopologySpreadArgs, ServiceAffinityArgs
 from kubesched.framework.interface import Handle, PreEnqueuePlugin, PreFilterPlugin, PreScorePlugin
 from kubesched.framework.plugins.registry import new_in_tree_registry
 from kubesched.framework.runtime.framework import Framework

@@ -13,10 +13,11 @@ import random
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from kubesched.api.kinds import NAMESPACED
 from kubesched.backend.errors import ConflictError
 from kubesched.backend.pod_status import apply_status_patch, generation, status_patch
 from kubesched.backend.pv_controller import PVController
-from kubesched.backend.store import KINDS, NAMESPACED, Listener, Obj, ObjectStore, object_key
+from kubesched.backend.store import Listener, Obj, ObjectStore, object_key
 from kubesched.framework.types import PodInfo
 
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # utilrand.String's: no vowels, no look-alikes
@@ -26,7 +27,7 @@ EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # virtual time 0, for timestamps writt
 TOPOLOGY_LABELS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/region")
 
 
-__all__ = ["KINDS", "NAMESPACED", "ConflictError", "EmbeddedCluster", "object_key"]
+__all__ = ["ConflictError", "EmbeddedCluster", "object_key"]
 
 
 class EmbeddedCluster(ObjectStore):

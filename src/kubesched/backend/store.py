@@ -10,41 +10,11 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Iterator
 
+from kubesched.api.kinds import KINDS, NAMESPACED
 from kubesched.api.object import Obj
 from kubesched.api.selectors import LabelSelector
 
 Listener = Callable[[str, str, Obj | None, Obj | None], None]  # kind, ADDED|MODIFIED|DELETED, old, new
-
-NAMESPACED = {
-    "Pod",
-    "PersistentVolumeClaim",
-    "PodDisruptionBudget",
-    "Service",
-    "ReplicaSet",
-    "ReplicationController",
-    "StatefulSet",
-    "CSIStorageCapacity",
-    # Workloads: the embedded cluster's controllers turn them into pods (simulator/controllers).
-    "Deployment",
-    "DaemonSet",
-    "Job",
-    "CronJob",
-    # resource.k8s.io (DRA): claims and the templates the embedded cluster's resourceclaim controller makes them from.
-    "ResourceClaim",
-    "ResourceClaimTemplate",
-}
-CLUSTER_SCOPED = {
-    "Node",
-    "Namespace",
-    "PriorityClass",
-    "PersistentVolume",
-    "StorageClass",
-    "CSINode",
-    "CSIDriver",
-    "DeviceClass",
-    "ResourceSlice",
-}
-KINDS = NAMESPACED | CLUSTER_SCOPED
 
 
 def object_key(obj: Obj) -> tuple[str, str]:

@@ -10,11 +10,10 @@ VolumeBinding gets no shape), GangScheduling and TopologyAwareWorkloadScheduling
 
 from __future__ import annotations
 
+from kubesched.config import names as n
 from kubesched.config.goduration import parse_go_duration
 from kubesched.config.types import (
     ARGS_TYPES,
-    EXTENSION_POINTS,
-    PLACEMENT_POINTS,
     DefaultPreemptionArgs,
     DynamicResourcesArgs,
     InterPodAffinityArgs,
@@ -38,36 +37,33 @@ DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0
 DYNAMIC_RESOURCES_FILTER_TIMEOUT = "10s"
 DYNAMIC_RESOURCES_BINDING_TIMEOUT = "10m0s"
 
-ALL_POINTS = ("multiPoint", *EXTENSION_POINTS, *PLACEMENT_POINTS)
-"""Every plugin set of a profile, multiPoint first."""
-
 # default_plugins.go, v1.36 with its default gates: one multiPoint list; order here is the order within every point.
 DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
-    ("SchedulingGates", None),
-    ("PrioritySort", None),
-    ("NodeUnschedulable", None),
-    ("NodeName", None),
-    ("TaintToleration", 3),
-    ("NodeAffinity", 2),
-    ("NodePorts", None),
-    ("NodeResourcesFit", 1),
-    ("VolumeRestrictions", None),
-    ("NodeVolumeLimits", None),
-    ("VolumeBinding", None),
-    ("VolumeZone", None),
-    ("PodTopologySpread", 2),
-    ("InterPodAffinity", 2),
-    ("DynamicResources", 2),  # DynamicResourceAllocation (GA); a Score plugin since v1.35
-    ("DefaultPreemption", None),
-    ("NodeResourcesBalancedAllocation", 1),
-    ("ImageLocality", 1),
-    ("DefaultBinder", None),
-    ("NodeDeclaredFeatures", None),  # appended by its feature gate (beta, on in v1.36)
+    (n.SCHEDULING_GATES, None),
+    (n.PRIORITY_SORT, None),
+    (n.NODE_UNSCHEDULABLE, None),
+    (n.NODE_NAME, None),
+    (n.TAINT_TOLERATION, 3),
+    (n.NODE_AFFINITY, 2),
+    (n.NODE_PORTS, None),
+    (n.NODE_RESOURCES_FIT, 1),
+    (n.VOLUME_RESTRICTIONS, None),
+    (n.NODE_VOLUME_LIMITS, None),
+    (n.VOLUME_BINDING, None),
+    (n.VOLUME_ZONE, None),
+    (n.POD_TOPOLOGY_SPREAD, 2),
+    (n.INTER_POD_AFFINITY, 2),
+    (n.DYNAMIC_RESOURCES, 2),  # DynamicResourceAllocation (GA); a Score plugin since v1.35
+    (n.DEFAULT_PREEMPTION, None),
+    (n.NODE_RESOURCES_BALANCED_ALLOCATION, 1),
+    (n.IMAGE_LOCALITY, 1),
+    (n.DEFAULT_BINDER, None),
+    (n.NODE_DECLARED_FEATURES, None),  # appended by its feature gate (beta, on in v1.36)
 )
 
 
 def default_plugins() -> Plugins:
-    return Plugins(multiPoint=PluginSet(enabled=[Plugin(name=n, weight=w) for n, w in DEFAULT_MULTI_POINT]))
+    return Plugins(multiPoint=PluginSet(enabled=[Plugin(name=name, weight=w) for name, w in DEFAULT_MULTI_POINT]))
 
 
 def default_resources() -> list[ResourceSpec]:
@@ -101,7 +97,7 @@ def merge_plugins(default: Plugins, custom: Plugins | None) -> Plugins:
     if custom is None:
         return default
     return Plugins(
-        **{point: _merge_plugin_set(getattr(default, point), getattr(custom, point)) for point in ALL_POINTS}
+        **{point: _merge_plugin_set(getattr(default, point), getattr(custom, point)) for point in n.ALL_POINTS}
     )
 
 
@@ -147,7 +143,7 @@ def default_args(name: str, args: _Args | None) -> _Args | None:
 def enabled_plugin_names(plugins: Plugins) -> list[str]:
     """Every plugin some point enables, in first-seen order, multiPoint first."""
     seen: dict[str, None] = {}
-    for point in ALL_POINTS:
+    for point in n.ALL_POINTS:
         for p in getattr(plugins, point).enabled:
             seen.setdefault(p.name, None)
     return list(seen)

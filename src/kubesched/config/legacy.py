@@ -18,12 +18,12 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
 from kubesched.api.errors import FieldError
+from kubesched.config import names as n
 from kubesched.config.defaults import DEFAULT_SCHEDULER_NAME, default_args
 from kubesched.config.load import ConfigError, SchedulerConfig, pydantic_errors
 from kubesched.config.trust import TRUSTED
 from kubesched.config.types import (
     ARGS_TYPES,
-    EXTENSION_POINTS,
     Extender,
     ExtenderManagedResource,
     ExtenderTLSConfig,
@@ -42,7 +42,6 @@ from kubesched.config.types import (
     _Args,
 )
 from kubesched.config.validation import validate_args, validate_configuration
-from kubesched.framework.plugins import names as n
 
 POLICY_KIND: Final = "Policy"
 POLICY_API_VERSION: Final = "v1"
@@ -167,7 +166,7 @@ def fold_field_names(value: Any, model: type[BaseModel], path: str, warnings: li
 
 @dataclass
 class _Builder:
-    points: dict[str, list[Plugin]] = field(default_factory=lambda: {p: [] for p in EXTENSION_POINTS})
+    points: dict[str, list[Plugin]] = field(default_factory=lambda: {p: [] for p in n.EXTENSION_POINTS})
     configs: dict[str, _Args] = field(default_factory=dict)
 
     def add(self, point: str, name: str, weight: int | None = None) -> None:
@@ -206,51 +205,51 @@ def _points(*entries: tuple[str, str]) -> Producer:
 def _score(name: str, *pre_score: str) -> Producer:
     def produce(a: _ProducerArgs, b: _Builder) -> None:
         for p in pre_score:
-            b.add("preScore", p)
-        b.add("score", name, a.weight)
+            b.add(n.PRE_SCORE, p)
+        b.add(n.SCORE, name, a.weight)
 
     return produce
 
 
 def _node_label_predicate(a: _ProducerArgs, b: _Builder) -> None:
-    b.add("filter", n.NODE_LABEL)
+    b.add(n.FILTER, n.NODE_LABEL)
     if a.node_label is not None:
         b.configs[n.NODE_LABEL] = a.node_label
 
 
 def _service_affinity_predicate(a: _ProducerArgs, b: _Builder) -> None:
-    b.add("filter", n.SERVICE_AFFINITY)
+    b.add(n.FILTER, n.SERVICE_AFFINITY)
     if a.service_affinity is not None:
         b.configs[n.SERVICE_AFFINITY] = a.service_affinity
-    b.add("preFilter", n.SERVICE_AFFINITY)
+    b.add(n.PRE_FILTER, n.SERVICE_AFFINITY)
 
 
 def _selector_spread_priority(a: _ProducerArgs, b: _Builder) -> None:
     if not a.gates["DefaultPodTopologySpread"]:
-        b.add("score", n.SELECTOR_SPREAD, a.weight)
-        b.add("preScore", n.SELECTOR_SPREAD)
+        b.add(n.SCORE, n.SELECTOR_SPREAD, a.weight)
+        b.add(n.PRE_SCORE, n.SELECTOR_SPREAD)
         return
-    b.add("score", n.POD_TOPOLOGY_SPREAD, a.weight)
-    b.add("preScore", n.POD_TOPOLOGY_SPREAD)
+    b.add(n.SCORE, n.POD_TOPOLOGY_SPREAD, a.weight)
+    b.add(n.PRE_SCORE, n.POD_TOPOLOGY_SPREAD)
     b.configs[n.POD_TOPOLOGY_SPREAD] = PodTopologySpreadArgs(defaultingType="System")
 
 
 def _even_pods_spread_priority(a: _ProducerArgs, b: _Builder) -> None:
-    b.add("preScore", n.POD_TOPOLOGY_SPREAD)
-    b.add("score", n.POD_TOPOLOGY_SPREAD, a.weight)
+    b.add(n.PRE_SCORE, n.POD_TOPOLOGY_SPREAD)
+    b.add(n.SCORE, n.POD_TOPOLOGY_SPREAD, a.weight)
     if a.gates["DefaultPodTopologySpread"] and n.POD_TOPOLOGY_SPREAD not in b.configs:
         b.configs[n.POD_TOPOLOGY_SPREAD] = PodTopologySpreadArgs(defaultingType="List")
 
 
 def _inter_pod_affinity_priority(a: _ProducerArgs, b: _Builder) -> None:
-    b.add("preScore", n.INTER_POD_AFFINITY)
-    b.add("score", n.INTER_POD_AFFINITY, a.weight)
+    b.add(n.PRE_SCORE, n.INTER_POD_AFFINITY)
+    b.add(n.SCORE, n.INTER_POD_AFFINITY, a.weight)
     if a.inter_pod_affinity is not None:
         b.configs[n.INTER_POD_AFFINITY] = a.inter_pod_affinity
 
 
 def _rtcr_priority(a: _ProducerArgs, b: _Builder) -> None:
-    b.add("score", n.REQUESTED_TO_CAPACITY_RATIO, a.weight)
+    b.add(n.SCORE, n.REQUESTED_TO_CAPACITY_RATIO, a.weight)
     if a.rtcr is not None:
         b.configs[n.REQUESTED_TO_CAPACITY_RATIO] = a.rtcr
 
@@ -259,49 +258,49 @@ def _node_label_priority(a: _ProducerArgs, b: _Builder) -> None:
     """n LabelPreference priorities of weight w become one NodeLabel score of weight n*w."""
     assert a.node_label is not None
     count = len(a.node_label.presentLabelsPreference) + len(a.node_label.absentLabelsPreference)
-    b.add("score", n.NODE_LABEL, a.weight * count)
+    b.add(n.SCORE, n.NODE_LABEL, a.weight * count)
     b.configs[n.NODE_LABEL] = a.node_label
 
 
 def _service_affinity_priority(a: _ProducerArgs, b: _Builder) -> None:
     assert a.service_affinity is not None
-    b.add("score", n.SERVICE_AFFINITY, a.weight * len(a.service_affinity.antiAffinityLabelsPreference))
+    b.add(n.SCORE, n.SERVICE_AFFINITY, a.weight * len(a.service_affinity.antiAffinityLabelsPreference))
     b.configs[n.SERVICE_AFFINITY] = a.service_affinity
 
 
 PREDICATES: Final[dict[str, Producer]] = {
     "GeneralPredicates": _points(
-        ("filter", n.NODE_RESOURCES_FIT),
-        ("preFilter", n.NODE_RESOURCES_FIT),
-        ("filter", n.NODE_NAME),
-        ("filter", n.NODE_PORTS),
-        ("preFilter", n.NODE_PORTS),
-        ("filter", n.NODE_AFFINITY),
-        ("preFilter", n.NODE_AFFINITY),
+        (n.FILTER, n.NODE_RESOURCES_FIT),
+        (n.PRE_FILTER, n.NODE_RESOURCES_FIT),
+        (n.FILTER, n.NODE_NAME),
+        (n.FILTER, n.NODE_PORTS),
+        (n.PRE_FILTER, n.NODE_PORTS),
+        (n.FILTER, n.NODE_AFFINITY),
+        (n.PRE_FILTER, n.NODE_AFFINITY),
     ),
-    "PodToleratesNodeTaints": _points(("filter", n.TAINT_TOLERATION)),
-    "PodFitsResources": _points(("filter", n.NODE_RESOURCES_FIT), ("preFilter", n.NODE_RESOURCES_FIT)),
-    "HostName": _points(("filter", n.NODE_NAME)),
-    "PodFitsHostPorts": _points(("filter", n.NODE_PORTS), ("preFilter", n.NODE_PORTS)),
-    "MatchNodeSelector": _points(("filter", n.NODE_AFFINITY), ("preFilter", n.NODE_AFFINITY)),
-    "CheckNodeUnschedulable": _points(("filter", n.NODE_UNSCHEDULABLE)),
+    "PodToleratesNodeTaints": _points((n.FILTER, n.TAINT_TOLERATION)),
+    "PodFitsResources": _points((n.FILTER, n.NODE_RESOURCES_FIT), (n.PRE_FILTER, n.NODE_RESOURCES_FIT)),
+    "HostName": _points((n.FILTER, n.NODE_NAME)),
+    "PodFitsHostPorts": _points((n.FILTER, n.NODE_PORTS), (n.PRE_FILTER, n.NODE_PORTS)),
+    "MatchNodeSelector": _points((n.FILTER, n.NODE_AFFINITY), (n.PRE_FILTER, n.NODE_AFFINITY)),
+    "CheckNodeUnschedulable": _points((n.FILTER, n.NODE_UNSCHEDULABLE)),
     "CheckVolumeBinding": _points(
-        ("preFilter", n.VOLUME_BINDING),
-        ("filter", n.VOLUME_BINDING),
-        ("reserve", n.VOLUME_BINDING),
-        ("preBind", n.VOLUME_BINDING),
+        (n.PRE_FILTER, n.VOLUME_BINDING),
+        (n.FILTER, n.VOLUME_BINDING),
+        (n.RESERVE, n.VOLUME_BINDING),
+        (n.PRE_BIND, n.VOLUME_BINDING),
     ),
-    "NoDiskConflict": _points(("filter", n.VOLUME_RESTRICTIONS)),
-    "NoVolumeZoneConflict": _points(("filter", n.VOLUME_ZONE)),
-    "MaxCSIVolumeCountPred": _points(("filter", n.NODE_VOLUME_LIMITS)),
-    "MaxEBSVolumeCount": _points(("filter", n.EBS_LIMITS)),
-    "MaxGCEPDVolumeCount": _points(("filter", n.GCE_PD_LIMITS)),
-    "MaxAzureDiskVolumeCount": _points(("filter", n.AZURE_DISK_LIMITS)),
-    "MaxCinderVolumeCount": _points(("filter", n.CINDER_LIMITS)),
-    "MatchInterPodAffinity": _points(("filter", n.INTER_POD_AFFINITY), ("preFilter", n.INTER_POD_AFFINITY)),
+    "NoDiskConflict": _points((n.FILTER, n.VOLUME_RESTRICTIONS)),
+    "NoVolumeZoneConflict": _points((n.FILTER, n.VOLUME_ZONE)),
+    "MaxCSIVolumeCountPred": _points((n.FILTER, n.NODE_VOLUME_LIMITS)),
+    "MaxEBSVolumeCount": _points((n.FILTER, n.EBS_LIMITS)),
+    "MaxGCEPDVolumeCount": _points((n.FILTER, n.GCE_PD_LIMITS)),
+    "MaxAzureDiskVolumeCount": _points((n.FILTER, n.AZURE_DISK_LIMITS)),
+    "MaxCinderVolumeCount": _points((n.FILTER, n.CINDER_LIMITS)),
+    "MatchInterPodAffinity": _points((n.FILTER, n.INTER_POD_AFFINITY), (n.PRE_FILTER, n.INTER_POD_AFFINITY)),
     "CheckNodeLabelPresence": _node_label_predicate,
     "CheckServiceAffinity": _service_affinity_predicate,
-    "EvenPodsSpread": _points(("preFilter", n.POD_TOPOLOGY_SPREAD), ("filter", n.POD_TOPOLOGY_SPREAD)),
+    "EvenPodsSpread": _points((n.PRE_FILTER, n.POD_TOPOLOGY_SPREAD), (n.FILTER, n.POD_TOPOLOGY_SPREAD)),
 }
 PREDICATE_ORDER: Final = (
     "CheckNodeUnschedulable", "GeneralPredicates", "HostName", "PodFitsHostPorts", "MatchNodeSelector",
@@ -485,19 +484,19 @@ class LegacyConfig:
 # Score or PostFilter reads what this point prepares (or, for DefaultPreemption, holds a
 # preemptor until its victims are gone).
 COMPANION_POINTS: Final = {
-    ("filter", n.VOLUME_RESTRICTIONS): "preFilter",
-    ("filter", n.NODE_VOLUME_LIMITS): "preFilter",
-    ("filter", n.VOLUME_ZONE): "preFilter",
-    ("score", n.NODE_RESOURCES_BALANCED_ALLOCATION): "preScore",
-    ("postFilter", n.DEFAULT_PREEMPTION): "preEnqueue",
+    (n.FILTER, n.VOLUME_RESTRICTIONS): n.PRE_FILTER,
+    (n.FILTER, n.NODE_VOLUME_LIMITS): n.PRE_FILTER,
+    (n.FILTER, n.VOLUME_ZONE): n.PRE_FILTER,
+    (n.SCORE, n.NODE_RESOURCES_BALANCED_ALLOCATION): n.PRE_SCORE,
+    (n.POST_FILTER, n.DEFAULT_PREEMPTION): n.PRE_ENQUEUE,
 }
 
 
 def add_companion_points(b: _Builder) -> None:
     """Also enable plugins at their companion points; SchedulingGates first, as the API server
     refuses to bind a gated pod (gates post-date these releases)."""
-    b.add("preEnqueue", n.SCHEDULING_GATES)
-    for point in EXTENSION_POINTS:
+    b.add(n.PRE_ENQUEUE, n.SCHEDULING_GATES)
+    for point in n.EXTENSION_POINTS:
         for p in list(b.points[point]):
             companion = COMPANION_POINTS.get((point, p.name))
             if companion is not None:
@@ -510,7 +509,7 @@ def _finish(b: _Builder, extenders: list[Extender], source: str) -> SchedulerCon
     plugins = b.plugins()
     profile = KubeSchedulerProfile(schedulerName=DEFAULT_SCHEDULER_NAME, plugins=plugins)
     cfg = KubeSchedulerConfiguration(profiles=[profile], extenders=extenders)
-    enabled = list(dict.fromkeys(p.name for point in EXTENSION_POINTS for p in getattr(plugins, point).enabled))
+    enabled = list(dict.fromkeys(p.name for point in n.EXTENSION_POINTS for p in getattr(plugins, point).enabled))
     args: dict[str, Any] = {}
     errors: list[FieldError] = []
     for name in enabled:
@@ -581,9 +580,9 @@ def load_policy(doc: Any, *, source: str = "", gates: Mapping[str, bool] | None 
     if policy.alwaysCheckAllPredicates:
         warnings.append("alwaysCheckAllPredicates: has no effect, as in kube-scheduler 1.19-1.22")
     b = _Builder()
-    b.add("queueSort", n.PRIORITY_SORT)
-    b.add("postFilter", n.DEFAULT_PREEMPTION)
-    b.add("bind", n.DEFAULT_BINDER)
+    b.add(n.QUEUE_SORT, n.PRIORITY_SORT)
+    b.add(n.POST_FILTER, n.DEFAULT_PREEMPTION)
+    b.add(n.BIND, n.DEFAULT_BINDER)
     predicate_keys |= MANDATORY_PREDICATES
     for key in PREDICATE_ORDER:
         if key in predicate_keys:
@@ -605,21 +604,21 @@ def provider_plugins(name: str, gates: Mapping[str, bool]) -> _Builder:
     least = n.NODE_RESOURCES_LEAST_ALLOCATED if name == DEFAULT_PROVIDER else n.NODE_RESOURCES_MOST_ALLOCATED
     b = _Builder()
     lists: dict[str, tuple[str, ...]] = {
-        "queueSort": (n.PRIORITY_SORT,),
-        "preFilter": (
+        n.QUEUE_SORT: (n.PRIORITY_SORT,),
+        n.PRE_FILTER: (
             n.NODE_RESOURCES_FIT, n.NODE_PORTS, n.POD_TOPOLOGY_SPREAD, n.INTER_POD_AFFINITY, n.VOLUME_BINDING,
             n.NODE_AFFINITY,
         ),
-        "filter": (
+        n.FILTER: (
             n.NODE_UNSCHEDULABLE, n.NODE_NAME, n.TAINT_TOLERATION, n.NODE_AFFINITY, n.NODE_PORTS,
             n.NODE_RESOURCES_FIT, n.VOLUME_RESTRICTIONS, n.EBS_LIMITS, n.GCE_PD_LIMITS, n.NODE_VOLUME_LIMITS,
             n.AZURE_DISK_LIMITS, n.VOLUME_BINDING, n.VOLUME_ZONE, n.POD_TOPOLOGY_SPREAD, n.INTER_POD_AFFINITY,
         ),
-        "postFilter": (n.DEFAULT_PREEMPTION,),
-        "preScore": (n.INTER_POD_AFFINITY, n.POD_TOPOLOGY_SPREAD, n.TAINT_TOLERATION, n.NODE_AFFINITY),
-        "reserve": (n.VOLUME_BINDING,),
-        "preBind": (n.VOLUME_BINDING,),
-        "bind": (n.DEFAULT_BINDER,),
+        n.POST_FILTER: (n.DEFAULT_PREEMPTION,),
+        n.PRE_SCORE: (n.INTER_POD_AFFINITY, n.POD_TOPOLOGY_SPREAD, n.TAINT_TOLERATION, n.NODE_AFFINITY),
+        n.RESERVE: (n.VOLUME_BINDING,),
+        n.PRE_BIND: (n.VOLUME_BINDING,),
+        n.BIND: (n.DEFAULT_BINDER,),
     }  # fmt: skip
     for point, plugin_names in lists.items():
         for p in plugin_names:
@@ -628,10 +627,10 @@ def provider_plugins(name: str, gates: Mapping[str, bool]) -> _Builder:
         (n.NODE_RESOURCES_BALANCED_ALLOCATION, 1), (n.IMAGE_LOCALITY, 1), (n.INTER_POD_AFFINITY, 1), (least, 1),
         (n.NODE_AFFINITY, 1), (n.NODE_PREFER_AVOID_PODS, 10000), (n.POD_TOPOLOGY_SPREAD, 2), (n.TAINT_TOLERATION, 1),
     ):  # fmt: skip
-        b.add("score", p, w)
+        b.add(n.SCORE, p, w)
     if not gates["DefaultPodTopologySpread"]:
-        b.add("preScore", n.SELECTOR_SPREAD)
-        b.add("score", n.SELECTOR_SPREAD, 1)
+        b.add(n.PRE_SCORE, n.SELECTOR_SPREAD)
+        b.add(n.SCORE, n.SELECTOR_SPREAD, 1)
     return b
 
 

@@ -17,14 +17,14 @@ import pydantic
 from pydantic import BaseModel
 
 from kubesched.api.errors import FieldError
+from kubesched.config import names as n
 from kubesched.config.decode import DecodeError, decode_configuration
 from kubesched.config.defaults import default_args, enabled_plugin_names, set_defaults
 from kubesched.config.goduration import go_quote as q
 from kubesched.config.goduration import parse_go_duration
 from kubesched.config.trust import UNTRUSTED, Trust, refusal
-from kubesched.config.types import ARGS_TYPES, KIND, PLACEMENT_POINTS, KubeSchedulerConfiguration, NodeResourcesFitArgs
+from kubesched.config.types import ARGS_TYPES, KIND, KubeSchedulerConfiguration, NodeResourcesFitArgs
 from kubesched.config.validation import (
-    FRAMEWORK_POINT_ORDER,
     LEGACY_ONLY_PLUGINS,
     POINT_TYPE_NAMES,
     validate_configuration,
@@ -33,30 +33,30 @@ from kubesched.config.validation import (
 
 DEFAULT_DOCUMENT = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": KIND}
 # v1.36's in-tree registry beyond kubesched's: accepted upstream, no implementation here.
-UPSTREAM_ONLY_PLUGINS = frozenset({"GangScheduling", "TopologyPlacementGenerator", "PodGroupPodsCount"})
-# v1.36's in-tree plugins that kubesched implements too (framework/plugins/names).
+UPSTREAM_ONLY_PLUGINS = frozenset({n.GANG_SCHEDULING, n.TOPOLOGY_PLACEMENT_GENERATOR, n.POD_GROUP_PODS_COUNT})
+# v1.36's in-tree plugins that kubesched implements too.
 _IN_TREE = frozenset(
     {
-        "SchedulingGates",
-        "PrioritySort",
-        "NodeUnschedulable",
-        "NodeName",
-        "TaintToleration",
-        "NodeAffinity",
-        "NodePorts",
-        "NodeResourcesFit",
-        "VolumeRestrictions",
-        "NodeVolumeLimits",
-        "VolumeBinding",
-        "VolumeZone",
-        "PodTopologySpread",
-        "InterPodAffinity",
-        "DynamicResources",
-        "DefaultPreemption",
-        "NodeResourcesBalancedAllocation",
-        "ImageLocality",
-        "DefaultBinder",
-        "NodeDeclaredFeatures",
+        n.SCHEDULING_GATES,
+        n.PRIORITY_SORT,
+        n.NODE_UNSCHEDULABLE,
+        n.NODE_NAME,
+        n.TAINT_TOLERATION,
+        n.NODE_AFFINITY,
+        n.NODE_PORTS,
+        n.NODE_RESOURCES_FIT,
+        n.VOLUME_RESTRICTIONS,
+        n.NODE_VOLUME_LIMITS,
+        n.VOLUME_BINDING,
+        n.VOLUME_ZONE,
+        n.POD_TOPOLOGY_SPREAD,
+        n.INTER_POD_AFFINITY,
+        n.DYNAMIC_RESOURCES,
+        n.DEFAULT_PREEMPTION,
+        n.NODE_RESOURCES_BALANCED_ALLOCATION,
+        n.IMAGE_LOCALITY,
+        n.DEFAULT_BINDER,
+        n.NODE_DECLARED_FEATURES,
     }
 )
 DEFAULT_EXTENDER_TIMEOUT = "5s"
@@ -64,15 +64,15 @@ MAX_NODE_SCORE = 100
 MAX_TOTAL_SCORE = 2**63 - 1
 _SCORE_PLUGINS = frozenset(
     {
-        "TaintToleration",
-        "NodeAffinity",
-        "NodeResourcesFit",
-        "VolumeBinding",
-        "PodTopologySpread",
-        "InterPodAffinity",
-        "DynamicResources",
-        "NodeResourcesBalancedAllocation",
-        "ImageLocality",
+        n.TAINT_TOLERATION,
+        n.NODE_AFFINITY,
+        n.NODE_RESOURCES_FIT,
+        n.VOLUME_BINDING,
+        n.POD_TOPOLOGY_SPREAD,
+        n.INTER_POD_AFFINITY,
+        n.DYNAMIC_RESOURCES,
+        n.NODE_RESOURCES_BALANCED_ALLOCATION,
+        n.IMAGE_LOCALITY,
     }
 )
 
@@ -150,7 +150,7 @@ def field_in_document(cfg: KubeSchedulerConfiguration, doc: dict[str, Any], path
     profiles = doc.get("profiles")
     prof = profiles[i] if isinstance(profiles, list) and i < len(profiles) else None
     plugins = prof.get("plugins") if isinstance(prof, dict) else None
-    multi = plugins.get("multiPoint") if isinstance(plugins, dict) else None
+    multi = plugins.get(n.MULTI_POINT) if isinstance(plugins, dict) else None
     given = multi.get("enabled") if isinstance(multi, dict) else None
     at = [j for j, p in enumerate(given or []) if isinstance(p, dict) and p.get("name") == name]
     if not at:
@@ -188,8 +188,8 @@ def _score_weights_overflow(plugins: Any) -> str:
     that overflows is (`score.enabled[0]`), or ''."""
     seen: set[str] = set()
     total = 0
-    entries = [("score", i, p) for i, p in enumerate(plugins.score.enabled)]
-    entries += [("multiPoint", i, p) for i, p in enumerate(plugins.multiPoint.enabled)]
+    entries = [(n.SCORE, i, p) for i, p in enumerate(plugins.score.enabled)]
+    entries += [(n.MULTI_POINT, i, p) for i, p in enumerate(plugins.multiPoint.enabled)]
     negative = ""  # the first negative weight: what makes the total wrap
     for point, i, p in entries:
         if p.name not in _SCORE_PLUGINS or p.name in seen:
@@ -223,7 +223,7 @@ def _build_extenders(cfg: KubeSchedulerConfiguration) -> tuple[str, str] | None:
     if not ignored:
         return None
     for i, prof in enumerate(cfg.profiles):
-        args = next((pc.args for pc in prof.pluginConfig if pc.name == "NodeResourcesFit"), None)
+        args = next((pc.args for pc in prof.pluginConfig if pc.name == n.NODE_RESOURCES_FIT), None)
         if not isinstance(args, NodeResourcesFitArgs):
             return (
                 "couldn't build extenders: can't find NodeResourcesFitArgs in plugin config",
@@ -242,26 +242,26 @@ def _framework_checks(cfg: KubeSchedulerConfiguration) -> tuple[str, str] | None
         name = prof.schedulerName or ""
         plugins = prof.plugins
         assert plugins is not None
-        if "NodeResourcesFit" in enabled_plugin_names(plugins):
+        if n.NODE_RESOURCES_FIT in enabled_plugin_names(plugins):
             j, fit = next(
-                ((j, pc.args) for j, pc in enumerate(prof.pluginConfig) if pc.name == "NodeResourcesFit"), (-1, None)
+                ((j, pc.args) for j, pc in enumerate(prof.pluginConfig) if pc.name == n.NODE_RESOURCES_FIT), (-1, None)
             )
             errs = validate_fit_args("", fit) if isinstance(fit, NodeResourcesFitArgs) else []
             if errs:
                 detail = aggregate([str(e) for e in errs])
                 inner = f".{errs[0].path}" if errs[0].path else ""
-                problem = _framework_error(name, f'initializing plugin "NodeResourcesFit": {detail}')
+                problem = _framework_error(name, f"initializing plugin {q(n.NODE_RESOURCES_FIT)}: {detail}")
                 return problem, f"{at}.pluginConfig[{j}].args{inner}"
-        for point in FRAMEWORK_POINT_ORDER:
+        for point in n.FRAMEWORK_POINT_ORDER:
             for k, p in enumerate(getattr(plugins, point).enabled):
                 if p.name in LEGACY_ONLY_PLUGINS:
                     problem = _framework_error(name, f"{POINT_TYPE_NAMES[point]} {q(p.name)} does not exist")
                     return problem, f"{at}.plugins.{point}.enabled[{k}].name"
         for k, p in enumerate(plugins.multiPoint.enabled):
             if p.name in LEGACY_ONLY_PLUGINS:
-                problem = _framework_error(name, f"PreFilterPlugin {q(p.name)} does not exist")
+                problem = _framework_error(name, f"{POINT_TYPE_NAMES[n.PRE_FILTER]} {q(p.name)} does not exist")
                 return problem, f"{at}.plugins.multiPoint.enabled[{k}].name"
-        for point in PLACEMENT_POINTS:
+        for point in n.PLACEMENT_POINTS:
             for k, p in enumerate(getattr(plugins, point).enabled):
                 kind = POINT_TYPE_NAMES[point]
                 where = f"{at}.plugins.{point}.enabled[{k}].name"
@@ -303,8 +303,8 @@ def _queue_sort_of(prof: Any) -> str:
     if "*" in disabled:
         return ""
     for p in prof.plugins.multiPoint.enabled:
-        if p.name == "PrioritySort" and p.name not in disabled:
-            return "PrioritySort"
+        if p.name == n.PRIORITY_SORT and p.name not in disabled:
+            return n.PRIORITY_SORT
     return ""
 
 

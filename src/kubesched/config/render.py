@@ -18,26 +18,9 @@ from pydantic import BaseModel
 from kubesched.config.decode import Spec, field_spec, is_string
 from kubesched.config.defaults import enabled_plugin_names
 from kubesched.config.load import SchedulerConfig
+from kubesched.config.names import PLUGIN_SETS
 from kubesched.config.types import API_VERSION, KubeSchedulerProfile, PluginSet, _Args
 
-# v1.Plugins' field order.
-POINT_ORDER = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-    "multiPoint",
-    "placementGenerate",
-    "placementScore",
-)
 _OMIT = object()
 
 
@@ -117,7 +100,7 @@ def _profile(prof: KubeSchedulerProfile, completed: bool) -> dict[str, Any]:
     if prof.percentageOfNodesToScore is not None:
         out["percentageOfNodesToScore"] = prof.percentageOfNodesToScore
     assert prof.plugins is not None
-    out["plugins"] = {point: _plugin_set(getattr(prof.plugins, point)) for point in POINT_ORDER}
+    out["plugins"] = {point: _plugin_set(getattr(prof.plugins, point)) for point in PLUGIN_SETS}
     configs = prof.pluginConfig
     if completed:
         needed = set(enabled_plugin_names(prof.plugins))

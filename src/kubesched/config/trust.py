@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kubesched.config.types import EXTENSION_POINTS, PLACEMENT_POINTS, KubeSchedulerConfiguration
+from kubesched.config.names import ALL_POINTS
+from kubesched.config.types import KubeSchedulerConfiguration
 
 COMMAND_LINE_HINT = "pass this configuration with --config to allow it"
-_POINTS = ("multiPoint", *EXTENSION_POINTS, *PLACEMENT_POINTS)
 
 
 def is_import_path(name: str) -> bool:
@@ -72,7 +72,7 @@ def _plugin_names(cfg: KubeSchedulerConfiguration) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for i, prof in enumerate(cfg.profiles):
         if prof.plugins is not None:
-            for point in _POINTS:
+            for point in ALL_POINTS:
                 for k, p in enumerate(getattr(prof.plugins, point).enabled):
                     out.append((p.name, f"profiles[{i}].plugins.{point}.enabled[{k}].name"))
         for j, pc in enumerate(prof.pluginConfig):

@@ -13,6 +13,8 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kubesched.config import names as n
+
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 GROUP = "kubescheduler.config.k8s.io"
 KIND = "KubeSchedulerConfiguration"
@@ -57,26 +59,6 @@ class PluginSet(_Model):
     go_type = "v1.PluginSet"
     enabled: list[Plugin] = Field(default_factory=list)
     disabled: list[Plugin] = Field(default_factory=list)
-
-
-EXTENSION_POINTS = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-)
-"""The points of a pod's scheduling and binding cycles, which the framework builds."""
-
-PLACEMENT_POINTS = ("placementGenerate", "placementScore")
-"""Pod-group points (v1.35+); no in-tree plugin implements them with v1.36's default gates."""
 
 
 class Plugins(_Model):
@@ -361,22 +343,22 @@ class RequestedToCapacityRatioArgs(_Args):
 
 
 ARGS_TYPES: dict[str, type[_Args]] = {
-    "NodeResourcesFit": NodeResourcesFitArgs,
-    "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
-    "PodTopologySpread": PodTopologySpreadArgs,
-    "InterPodAffinity": InterPodAffinityArgs,
-    "NodeAffinity": NodeAffinityArgs,
-    "DefaultPreemption": DefaultPreemptionArgs,
-    "VolumeBinding": VolumeBindingArgs,
-    "DynamicResources": DynamicResourcesArgs,
+    n.NODE_RESOURCES_FIT: NodeResourcesFitArgs,
+    n.NODE_RESOURCES_BALANCED_ALLOCATION: NodeResourcesBalancedAllocationArgs,
+    n.POD_TOPOLOGY_SPREAD: PodTopologySpreadArgs,
+    n.INTER_POD_AFFINITY: InterPodAffinityArgs,
+    n.NODE_AFFINITY: NodeAffinityArgs,
+    n.DEFAULT_PREEMPTION: DefaultPreemptionArgs,
+    n.VOLUME_BINDING: VolumeBindingArgs,
+    n.DYNAMIC_RESOURCES: DynamicResourcesArgs,
 }
 """The args kinds registered in v1 (<Name>Args): decoded, defaulted and validated."""
 
 # Args of plugins upstream removed: only a translated Policy or algorithm provider configures them.
 LEGACY_ARGS_TYPES: dict[str, type[_Args]] = {
-    "NodeLabel": NodeLabelArgs,
-    "ServiceAffinity": ServiceAffinityArgs,
-    "NodeResourcesLeastAllocated": NodeResourcesLeastAllocatedArgs,
-    "NodeResourcesMostAllocated": NodeResourcesMostAllocatedArgs,
-    "RequestedToCapacityRatio": RequestedToCapacityRatioArgs,
+    n.NODE_LABEL: NodeLabelArgs,
+    n.SERVICE_AFFINITY: ServiceAffinityArgs,
+    n.NODE_RESOURCES_LEAST_ALLOCATED: NodeResourcesLeastAllocatedArgs,
+    n.NODE_RESOURCES_MOST_ALLOCATED: NodeResourcesMostAllocatedArgs,
+    n.REQUESTED_TO_CAPACITY_RATIO: RequestedToCapacityRatioArgs,
 }

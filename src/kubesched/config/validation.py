@@ -12,10 +12,10 @@ import re
 from typing import Any
 
 from kubesched.api.errors import FieldError
+from kubesched.config import names as n
 from kubesched.config.goduration import SECOND, go_quote, parse_go_duration
 from kubesched.config.types import (
     ARGS_TYPES,
-    EXTENSION_POINTS,
     DefaultPreemptionArgs,
     DynamicResourcesArgs,
     InterPodAffinityArgs,
@@ -33,40 +33,23 @@ from kubesched.config.types import (
 )
 
 # validation.go's invalidPluginsByVersion for v1: naming them at a point or in pluginConfig is an error.
-INVALID_PLUGINS_V1 = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
+INVALID_PLUGINS_V1 = (n.AZURE_DISK_LIMITS, n.CINDER_LIMITS, n.EBS_LIMITS, n.GCE_PD_LIMITS)
 # Plugins kubesched keeps only for translated Policies; upstream's v1 registry has none of them.
 LEGACY_ONLY_PLUGINS = frozenset(
     {
         *INVALID_PLUGINS_V1,
-        "SelectorSpread",
-        "NodeLabel",
-        "ServiceAffinity",
-        "NodePreferAvoidPods",
-        "NodeResourcesLeastAllocated",
-        "NodeResourcesMostAllocated",
-        "RequestedToCapacityRatio",
+        n.SELECTOR_SPREAD,
+        n.NODE_LABEL,
+        n.SERVICE_AFFINITY,
+        n.NODE_PREFER_AVOID_PODS,
+        n.NODE_RESOURCES_LEAST_ALLOCATED,
+        n.NODE_RESOURCES_MOST_ALLOCATED,
+        n.REQUESTED_TO_CAPACITY_RATIO,
     }
 )
 SCORING_STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
 MAX_CUSTOM_PRIORITY_SCORE = 10
-# The order upstream's framework builds its points in (getExtensionPoints).
-FRAMEWORK_POINT_ORDER = (
-    "preFilter",
-    "filter",
-    "postFilter",
-    "reserve",
-    "preScore",
-    "score",
-    "preBind",
-    "bind",
-    "postBind",
-    "permit",
-    "preEnqueue",
-    "queueSort",
-    "placementGenerate",
-    "placementScore",
-)
-POINT_TYPE_NAMES = {p: p[0].upper() + p[1:] + "Plugin" for p in FRAMEWORK_POINT_ORDER}
+POINT_TYPE_NAMES = {p: p[0].upper() + p[1:] + "Plugin" for p in n.FRAMEWORK_POINT_ORDER}
 
 # apimachinery's name formats (validate/content).
 _LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
@@ -269,7 +252,7 @@ def _validate_profile(
         errs.append(required(f"{path}.schedulerName"))
     errs += _validate_percentage(f"{path}.percentageOfNodesToScore", prof.percentageOfNodesToScore)
     if prof.plugins is not None and not allow_removed_plugins:
-        for point in EXTENSION_POINTS:
+        for point in n.EXTENSION_POINTS:
             for j, pl in enumerate(getattr(prof.plugins, point).enabled):
                 if pl.name in INVALID_PLUGINS_V1:
                     errs.append(invalid(f"{path}.plugins.{point}.enabled[{j}]", pl.name, _invalid_plugin(api_version)))
@@ -281,7 +264,7 @@ def _validate_profile(
         seen.add(pc.name)
         if pc.name in INVALID_PLUGINS_V1 and not allow_removed_plugins:
             errs.append(invalid(pc_path, pc.name, _invalid_plugin(api_version)))
-        elif pc.name in ARGS_TYPES and pc.name != "NodeResourcesFit":
+        elif pc.name in ARGS_TYPES and pc.name != n.NODE_RESOURCES_FIT:
             # NodeResourcesFit's args are checked when the plugin is built (upstream keys its check wrongly).
             if not isinstance(pc.args, ARGS_TYPES[pc.name]):
                 errs.append(invalid(f"{pc_path}.args", _args_data(pc.args), "has to match plugin args"))

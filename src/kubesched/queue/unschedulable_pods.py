@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from kubesched.framework.plugins import names
+from kubesched.config import names
 from kubesched.framework.types import PodInfo
 from kubesched.queue.queued_pod_info import QueuedPodInfo
 

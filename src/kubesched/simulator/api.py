@@ -197,10 +197,30 @@ class Simulation:
         return cast(dict[str, Any], json.loads(json.dumps(self._doc)))
 
     def write_report(self, path: str | os.PathLike[str], *, title: str = "kubesched simulation") -> None:
-        """The HTML report `kubesched simulate --report` writes (docs/report.md); needs matplotlib."""
-        from kubesched.simulator.report_html import write_report
+        """The HTML report `kubesched simulate --report` writes (docs/report.md); needs matplotlib.
 
-        write_report(self, os.fspath(path), title=title)
+        Score distributions come from the pods' records (none with record=False). The report module
+        gets plain data, so that it never imports this one."""
+        from kubesched.simulator.report_html import PodLine, ReportData, ScoreStats, write_html
+
+        stats: ScoreStats | None = None
+        for p in self.pods:
+            if p.plugins is None:
+                continue
+            stats = stats or ScoreStats()
+            if p.scheduled and p.node is not None and p.attempts:
+                stats.add(p.node, p.plugins.final_score)
+        data = ReportData(
+            title=title,
+            config_source=self.config_source,
+            summary=self.summary,
+            pods=[PodLine(p.key, p.node, p.result, p.message, p.owner) for p in self.pods],
+            events=self.events,
+            end_time=self.end_time,
+            warnings=self.warnings,
+            scores=stats,
+        )
+        write_html(data, os.fspath(path))
 
 
 def simulate(

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kubesched.backend.store import ObjectStore
-from kubesched.schedule_one import Outcome
+from kubesched.framework.outcome import Outcome
 from kubesched.simulator import table
 from kubesched.simulator.run import SimulationResult
 from kubesched.simulator.states import SCHEDULED, PodState, pod_states

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kubesched.backend.embedded import KINDS
+from kubesched.api.kinds import KINDS, SCALED_KINDS
 from kubesched.config.trust import UNTRUSTED, Trust
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.simulator.admission import identity
@@ -25,9 +25,6 @@ from kubesched.simulator.node_copy import nodes_like
 
 if TYPE_CHECKING:
     from kubesched.simulator.api import Simulation
-
-SCALED_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
-WORKLOAD_KINDS = (*SCALED_KINDS, "DaemonSet", "Job", "CronJob")
 
 
 class WhatIfError(ValueError):

@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.api.errors import FieldError
-from kubesched.backend.embedded import KINDS, NAMESPACED
+from kubesched.api.kinds import KINDS, NAMESPACED, WORKLOAD_KINDS
 from kubesched.config.goduration import go_quote
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.framework.node_info import parse_node
 from kubesched.framework.types import new_pod_info
-from kubesched.simulator import admission, controllers, helm
+from kubesched.simulator import admission, helm
 from kubesched.simulator.budget import Budget, check, check_objects_read, expansion
+from kubesched.simulator.controllers.create import prepare_for_create, template_problems
 from kubesched.simulator.defaulting import set_defaults
 from kubesched.simulator.documents import (
     DocumentError,
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-SCHEDULED_KINDS = frozenset({"Node", "Pod", *controllers.WORKLOAD_KINDS})  # without any, the result is empty
+SCHEDULED_KINDS = frozenset({"Node", "Pod", *WORKLOAD_KINDS})  # without any, the result is empty
 NAMED_FILES = 5  # an empty input's warning names this many files, then counts the rest
 
 
@@ -348,9 +349,9 @@ def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
     admission.distinct_uids([so.obj for so in everything])
     _check_budget(loaded, everything)
     for so in everything:
-        if so.obj["kind"] in controllers.WORKLOAD_KINDS:
-            controllers.prepare_for_create(so.obj)
-            _check(so, controllers.template_problems(so.obj, _template_pod_problems))
+        if so.obj["kind"] in WORKLOAD_KINDS:
+            prepare_for_create(so.obj)
+            _check(so, template_problems(so.obj, _template_pod_problems))
     loaded.admission = context
     nodes = {so.obj["metadata"]["name"] for so in everything if so.obj["kind"] == "Node"}
     kept, warnings = admission.informer_view([so.obj for so in loaded.objects], nodes)
@@ -373,7 +374,7 @@ def _check_budget(loaded: LoadedInput, everything: list[SourcedObject]) -> None:
         ((upd.ref.kind, upd.ref.namespace, upd.ref.name), upd.patch)
         for step in sorted(loaded.steps, key=lambda st: st.at)
         for upd in step.update
-        if upd.ref.kind in controllers.WORKLOAD_KINDS
+        if upd.ref.kind in WORKLOAD_KINDS
     ]
     check(expansion([so.obj for so in everything], scaled), loaded.budget)
 

@@ -17,7 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
-from kubesched.schedule_one import Outcome
+from kubesched.framework.outcome import Outcome
 from kubesched.simulator.run import SimulationResult
 
 DELAY = 1.0  # seconds before the bar shows: short runs print nothing

@@ -17,7 +17,7 @@ from rich.markup import escape
 from kubesched.api.quantity import QuantityError, format_quantity, parse_quantity
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.dra.claims import pod_resource_claims
-from kubesched.schedule_one import Outcome, SchedulerEvent
+from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator import table
 from kubesched.simulator.explain import natural_key

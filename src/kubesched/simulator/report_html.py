@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from kubesched.api.quantity import format_quantity
-from kubesched.schedule_one import Outcome
+from kubesched.framework.outcome import Outcome
 from kubesched.simulator.explain import natural_key
 from kubesched.simulator.report import human, share
 from kubesched.simulator.run import SimulationResult, selects
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from kubesched.simulator.api import Simulation
 
 __all__ = [
     "ReportData",
@@ -40,12 +39,11 @@ __all__ = [
     "ScoreCollector",
     "ScoreStats",
     "from_result",
-    "from_simulation",
     "pending_series",
     "waiting_series",
     "render",
     "require_plotting",
-    "write_report",
+    "write_html",
 ]
 
 MAX_NODE_BARS = 60  # up to this many nodes, one bar a node; more: per zone, a histogram and the top nodes
@@ -279,31 +277,10 @@ def from_result(
     )
 
 
-def from_simulation(sim: Simulation, *, title: str = "kubesched simulation") -> ReportData:
-    """A Python API result's report; score distributions from the pods' records (none with record=False)."""
-    stats: ScoreStats | None = None
-    for p in sim.pods:
-        if p.plugins is None:
-            continue
-        stats = stats or ScoreStats()
-        if p.scheduled and p.node is not None and p.attempts:
-            stats.add(p.node, p.plugins.final_score)
-    return ReportData(
-        title=title,
-        config_source=sim.config_source,
-        summary=sim.summary,
-        pods=[PodLine(p.key, p.node, p.result, p.message, p.owner) for p in sim.pods],
-        events=sim.events,
-        end_time=sim.end_time,
-        warnings=sim.warnings,
-        scores=stats,
-    )
-
-
-def write_report(sim: Simulation, path: str, *, title: str = "kubesched simulation") -> None:
-    """Write a Python API result's HTML report to `path` (OSError when it cannot be written)."""
+def write_html(data: ReportData, path: str) -> None:
+    """Write a report to `path` (OSError when it cannot be written)."""
     require_plotting()
-    text = render(from_simulation(sim, title=title))
+    text = render(data)
     with open(path, "w", encoding="utf-8", errors="replace") as f:  # a caller's title may hold a lone surrogate
         f.write(text)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.duration import parse_duration
-from kubesched.backend.embedded import KINDS, NAMESPACED
+from kubesched.api.kinds import KINDS, NAMESPACED
 
 API_VERSION = "kubesched.io/v1alpha1"
 KIND = "Scenario"

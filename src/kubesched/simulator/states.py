@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from kubesched.framework.outcome import Outcome
 from kubesched.framework.types import PodInfo
-from kubesched.schedule_one import Outcome
 from kubesched.scheduler import Scheduler
 from kubesched.simulator.run import SimulationResult
 

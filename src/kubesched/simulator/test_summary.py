@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from kubesched.schedule_one import Outcome
+from kubesched.framework.outcome import Outcome
 from kubesched.simulator.explain import explain, natural_key, resolve
 from kubesched.simulator.load import load_manifests
 from kubesched.simulator.progress import RunProgress

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubesched.api import field, names
+from kubesched.api.kinds import NAMESPACED
 from kubesched.api.object import Obj
 from kubesched.api.quantity import MAX_INT64, QuantityError, parse_quantity, resource_value
 from kubesched.api.resources import pod_requests
@@ -230,22 +231,6 @@ def _check_resource_requirements(
 
 
 _NAME_CHECKS: dict[str, Callable[[str], tuple[str, ...]]] = {"Namespace": names.is_dns1123_label}
-NAMESPACED = {
-    "Pod",
-    "PersistentVolumeClaim",
-    "PodDisruptionBudget",
-    "Service",
-    "ReplicaSet",
-    "ReplicationController",
-    "StatefulSet",
-    "CSIStorageCapacity",
-    "Deployment",
-    "DaemonSet",
-    "Job",
-    "CronJob",
-    "ResourceClaim",
-    "ResourceClaimTemplate",
-}
 
 
 def validate_metadata(obj: Obj) -> Errors:

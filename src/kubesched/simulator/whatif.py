@@ -23,10 +23,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kubesched.api.kinds import SCALED_KINDS
+from kubesched.config import names
 from kubesched.config.trust import TRUSTED
 from kubesched.simulator.budget import Budget
 from kubesched.simulator.inputs import (
-    SCALED_KINDS,
     NodeTemplate,
     WhatIfError,
     check_room,
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 DEFAULT_MAX_NODES = 1000
 DEFAULT_SEED = 0
 SCAN_LIMIT = 64  # untried counts below a non-monotone answer that are simulated one by one
-COUNT_DEPENDENT = frozenset({"InterPodAffinity"})
+COUNT_DEPENDENT = frozenset({names.INTER_POD_AFFINITY})
 """Plugins that can refuse a pod alone on an empty node and accept it in the full cluster (required
 affinity to pods that are elsewhere): their refusal alone does not make the template unusable."""
 NOT_CONTEXT = frozenset({"Node", "Pod", "CSINode", "Scenario", "Job", "CronJob", *SCALED_KINDS})
@@ -294,7 +295,7 @@ def _blocked(
     groups: dict[str, list[PodResult]] = {}
     for p in pending:
         if p.result == "Gated":
-            gates = {"SchedulingGates": "waiting for scheduling gates"}
+            gates = {names.SCHEDULING_GATES: "waiting for scheduling gates"}
             out.append(Blocked(p.key, p.owner, 1, gates, p.message, (identity(p),)))
         elif p.result == "Error":
             out.append(Blocked(p.key, p.owner, 1, {}, p.message, (identity(p),)))

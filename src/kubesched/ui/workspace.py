@@ -23,8 +23,8 @@ from typing import Any
 
 import yaml
 
+from kubesched.api.kinds import KINDS, NAMESPACED, SCALED_KINDS
 from kubesched.api.resources import CPU, MEMORY, PODS
-from kubesched.backend.embedded import KINDS, NAMESPACED
 from kubesched.config.load import load_config
 from kubesched.config.trust import TRUSTED, Trust
 from kubesched.config.types import KIND as CONFIG_KIND
@@ -37,7 +37,6 @@ from kubesched.simulator.documents import (
     parse_documents,
     read_object_file,
 )
-from kubesched.simulator.inputs import SCALED_KINDS
 from kubesched.simulator.load import manifest_files
 from kubesched.simulator.node_copy import HOSTNAME_LABEL, nodes_like
 from kubesched.simulator.report import human, share

@@ -20,10 +20,10 @@ from kubesched.event_handlers import informed_scheduler
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import FilterPlugin, PreFilterPlugin, PreFilterResult
 from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
-from kubesched.schedule_one import Outcome, SchedulerEvent
 from kubesched.simulator.load import LoadedInput, SourcedObject, prepare_objects
 from kubesched.simulator.run import _FIRST
 from kubesched_testing.parity.allocations import allocation_record, claim_names

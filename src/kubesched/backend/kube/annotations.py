@@ -21,9 +21,9 @@ from typing import Any
 from kubesched.backend.kube.api import MERGE_PATCH, APIError, KubeAPI
 from kubesched.backend.kube.dispatcher import APICall, APIDispatcher
 from kubesched.backend.kube.resources import BY_KIND
+from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.framework.types import AttemptRecord
 from kubesched.klog import Message
-from kubesched.schedule_one import Outcome, SchedulerEvent
 
 log = logging.getLogger(__name__)
 

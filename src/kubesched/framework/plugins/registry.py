@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubesched.framework.plugins import names
+from kubesched.config import names
 from kubesched.framework.plugins.defaultbinder import default_binder
 from kubesched.framework.plugins.defaultpreemption import default_preemption
 from kubesched.framework.plugins.dynamicresources import dynamic_resources

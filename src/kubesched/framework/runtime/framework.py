@@ -18,8 +18,9 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
+from kubesched.config import names
 from kubesched.config.trust import is_import_path
-from kubesched.config.types import EXTENSION_POINTS, KubeSchedulerProfile, Plugins, PluginSet
+from kubesched.config.types import KubeSchedulerProfile, Plugins, PluginSet
 from kubesched.framework import interface as fw
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import (
@@ -48,34 +49,19 @@ from kubesched.framework.types import NodeToStatus, PodInfo
 log = logging.getLogger(__name__)
 
 POINT_TYPES: dict[str, type[Plugin]] = {
-    "preEnqueue": fw.PreEnqueuePlugin,
-    "queueSort": fw.QueueSortPlugin,
-    "preFilter": fw.PreFilterPlugin,
-    "filter": fw.FilterPlugin,
-    "postFilter": fw.PostFilterPlugin,
-    "preScore": fw.PreScorePlugin,
-    "score": fw.ScorePlugin,
-    "reserve": fw.ReservePlugin,
-    "permit": fw.PermitPlugin,
-    "preBind": fw.PreBindPlugin,
-    "bind": fw.BindPlugin,
-    "postBind": fw.PostBindPlugin,
+    names.PRE_ENQUEUE: fw.PreEnqueuePlugin,
+    names.QUEUE_SORT: fw.QueueSortPlugin,
+    names.PRE_FILTER: fw.PreFilterPlugin,
+    names.FILTER: fw.FilterPlugin,
+    names.POST_FILTER: fw.PostFilterPlugin,
+    names.PRE_SCORE: fw.PreScorePlugin,
+    names.SCORE: fw.ScorePlugin,
+    names.RESERVE: fw.ReservePlugin,
+    names.PERMIT: fw.PermitPlugin,
+    names.PRE_BIND: fw.PreBindPlugin,
+    names.BIND: fw.BindPlugin,
+    names.POST_BIND: fw.PostBindPlugin,
 }
-# getExtensionPoints' order: which point a configuration error is reported for.
-BUILD_ORDER = (
-    "preFilter",
-    "filter",
-    "postFilter",
-    "reserve",
-    "preScore",
-    "score",
-    "preBind",
-    "bind",
-    "postBind",
-    "permit",
-    "preEnqueue",
-    "queueSort",
-)
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 # Up to this many candidate nodes, the filter pass runs the plain per-node plugins only.
 NARROWED_NODES = 16
@@ -155,7 +141,7 @@ def _weight_at(plugins: Plugins, name: str) -> str:
 
 def _enabled_at(plugins: Plugins, name: str) -> str:
     """Where a profile first enables `name` (multiPoint first, as the framework reads them)."""
-    for point in ("multiPoint", *EXTENSION_POINTS):
+    for point in (names.MULTI_POINT, *names.EXTENSION_POINTS):
         for i, p in enumerate(getattr(plugins, point).enabled):
             if p.name == name:
                 return f"plugins.{point}.enabled[{i}].name"
@@ -191,7 +177,7 @@ class Framework:
         )
         plugins = profile.plugins or Plugins()
         wanted: dict[str, None] = {}
-        for point in ("multiPoint", *EXTENSION_POINTS):
+        for point in (names.MULTI_POINT, *names.EXTENSION_POINTS):
             for p in getattr(plugins, point).enabled:
                 wanted.setdefault(p.name, None)
         self.plugins_map: dict[str, Plugin] = {}
@@ -218,9 +204,9 @@ class Framework:
                 plugin.NAME = name  # known by the name its profile gives it
             self.plugins_map[name] = plugin
         self.score_weights: dict[str, int] = {}
-        specific = {point: self._specific_point(point, getattr(plugins, point)) for point in BUILD_ORDER}
+        specific = {point: self._specific_point(point, getattr(plugins, point)) for point in names.BUILD_ORDER}
         self.points: dict[str, list[Plugin]] = {}
-        for point in BUILD_ORDER:
+        for point in names.BUILD_ORDER:
             expanded = self._expand_multi_point(point, specific[point], getattr(plugins, point), plugins.multiPoint)
             self.points[point] = [self.plugins_map[n] for n in expanded]
         # Each point's list holds plugins of that point's type: _specific_point checked every name.
@@ -666,7 +652,7 @@ class Framework:
 
         With a NodeTable and the snapshot positions of `nodes`, plugins' score_batch paths are used.
         """
-        names = functools.cache(lambda: [ni.name for ni in nodes])  # only NormalizeScore may ask
+        node_names = functools.cache(lambda: [ni.name for ni in nodes])  # only NormalizeScore may ask
         totals = np.zeros(len(nodes), dtype=np.int64)
         rows: list[tuple[str, np.ndarray, np.ndarray]] = []
         skip = state.skip_score_plugins
@@ -690,7 +676,7 @@ class Framework:
             scores = raw
             if pl.has_normalize():
                 scores = raw.copy()
-                s = pl.normalize_score(state, pod, NodeScoreList(names, scores))
+                s = pl.normalize_score(state, pod, NodeScoreList(node_names, scores))
                 if s is not None and not s.is_success():
                     return (
                         [],

@@ -26,8 +26,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubesched.api import volumes as vol
+from kubesched.api.kinds import KINDS, NAMESPACED
 from kubesched.api.object import Obj, ObjView
-from kubesched.backend.embedded import KINDS, NAMESPACED, ConflictError, EmbeddedCluster
+from kubesched.backend.embedded import ConflictError, EmbeddedCluster
 from kubesched.simulator.controllers.controller_utils import Key, NameGenerator, WorkQueue, meta, name_of, namespace_of
 from kubesched.simulator.controllers.resource_claim import uid_of
 

@@ -26,9 +26,10 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from kubesched.api.kinds import KINDS, NAMESPACED, WORKLOAD_KINDS
 from kubesched.api.object import Obj, ObjView
 from kubesched.api.selectors import LabelSelector
-from kubesched.backend.embedded import EPOCH, KINDS, NAMESPACED, ConflictError, EmbeddedCluster
+from kubesched.backend.embedded import EPOCH, ConflictError, EmbeddedCluster
 from kubesched.simulator.controllers import cron_job, daemon_set, deployment, job, replica_set, stateful_set
 from kubesched.simulator.controllers.controller_utils import (
     Key,
@@ -51,7 +52,6 @@ from kubesched.simulator.controllers.controller_utils import (
     template_of,
 )
 
-WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job", "CronJob")
 _POD_OWNERS = ("ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job")
 _MAX_OWNER_DEPTH = 8
 

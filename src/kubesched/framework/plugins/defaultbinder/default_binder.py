@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from kubesched.config import names
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import BindPlugin, Handle
-from kubesched.framework.plugins import names
 from kubesched.framework.status import Status, as_status
 from kubesched.framework.types import PodInfo
 

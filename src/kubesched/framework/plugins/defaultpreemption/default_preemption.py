@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from kubesched.config import names
 from kubesched.config.types import DefaultPreemptionArgs
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
@@ -21,7 +22,6 @@ from kubesched.framework.interface import (
     PreEnqueuePlugin,
     QueueingHint,
 )
-from kubesched.framework.plugins import names
 from kubesched.framework.preemption.evaluator import Evaluator
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeToStatus, PodInfo

@@ -41,6 +41,7 @@ from kubesched.api.errors import ConflictError
 from kubesched.api.object import Obj
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.api.selectors import NodeSelector, SelectorError, parse_node_selector, validate_node_selector_terms
+from kubesched.config import names
 from kubesched.config.goduration import go_quote, parse_go_duration
 from kubesched.config.types import DynamicResourcesArgs
 from kubesched.dra.allocator import AllocationAborted, AllocationError, Allocator, FailedAllocationOnNode
@@ -66,7 +67,6 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
-from kubesched.framework.plugins import names
 from kubesched.framework.plugins.dynamicresources.dra_manager import CLASS, DRAManager, allocation_of, shared_manager
 from kubesched.framework.plugins.dynamicresources.extended import (
     SPECIAL_NAME,

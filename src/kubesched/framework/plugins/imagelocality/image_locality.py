@@ -10,11 +10,11 @@ from typing import Any, Final
 
 import numpy as np
 
+from kubesched.config import names
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import MAX_NODE_SCORE, Handle, IntArray, ScorePlugin
 from kubesched.framework.node_info import ImageStateSummary, NodeInfo
 from kubesched.framework.node_table import NodeTable
-from kubesched.framework.plugins import names
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
 

@@ -15,6 +15,7 @@ from typing import Any, Final
 import numpy as np
 
 from kubesched.api.selectors import NOTHING
+from kubesched.config import names
 from kubesched.config.types import InterPodAffinityArgs
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
@@ -43,7 +44,6 @@ from kubesched.framework.node_table import (
     REQUIRED_ANTI_AFFINITY,
     NodeTable,
 )
-from kubesched.framework.plugins import names
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import AffinityTerm, PodInfo, WeightedAffinityTerm
 

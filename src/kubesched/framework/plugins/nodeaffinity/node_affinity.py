@@ -16,6 +16,7 @@ from kubesched.api.selectors import (
     parse_node_selector,
     parse_node_selector_term,
 )
+from kubesched.config import names
 from kubesched.config.types import NodeAffinityArgs
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
@@ -36,7 +37,6 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import NodeTable
-from kubesched.framework.plugins import names
 from kubesched.framework.plugins.helper.node_selector import labels_mask, selector_mask, term_mask
 from kubesched.framework.plugins.helper.normalize_score import default_normalize_score
 from kubesched.framework.status import Code, Status

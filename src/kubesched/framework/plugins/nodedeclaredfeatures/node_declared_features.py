@@ -11,6 +11,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from kubesched.config import names
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
@@ -25,7 +26,6 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import NodeTable
-from kubesched.framework.plugins import names
 from kubesched.framework.plugins.helper.hints import same_pod
 from kubesched.framework.plugins.nodedeclaredfeatures.features import DEFAULT_REGISTRY, FeatureRegistry, Version
 from kubesched.framework.status import Code, Status

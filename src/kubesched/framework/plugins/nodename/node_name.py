@@ -6,12 +6,12 @@ from typing import Any, Final
 
 import numpy as np
 
+from kubesched.config import names
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import BoolArray, ClusterEventWithHint, EnqueueExtensions, FilterPlugin, Handle
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
-from kubesched.framework.plugins import names
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from kubesched.api.taints import HostPort, host_ports_conflict
+from kubesched.config import names
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
@@ -18,7 +19,6 @@ from kubesched.framework.interface import (
     QueueingHint,
 )
 from kubesched.framework.node_info import NodeInfo
-from kubesched.framework.plugins import names
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 

@@ -12,10 +12,10 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kubesched.config import names
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import MAX_NODE_SCORE, Handle, ScorePlugin
 from kubesched.framework.node_info import NodeInfo
-from kubesched.framework.plugins import names
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
 

@@ -15,12 +15,12 @@ from typing import Any, Final
 
 import numpy as np
 
+from kubesched.config import names
 from kubesched.config.types import NodeResourcesBalancedAllocationArgs, ResourceSpec
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import Handle, IntArray, PreScorePlugin, ScorePlugin
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
-from kubesched.framework.plugins import names
 from kubesched.framework.plugins.noderesources import resource_allocation as ra
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo

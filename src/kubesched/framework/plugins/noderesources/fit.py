@@ -31,6 +31,7 @@ from kubesched.api.resources import (
     pod_requests,
     reads_status_resources,
 )
+from kubesched.config import names
 from kubesched.config.types import NodeResourcesFitArgs, ResourceSpec, UtilizationShapePoint
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
@@ -50,7 +51,6 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import POD_COUNT, NodeTable
-from kubesched.framework.plugins import names
 from kubesched.framework.plugins.dynamicresources.extended import DEVICE_CLASS_PREFIX
 from kubesched.framework.plugins.helper.normalize_score import trunc_div_array
 from kubesched.framework.plugins.noderesources import resource_allocation as ra

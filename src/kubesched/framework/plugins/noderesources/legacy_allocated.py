@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kubesched.config import names
 from kubesched.config.defaults import default_resources
 from kubesched.config.types import (
     NodeResourcesLeastAllocatedArgs,
@@ -21,7 +22,6 @@ from kubesched.framework.cycle_state import CycleState, once
 from kubesched.framework.interface import Handle, IntArray, ScorePlugin
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
-from kubesched.framework.plugins import names
 from kubesched.framework.plugins.noderesources import resource_allocation as ra
 from kubesched.framework.plugins.noderesources.fit import strategy_scores
 from kubesched.framework.status import Status

@@ -7,6 +7,7 @@ from typing import Any, Final
 import numpy as np
 
 from kubesched.api.taints import NO_SCHEDULE, Taint, tolerations_tolerate_taint
+from kubesched.config import names
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import (
@@ -19,7 +20,6 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import NodeTable
-from kubesched.framework.plugins import names
 from kubesched.framework.plugins.helper.hints import node_now_passes, same_pod
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo

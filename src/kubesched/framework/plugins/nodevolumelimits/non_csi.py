@@ -17,11 +17,11 @@ from typing import Any, Final
 
 from kubesched.api import volumes as vol
 from kubesched.api.object import ObjView
+from kubesched.config import names
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import ClusterEventWithHint, EnqueueExtensions, FilterPlugin, Handle
 from kubesched.framework.node_info import NodeInfo
-from kubesched.framework.plugins import names
 from kubesched.framework.plugins.nodevolumelimits.csi import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo

@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.taints import find_matching_untolerated_taint
+from kubesched.config import names
 from kubesched.config.types import PodTopologySpreadArgs
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
@@ -39,7 +40,6 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import ABSENT, NodeTable
-from kubesched.framework.plugins import names
 from kubesched.framework.plugins.helper.normalize_score import go_round
 from kubesched.framework.plugins.helper.spread import default_selector
 from kubesched.framework.plugins.nodeaffinity.node_affinity import required_node_affinity_mask
@@ -571,7 +571,7 @@ def _codes_absent_as_empty(table: NodeTable, key: str) -> tuple[npt.NDArray[np.s
 def _matching_column(pod: PodInfo, selector: LabelSelector, table: NodeTable) -> IntArray:
     """Per row, the pods in the pod's namespace that `selector` matches, kept by the NodeTable."""
     return table.derived_column(
-        ("PodTopologySpread", selector, pod.namespace),
+        (names.POD_TOPOLOGY_SPREAD, selector, pod.namespace),
         functools.partial(_count_matching, selector, pod.namespace),
         selector,
     )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from kubesched.config import names
 from kubesched.framework.interface import Handle, QueueSortPlugin
-from kubesched.framework.plugins import names
 
 NAME: Final = names.PRIORITY_SORT
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from kubesched.config import names
 from kubesched.framework import events
 from kubesched.framework.interface import (
     ClusterEventWithHint,
@@ -12,7 +13,6 @@ from kubesched.framework.interface import (
     PreEnqueuePlugin,
     QueueingHint,
 )
-from kubesched.framework.plugins import names
 from kubesched.framework.plugins.helper.hints import same_pod
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo

@@ -13,10 +13,10 @@ from typing import Any, Final
 
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.topology import get_zone_key
+from kubesched.config import names
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import MAX_NODE_SCORE, Handle, NodeScoreList, PreScorePlugin, ScorePlugin
 from kubesched.framework.node_info import NodeInfo
-from kubesched.framework.plugins import names
 from kubesched.framework.plugins.helper.spread import default_selector
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from kubesched.config import names
 from kubesched.config.types import ServiceAffinityArgs
 from kubesched.framework.cycle_state import CycleState, once, read_state
 from kubesched.framework.interface import (
@@ -24,7 +25,6 @@ from kubesched.framework.interface import (
     ScorePlugin,
 )
 from kubesched.framework.node_info import NodeInfo
-from kubesched.framework.plugins import names
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 

@@ -20,6 +20,7 @@ from kubesched.api.taints import (
     find_matching_untolerated_taint,
     tolerations_tolerate_taint,
 )
+from kubesched.config import names
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
@@ -37,7 +38,6 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import NodeTable
-from kubesched.framework.plugins import names
 from kubesched.framework.plugins.helper.hints import node_now_passes, same_pod
 from kubesched.framework.plugins.helper.normalize_score import default_normalize_score
 from kubesched.framework.status import Code, Status

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from kubesched.api import volumes as vol
 from kubesched.api.object import Obj
+from kubesched.config import names
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
@@ -29,7 +30,6 @@ from kubesched.framework.interface import (
     ScorePlugin,
 )
 from kubesched.framework.node_info import NodeInfo
-from kubesched.framework.plugins import names
 from kubesched.framework.plugins.helper.claims import after_claim_of_pod
 from kubesched.framework.plugins.volumebinding.binder import PodVolumeClaims, PodVolumes, VolumeBinder
 from kubesched.framework.status import Code, Status

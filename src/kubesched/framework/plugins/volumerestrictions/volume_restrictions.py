@@ -7,6 +7,7 @@ from typing import Any, Final
 
 from kubesched.api import volumes as vol
 from kubesched.api.object import ObjView
+from kubesched.config import names
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
@@ -20,7 +21,6 @@ from kubesched.framework.interface import (
     QueueingHint,
 )
 from kubesched.framework.node_info import NodeInfo
-from kubesched.framework.plugins import names
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 
