@@ -426,3 +426,34 @@ class WorkQueue:
                     self._sync(obj)
         finally:
             self._draining = False
+
+
+class PodObjectController:
+    """What the controllers that make objects for pods share (resourceclaim, ephemeral volume): the cluster,
+    their names and admission, a work queue of keys, and one warning per pod, so a pod whose object cannot
+    be made is said once rather than at every sync."""
+
+    def __init__(
+        self,
+        cluster: Any,
+        names: NameGenerator,
+        *,
+        admit: Callable[[Obj], str],
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.names = names
+        self.admit = admit
+        self.warn = warn
+        self.started = False
+        self._work = WorkQueue(cluster, self._sync)
+        self._warned: set[Key] = set()
+
+    def _sync(self, obj: Obj) -> None:
+        raise NotImplementedError
+
+    def _warn_once(self, pod: ObjView, message: str) -> None:
+        key = ("Pod", namespace_of(pod), name_of(pod))
+        if self.warn is not None and key not in self._warned:
+            self._warned.add(key)
+            self.warn(f"pod {key[1]}/{key[2]}: {message}")

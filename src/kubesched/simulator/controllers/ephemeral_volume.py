@@ -29,7 +29,14 @@ from kubesched.api import volumes as vol
 from kubesched.api.kinds import KINDS, NAMESPACED
 from kubesched.api.object import Obj, ObjView
 from kubesched.backend.embedded import ConflictError, EmbeddedCluster
-from kubesched.simulator.controllers.controller_utils import Key, NameGenerator, WorkQueue, meta, name_of, namespace_of
+from kubesched.simulator.controllers.controller_utils import (
+    Key,
+    NameGenerator,
+    PodObjectController,
+    meta,
+    name_of,
+    namespace_of,
+)
 from kubesched.simulator.controllers.resource_claim import uid_of
 
 PVC = "PersistentVolumeClaim"
@@ -78,7 +85,7 @@ def _controlling_pod_uid(claim: ObjView) -> str | None:
     return None
 
 
-class EphemeralVolumeController:
+class EphemeralVolumeController(PodObjectController):
     """Register with the cluster (done here), then `start` once the initial objects exist."""
 
     def __init__(
@@ -89,13 +96,7 @@ class EphemeralVolumeController:
         admit: Callable[[Obj], str],
         warn: Callable[[str], None] | None = None,
     ) -> None:
-        self.cluster = cluster
-        self.names = names
-        self.admit = admit
-        self.warn = warn
-        self.started = False
-        self._work = WorkQueue(cluster, self._sync)
-        self._warned: set[Key] = set()
+        super().__init__(cluster, names, admit=admit, warn=warn)
         # Upstream's pod index by the claims a pod's ephemeral volumes name, so a deleted claim finds its pods;
         # and the claims each pod uid controls, so a deleted pod finds what to collect.
         self._pods_of_claim: dict[tuple[str, str], set[str]] = {}
@@ -174,7 +175,7 @@ class EphemeralVolumeController:
             if existing is not None:
                 problem = vol.ephemeral_owner_error(pod, existing)
                 if problem:
-                    self._warn_once(pod, volume, problem)
+                    self._warn_once(pod, f"ephemeral volume {volume.get('name', '')}: {problem}")
                     return  # upstream's sync stops at the first failing volume and retries later
                 continue
             if not self._create(pod, volume, claim):
@@ -187,12 +188,12 @@ class EphemeralVolumeController:
         where = f"create PVC {claim_meta['name']}"
         problem = self.admit(claim)
         if problem:
-            self._warn_once(pod, volume, f"{where}: {problem}")
+            self._warn_once(pod, f"ephemeral volume {volume.get('name', '')}: {where}: {problem}")
             return False
         try:
             self.cluster.create(claim)
         except ConflictError as err:
-            self._warn_once(pod, volume, f"{where}: {err}")
+            self._warn_once(pod, f"ephemeral volume {volume.get('name', '')}: {where}: {err}")
             return False
         return True
 
@@ -220,9 +221,3 @@ class EphemeralVolumeController:
                     self.cluster.delete(*key)
                 except ConflictError:
                     pass
-
-    def _warn_once(self, pod: ObjView, volume: Mapping[str, Any], message: str) -> None:
-        key = ("Pod", namespace_of(pod), name_of(pod))
-        if self.warn is not None and key not in self._warned:
-            self._warned.add(key)
-            self.warn(f"pod {key[1]}/{key[2]}: ephemeral volume {volume.get('name', '')}: {message}")

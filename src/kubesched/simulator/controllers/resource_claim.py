@@ -30,7 +30,7 @@ from kubesched.dra.claims import claim_name, claim_status_name
 from kubesched.simulator.controllers.controller_utils import (
     Key,
     NameGenerator,
-    WorkQueue,
+    PodObjectController,
     meta,
     name_of,
     namespace_of,
@@ -83,7 +83,7 @@ def _reserved_for_pod(claim: ObjView, pod: ObjView) -> bool:
     )
 
 
-class ResourceClaimController:
+class ResourceClaimController(PodObjectController):
     """Register with the cluster (done here), then `start` once the initial objects exist."""
 
     def __init__(
@@ -94,13 +94,7 @@ class ResourceClaimController:
         admit: Callable[[Obj], str],
         warn: Callable[[str], None] | None = None,
     ) -> None:
-        self.cluster = cluster
-        self.names = names
-        self.admit = admit
-        self.warn = warn
-        self.started = False
-        self._work = WorkQueue(cluster, self._sync)
-        self._warned: set[Key] = set()
+        super().__init__(cluster, names, admit=admit, warn=warn)
         self._deleted_pods: set[str] = set()  # uids of pods seen deleted (upstream's deletedObjects)
         # Claims by the uids of the pods that own them or that they are reserved for (upstream's claim
         # indexer), so that a pod's event does not walk every claim.
@@ -353,9 +347,3 @@ class ResourceClaimController:
             self.cluster.delete("ResourceClaim", namespace_of(obj), name_of(obj))
         except ConflictError:
             pass
-
-    def _warn_once(self, pod: ObjView, message: str) -> None:
-        key = ("Pod", namespace_of(pod), name_of(pod))
-        if self.warn is not None and key not in self._warned:
-            self._warned.add(key)
-            self.warn(f"pod {key[1]}/{key[2]}: {message}")
