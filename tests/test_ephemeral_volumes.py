@@ -12,13 +12,11 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.test_controllers import Run as ControllersRun
 
 from kubesched.api.volumes import ephemeral_owner_error
 from kubesched.cli import main
 from kubesched.simulator.budget import expansion
-from kubesched.simulator.load import load_manifests
-from kubesched.simulator.report import to_json
-from kubesched.simulator.run import build_config, simulate
 
 Obj = dict[str, Any]
 
@@ -108,17 +106,11 @@ def scenario(*steps: Obj) -> Obj:
     return {"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "s"}, "steps": list(steps)}
 
 
-class Run:
-    """One simulation: the contract's JSON and the embedded cluster it ended with."""
+class Run(ControllersRun):
+    """One simulation (seed 1): the contract's JSON and the embedded cluster it ended with."""
 
     def __init__(self, tmp_path: Path, docs: list[Obj], seed: int = 1) -> None:
-        f = tmp_path / "in.yaml"
-        f.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-        loaded = load_manifests([str(f)])
-        result = simulate(loaded, build_config(loaded, None, ""), seed=seed)
-        assert result.scheduler is not None
-        self.doc = to_json(result, record=False)
-        self.cluster: Any = result.scheduler.lister
+        super().__init__(tmp_path, docs, seed)
 
     def claims(self) -> dict[str, Obj]:
         return {c["metadata"]["name"]: c for c in self.cluster.list("PersistentVolumeClaim")}
