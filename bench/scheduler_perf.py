@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import itertools
 import json
 import math
@@ -309,7 +310,7 @@ def _backtracking_devices(i: int) -> Obj:
 _TWO_FROM_ONE_SLICE = _claim_spec(
     _exactly(count=2), constraints=({"requests": ["req-0"], "matchAttribute": "dra.example.com/slice"},)
 )
-_FORTY_GI = {"capacity": {"requests": {"memory": "40Gi"}}}
+_FORTY_GI: Obj = {"capacity": {"requests": {"memory": "40Gi"}}}
 
 DRA_TEMPLATES: dict[str, Maker] = {
     "dra/deviceclass": lambda ns, i: _device_class("test-class"),
@@ -1188,7 +1189,7 @@ def run_inprocess(spec: Spec, st: Setup, min_batches: int = 0) -> dict[str, Any]
         d = spec.deletes
         names = [o["metadata"]["name"] for o in _setup_pods(spec, d.namespace)]
         for i, name in enumerate(names):
-            clock.call_at(base + i / d.rate, lambda name=name: _delete_pod(cluster, d.namespace, name))
+            clock.call_at(base + i / d.rate, functools.partial(_delete_pod, cluster, d.namespace, name))
     measure = spec.measure
     objs = list(measure.objects())
     want = measure.total()

@@ -72,14 +72,14 @@ def pc(name: str = "pc", **fields: Any) -> Obj:
     return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, **fields}
 
 
-BASE_PVC = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
-BASE_PV = {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}, "hostPath": {"path": "/x"}}
+BASE_PVC: Obj = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+BASE_PV: Obj = {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}, "hostPath": {"path": "/x"}}
 REQ = "requiredDuringSchedulingIgnoredDuringExecution"
 PREF = "preferredDuringSchedulingIgnoredDuringExecution"
 
 
-TEMPLATE = {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-JOB_TEMPLATE = {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}
+TEMPLATE: Obj = {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+JOB_TEMPLATE: Obj = {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}
 
 
 def workload(kind: str, spec: Obj, name: str = "w") -> Obj:
@@ -877,7 +877,7 @@ CASES: list[Case] = [
 # resource.k8s.io/v1 (DRA): verdicts probed on kube-apiserver v1.36 with dry-run creates.
 
 RESOURCE = "resource.k8s.io/v1"
-DEVICE = {"name": "gpu-0", "attributes": {"model": {"string": "a100"}}, "capacity": {"memory": {"value": "40Gi"}}}
+DEVICE: Obj = {"name": "gpu-0", "attributes": {"model": {"string": "a100"}}, "capacity": {"memory": {"value": "40Gi"}}}
 
 
 def rslice(devices: list[Obj] | None = None, **spec: Any) -> Obj:

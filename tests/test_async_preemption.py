@@ -27,7 +27,9 @@ def cluster() -> Harness:
 def test_a_deletion_elsewhere_leaves_the_preemptor_waiting_for_its_victim() -> None:
     tc = cluster()
     queue = tc.sched.queue
-    tc.sched.schedule_one(queue.pop())  # PostFilter nominates a; the victim's eviction is yet to run
+    first = queue.pop()
+    assert first is not None
+    tc.sched.schedule_one(first)  # PostFilter nominates a; the victim's eviction is yet to run
     # NodeResourcesFit says any assigned pod's deletion may make room: the preemptor, backing off, is
     # sent towards backoffQ, but PreEnqueue holds it, or Pop would take it out of backoffQ at once.
     tc.cluster.delete("Pod", "default", "bystander")

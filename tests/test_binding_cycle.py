@@ -40,7 +40,7 @@ def test_a_pod_whose_volumes_need_binding_is_nominated_before_prebind() -> None:
     )
     tc.sched.run()
     assert seen == [("with-volume", "n")]
-    bound = tc.cluster.get("Pod", "default", "with-volume")
+    bound = tc.get("Pod", "default", "with-volume")
     assert bound["spec"]["nodeName"] == "n" and "nominatedNodeName" not in bound["status"]
 
 

@@ -58,6 +58,11 @@ def names(plugins: list[Any]) -> list[str]:
     return [p.name for p in plugins]
 
 
+def plugins_of(profile: KubeSchedulerProfile) -> Plugins:
+    assert profile.plugins is not None
+    return profile.plugins
+
+
 def kinds(errs: list[Any]) -> list[tuple[str, str]]:
     """(field, error type) of each error, as upstream's tests compare them (ignoring values and details)."""
     return [(e.path, e.detail.split(":")[0]) for e in errs]
@@ -74,7 +79,7 @@ def test_defaults() -> None:
     assert raw.leaderElection.leaseDuration == "15s" and raw.clientConnection.qps == 50
     assert raw.enableProfiling is True and raw.enableContentionProfiling is True
     assert raw.profiles[0].schedulerName == "default-scheduler"
-    assert [p.name for p in raw.profiles[0].plugins.multiPoint.enabled] == [n for n, _ in DEFAULT_MULTI_POINT]
+    assert [p.name for p in plugins_of(raw.profiles[0]).multiPoint.enabled] == [n for n, _ in DEFAULT_MULTI_POINT]
     args = cfg.profile_args[0]
     assert args["InterPodAffinity"].hardPodAffinityWeight == 1
     assert args["DefaultPreemption"].minCandidateNodesPercentage == 10
@@ -307,7 +312,7 @@ def _mutate(kind: str) -> KubeSchedulerConfiguration:
     elif kind == "negative-profile-percentage-of-nodes-to-score":
         p1.percentageOfNodesToScore = -1
     elif kind == "different-queue-sort":
-        p1.plugins.queueSort.enabled[0].name = "AnotherSort"
+        plugins_of(p1).queueSort.enabled[0].name = "AnotherSort"
     elif kind == "one-empty-queue-sort":
         p0.plugins = None
     elif kind == "extender-negative-weight":
@@ -345,11 +350,11 @@ def _mutate(kind: str) -> KubeSchedulerConfiguration:
             ),
         ]
     elif kind == "invalid-plugins":
-        p0.plugins.score.enabled += [
+        plugins_of(p0).score.enabled += [
             Plugin(name=n) for n in ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
         ]
     elif kind == "valid-plugins":
-        p0.plugins.score.enabled.append(Plugin(name="PodTopologySpread", weight=2))
+        plugins_of(p0).score.enabled.append(Plugin(name="PodTopologySpread", weight=2))
     return c
 
 
@@ -734,7 +739,7 @@ def _profile(
 ) -> dict[str, Any]:
     from kubesched.config.names import PLUGIN_SETS
 
-    sets = {p: {} for p in PLUGIN_SETS} | (plugins or DEFAULT_PLUGINS)
+    sets: dict[str, Any] = {p: {} for p in PLUGIN_SETS} | (plugins or DEFAULT_PLUGINS)
     return {"schedulerName": name or "", **kw, "plugins": sets, "pluginConfig": DEFAULT_PLUGIN_CONFIGS}
 
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from test_loader_properties import assert_clear_outcome, run_cli
+from tests.test_loader_properties import assert_clear_outcome, run_cli
 
 from kubesched.simulator.load import load_manifests
 from kubesched.simulator.run import build_config, simulate
@@ -153,10 +153,10 @@ def test_damaged_workloads_end_in_a_result_or_a_clear_error(
         for p in path[:-1]:
             parent = parent[p]
         del parent[path[-1]]
-    path = tmp_path_factory.mktemp("h") / "in.yaml"
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    code, out, err, elapsed = run_cli(path, ["--seed", "1"], capsys)
-    assert_clear_outcome(code, out, err, elapsed, path)
+    manifest = tmp_path_factory.mktemp("h") / "in.yaml"
+    manifest.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    code, out, err, elapsed = run_cli(manifest, ["--seed", "1"], capsys)
+    assert_clear_outcome(code, out, err, elapsed, manifest)
 
 
 def _set(root: Any, path: tuple[Any, ...], value: Any) -> None:

@@ -20,7 +20,7 @@ from kubesched.simulator.load import load_manifests
 from kubesched.simulator.run import build_config, simulate
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "dra"
-TEMPLATE = {
+TEMPLATE: dict[str, Any] = {
     "apiVersion": "resource.k8s.io/v1",
     "kind": "ResourceClaimTemplate",
     "metadata": {"name": "one-gpu", "namespace": "default"},
@@ -51,7 +51,7 @@ def test_example_loads_and_gets_its_claims() -> None:
     loaded = load_manifests([str(EXAMPLE)])
     result = simulate(loaded, build_config(loaded, None, ""), seed=1)
     assert result.scheduler is not None
-    cluster = result.scheduler.client
+    cluster = result.scheduler.lister
     pods = {p["metadata"]["name"]: p for p in cluster.list("Pod")}
     training = pod_resource_claims(cluster, pods["training-0"])
     assert [e["name"] for e in training] == ["gpus"]

@@ -212,10 +212,12 @@ def clusters(draw: st.DrawFn) -> list[Obj]:
         resources: Obj = {"requests": requests}
         if gpus:
             resources["limits"] = {"example.com/gpu": str(gpus)}  # extended resources are not overcommitted
-        spec: Obj = {"containers": [{"name": "c", "image": "i", "resources": resources}]}
+        pod_spec: Obj = {"containers": [{"name": "c", "image": "i", "resources": resources}]}
         if not gpus or draw(st.booleans()):
-            spec["resourceClaims"] = [{"name": "g", "resourceClaimTemplateName": draw(st.sampled_from(list(shapes)))}]
-        docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{p}"}, "spec": spec})
+            pod_spec["resourceClaims"] = [
+                {"name": "g", "resourceClaimTemplateName": draw(st.sampled_from(list(shapes)))}
+            ]
+        docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{p}"}, "spec": pod_spec})
     return docs
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from kubesched.backend.embedded import ConflictError, EmbeddedCluster
 from kubesched.framework.types import new_pod_info
+from kubesched_testing.cluster import stored
 
 NODE = {
     "apiVersion": "v1",
@@ -39,8 +40,8 @@ def cluster() -> EmbeddedCluster:
 def test_binding_copies_topology_labels_clears_nomination_and_marks_scheduled() -> None:
     c = cluster()
     c.create(pod("p"))
-    c.bind(new_pod_info(c.get("Pod", "default", "p")), "n1")
-    got = c.get("Pod", "default", "p")
+    c.bind(new_pod_info(stored(c, "Pod", "default", "p")), "n1")
+    got = stored(c, "Pod", "default", "p")
     assert got["spec"]["nodeName"] == "n1"
     assert got["metadata"]["labels"] == {
         "app": "a",
@@ -54,7 +55,7 @@ def test_binding_copies_topology_labels_clears_nomination_and_marks_scheduled() 
 def test_pod_created_bound_gets_topology_labels() -> None:
     c = cluster()
     c.create(pod("p", nodeName="n1"))
-    assert c.get("Pod", "default", "p")["metadata"]["labels"]["topology.kubernetes.io/zone"] == "z1"
+    assert stored(c, "Pod", "default", "p")["metadata"]["labels"]["topology.kubernetes.io/zone"] == "z1"
 
 
 @pytest.mark.parametrize(
@@ -72,7 +73,7 @@ def test_binding_refusals(obj: dict, message: str) -> None:
     c = cluster()
     c.create(obj)
     with pytest.raises(ConflictError, match=message):
-        c.bind(new_pod_info(c.get("Pod", "default", obj["metadata"]["name"])), "n1")
+        c.bind(new_pod_info(stored(c, "Pod", "default", obj["metadata"]["name"])), "n1")
 
 
 def _claim(allocation: dict | None, reserved: list | None = None) -> dict:

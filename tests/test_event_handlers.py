@@ -29,10 +29,10 @@ def test_a_dropped_nomination_wakes_lower_priority_pods_at_once() -> None:
     tc.create(make_pod("low").priority(0).req({"cpu": "1"}).obj())
     tc.sched.run(until=30)
     assert bound_at(tc, "low") is None, "high's nomination holds the free cpu"
-    tc.cluster.patch_pod_status(new_pod_info(tc.cluster.get("Pod", "default", "high")), None, "")
+    tc.cluster.patch_pod_status(new_pod_info(tc.get("Pod", "default", "high")), None, "")
     tc.sched.run(until=60)
     # Upstream's unschedulable-pods flush would only move it after 5 minutes.
-    assert bound_at(tc, "low") is not None and bound_at(tc, "low") <= 45
+    assert (low := bound_at(tc, "low")) is not None and low <= 45
 
 
 class WaitLong(PermitPlugin):
@@ -64,12 +64,12 @@ def test_an_assumed_pod_starting_to_terminate_is_rejected_and_frees_its_room() -
     tc.create(make_pod("other").req({"cpu": "1"}).obj())
     tc.sched.run(until=10)
     assert bound_at(tc, "other") is None
-    waiter = copy.deepcopy(tc.cluster.get("Pod", "default", "waiter"))
+    waiter = copy.deepcopy(tc.get("Pod", "default", "waiter"))
     waiter["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:10Z"
     tc.cluster.update(waiter)
     tc.sched.run(until=40)
     assert bound_at(tc, "waiter") is None
-    assert bound_at(tc, "other") is not None and bound_at(tc, "other") < 40
+    assert (other := bound_at(tc, "other")) is not None and other < 40
 
 
 def test_a_pod_bound_elsewhere_by_another_binder_frees_the_room_it_was_assumed_on() -> None:
@@ -84,9 +84,9 @@ def test_a_pod_bound_elsewhere_by_another_binder_frees_the_room_it_was_assumed_o
     tc.create(make_pod("other").req({"cpu": "1"}).obj())
     tc.sched.run(until=10)
     assert bound_at(tc, "other") is None
-    assert tc.sched.cache.is_assumed_pod(new_pod_info(tc.cluster.get("Pod", "default", "waiter")))
-    tc.cluster.bind(new_pod_info(tc.cluster.get("Pod", "default", "waiter")), "m")
+    assert tc.sched.cache.is_assumed_pod(new_pod_info(tc.get("Pod", "default", "waiter")))
+    tc.cluster.bind(new_pod_info(tc.get("Pod", "default", "waiter")), "m")
     tc.sched.run(until=40)
-    assert tc.cluster.get("Pod", "default", "waiter")["spec"]["nodeName"] == "m"
-    assert tc.cluster.get("Pod", "default", "other")["spec"].get("nodeName") == "n"
-    assert bound_at(tc, "other") is not None and bound_at(tc, "other") < 40
+    assert tc.get("Pod", "default", "waiter")["spec"]["nodeName"] == "m"
+    assert tc.get("Pod", "default", "other")["spec"].get("nodeName") == "n"
+    assert (other := bound_at(tc, "other")) is not None and other < 40

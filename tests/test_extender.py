@@ -81,10 +81,11 @@ def test_filter_rejects_nodes_and_the_record_says_why(ext):
     tc = new_test_cluster(nodes("a", "b"), config=ext.config(filterVerb="filter"))
     tc.create(make_pod("p").req({"cpu": "1"}).obj())
     tc.sched.run()
-    assert tc.cluster.get("Pod", "default", "p")["spec"]["nodeName"] == "b"
+    assert tc.get("Pod", "default", "p")["spec"]["nodeName"] == "b"
     verb, args = ext.calls[0]
     assert verb == "filter" and args["Pod"]["metadata"]["name"] == "p" and args["NodeNames"] is None
     record = tc.recorder.outcomes[-1].record
+    assert record is not None
     assert record.filter["a"][f"Extender({ext.url})"] == "no GPU budget"
     assert record.filter["b"][f"Extender({ext.url})"] == "passed"
 
@@ -110,8 +111,9 @@ def test_prioritize_scores_are_scaled_and_weighted(ext):
     tc = new_test_cluster(nodes("a", "b", "c"), config=ext.config(prioritizeVerb="prioritize", weight=2))
     tc.create(make_pod("p").obj())
     tc.sched.run()
-    assert tc.cluster.get("Pod", "default", "p")["spec"]["nodeName"] == "b"
+    assert tc.get("Pod", "default", "p")["spec"]["nodeName"] == "b"
     record = tc.recorder.outcomes[-1].record
+    assert record is not None
     key = f"Extender({ext.url})"
     assert record.score["b"][key] == 10 and record.final_score["b"][key] == 200 and record.final_score["a"][key] == 0
 
@@ -122,7 +124,7 @@ def test_binder_extender_takes_precedence_over_default_binder(ext):
     tc.create(make_pod("p").uid("uid-p").obj())
     tc.sched.run()
     assert ext.calls == [("bind", {"PodName": "p", "PodNamespace": "default", "PodUID": "uid-p", "Node": "a"})]
-    assert tc.cluster.get("Pod", "default", "p")["spec"]["nodeName"] == "a"
+    assert tc.get("Pod", "default", "p")["spec"]["nodeName"] == "a"
 
 
 def test_binding_error_from_the_extender_fails_the_binding_cycle(ext):
@@ -132,7 +134,7 @@ def test_binding_error_from_the_extender_fails_the_binding_cycle(ext):
     tc.sched.run(until=0.5)
     out = tc.recorder.outcomes[0]
     assert out.result == "Error" and "quota exceeded" in out.message
-    assert "nodeName" not in tc.cluster.get("Pod", "default", "p")["spec"]
+    assert "nodeName" not in tc.get("Pod", "default", "p")["spec"]
 
 
 @pytest.mark.parametrize(("ignorable", "want"), [(True, "Scheduled"), (False, "Error")])
@@ -156,7 +158,7 @@ def test_managed_resources_limit_which_pods_the_extender_sees(ext):
     )
     tc.create(make_pod("plain").req({"cpu": "1"}).obj(), make_pod("gpu").req({"example.com/gpu": "1"}).obj())
     tc.sched.run(until=0.5)
-    assert tc.cluster.get("Pod", "default", "plain")["spec"]["nodeName"] == "a"
+    assert tc.get("Pod", "default", "plain")["spec"]["nodeName"] == "a"
     assert [args["Pod"]["metadata"]["name"] for _, args in ext.calls] == ["gpu"]
 
 
@@ -170,7 +172,7 @@ def test_preempt_extender_narrows_candidates(ext):
     tc = new_test_cluster(nodes("a", "b"), low, config=ext.config(preemptVerb="preempt", nodeCacheCapable=True))
     tc.create(make_pod("high").req({"cpu": "4"}).priority(100).obj())
     tc.sched.run()
-    assert tc.cluster.get("Pod", "default", "high")["spec"]["nodeName"] == "b"
+    assert tc.get("Pod", "default", "high")["spec"]["nodeName"] == "b"
     assert tc.cluster.get("Pod", "default", "low-a") is not None and tc.cluster.get("Pod", "default", "low-b") is None
     sent = ext.calls[0][1]["NodeNameToMetaVictims"]
     assert sorted(sent) == ["a", "b"] and sent["a"]["Pods"][0]["UID"] and sent["a"]["NumPDBViolations"] == 0

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from kubesched.event_handlers import _reparse_pod
 from kubesched.framework.types import new_pod_info
 
-POD = {
+POD: dict[str, Any] = {
     "kind": "Pod",
     "metadata": {"name": "p", "namespace": "default", "uid": "u1", "labels": {"app": "web"}},
     "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}], "tolerations": []},

@@ -8,6 +8,7 @@ in place).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import given, settings
@@ -45,12 +46,14 @@ def nodes(draw: st.DrawFn) -> list[dict[str, Any]]:
     return out
 
 
-def _with_terms(p: Any, draw: st.DrawFn) -> Any:
+def _with_terms(p: Any, draw: Callable[[st.SearchStrategy[Any]], Any]) -> Any:
     """Required and preferred terms; weights repeat so equal weighted terms share an index entry."""
     for _ in range(draw(st.integers(0, 3))):
         kind = draw(st.sampled_from(["affinity", "anti", "preferred", "preferred-anti"]))
         key, color = draw(st.sampled_from(KEYS)), draw(st.sampled_from(COLORS))
-        extra = draw(st.sampled_from([{}, {"namespaces": ["default", "other"]}, {"namespaceSelector": {}}]))
+        extra: dict[str, Any] = draw(
+            st.sampled_from([{}, {"namespaces": ["default", "other"]}, {"namespaceSelector": {}}])
+        )
         if kind == "anti":
             p = p.pod_anti_affinity_in("color", key, [color], **extra)
         elif kind == "affinity":

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 import yaml
-from hostile_cases import CASES, Case
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.hostile_cases import CASES, Case
 
 from kubesched.cli import main
 from kubesched.simulator.load import LoadedInput, LoadError, add_text
@@ -412,7 +412,7 @@ def test_scenario_step_at_nan(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_unreachable_extender(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cfg = {
+    cfg: dict[str, Any] = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "extenders": [{"urlPrefix": "http://127.0.0.1:1/sched", "filterVerb": "filter"}],

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -227,7 +228,7 @@ def _set(root: Any, path: tuple[Any, ...], value: Any) -> Any:
     return root
 
 
-def mutate(draw: st.DrawFn, docs: list[Any]) -> list[Any]:
+def mutate(draw: Callable[[st.SearchStrategy[Any]], Any], docs: list[Any]) -> list[Any]:
     docs = copy.deepcopy(docs)
     for _ in range(draw(st.integers(1, 3))):
         what = draw(st.sampled_from(("value", "unknown field", "delete", "duplicate", "name", "wrong kind")))
@@ -262,7 +263,7 @@ def mutate(draw: st.DrawFn, docs: list[Any]) -> list[Any]:
     return docs
 
 
-def mangle_text(draw: st.DrawFn, text: str) -> bytes:
+def mangle_text(draw: Callable[[st.SearchStrategy[Any]], Any], text: str) -> bytes:
     """Byte-level damage: garbage inserted, a slice cut or repeated, aliases and anchors sprinkled."""
     data = text.encode()
     how = draw(st.sampled_from(("insert", "cut", "repeat", "anchor", "none")))
@@ -450,7 +451,7 @@ def test_any_code_point_prints_in_every_output(
         "metadata": {"name": "n1", "labels": {"app": label}, "annotations": {key or "k": annotation}},
         "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}},
     }
-    pod = {
+    pod: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": "default", "labels": {"app": label}, "annotations": {"a": annotation}},

@@ -41,7 +41,9 @@ def pod_objs(draw: st.DrawFn, uid: str, node: str) -> dict[str, Any]:
     if draw(st.booleans()):
         p = p.label("tier", draw(st.sampled_from(["a", "b"])))
     for _ in range(draw(st.integers(0, 2))):
-        extra = draw(st.sampled_from([{}, {"namespaces": ["other", "third"]}, {"namespaceSelector": {}}]))
+        extra: dict[str, Any] = draw(
+            st.sampled_from([{}, {"namespaces": ["other", "third"]}, {"namespaceSelector": {}}])
+        )
         kind = draw(st.sampled_from(["affinity", "anti", "preferred", "preferred-anti"]))
         app = draw(st.sampled_from(APPS))
         if kind == "affinity":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
@@ -16,6 +17,7 @@ from kubesched_testing.parity.families import generate
 from kubesched_testing.parity.ours import OurAttempt
 from kubesched_testing.parity.upstream import (
     Attempt,
+    AttemptLog,
     _before_preemption,
     _saw_unlisted_terminating_pod,
     _victims_deleted_since,
@@ -51,9 +53,12 @@ def test_a_victim_is_listed_as_it_was_before_the_attempt_that_chose_it() -> None
 def test_other_preemptions_victims_gone_during_the_attempt_are_named() -> None:
     other = Attempt(pod="default/q", victims=["default/v1", "default/v2"])
     mine = Attempt(pod="default/p", victims=["default/own"])
-    alog = SimpleNamespace(
-        attempts={"default/q": [other], "default/p": [mine]},
-        deleted_at={"default/v1": 5, "default/v2": 20, "default/own": 30, "default/bystander": 40},
+    alog = cast(  # the two fields the function reads, without a kube-scheduler log to follow
+        AttemptLog,
+        SimpleNamespace(
+            attempts={"default/q": [other], "default/p": [mine]},
+            deleted_at={"default/v1": 5, "default/v2": 20, "default/own": 30, "default/bystander": 40},
+        ),
     )
     assert _victims_deleted_since(alog, 10, {"default/own"}) == ["default/v2"]
     assert _victims_deleted_since(alog, 25, {"default/own"}) == []

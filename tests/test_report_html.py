@@ -168,7 +168,7 @@ def test_score_collector_lets_records_go_in_table_mode(
     """Table output keeps no record: with --report the run counts scores and drops each record (not --explain's)."""
     from kubesched.simulator import run as run_module
 
-    kept: list[object] = []
+    kept: list[tuple[str, bool]] = []
     original = run_module.simulate
 
     def spy(*args: object, **kwargs: object) -> run_module.SimulationResult:

@@ -182,7 +182,9 @@ def test_permit_wait_times_out(tmp_path):
     assert p["result"] == "Unschedulable" and p["boundAt"] is None
     assert p["message"] == "0/1 nodes are available: rejected due to timeout after waiting 10s at plugin WaitForever."
     assert [(e["time"], e["type"]) for e in doc["events"]] == [(0.0, "Scheduled"), (10.0, "Unschedulable")]
+    assert result.scheduler is not None
     cluster_pod = result.scheduler.lister.get("Pod", "default", "p")
+    assert cluster_pod is not None
     cond = cluster_pod["status"]["conditions"][0]
     assert (cond["type"], cond["status"], cond["reason"]) == ("PodScheduled", "False", "Unschedulable")
 

@@ -5,7 +5,7 @@ import pytest
 from kubesched.framework.interface import BindPlugin, PermitPlugin, PreBindPlugin, ReservePlugin
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import Diagnosis, FitError
+from kubesched.framework.types import Diagnosis, FitError, new_pod_info
 from kubesched.schedule_one import num_feasible_nodes_to_find
 from kubesched_testing.cluster import new_test_cluster
 from kubesched_testing.wrappers import make_node, make_pod
@@ -40,7 +40,7 @@ def test_fit_error_histogram_is_sorted_as_strings():
             "n3": Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untolerated taint(s)"),
         }
     )
-    msg = str(FitError(make_pod("p").obj(), 13, d))
+    msg = str(FitError(new_pod_info(make_pod("p").obj()), 13, d))
     assert msg == (
         "0/13 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint(s), 2 Insufficient cpu."
     )
@@ -48,14 +48,17 @@ def test_fit_error_histogram_is_sorted_as_strings():
 
 def test_fit_error_prefilter_message_and_absent_nodes():
     d = Diagnosis(pre_filter_msg="pod affinity terms conflict")
-    assert str(FitError(make_pod("p").obj(), 3, d)) == "0/3 nodes are available: pod affinity terms conflict."
+    assert (
+        str(FitError(new_pod_info(make_pod("p").obj()), 3, d))
+        == "0/3 nodes are available: pod affinity terms conflict."
+    )
     absent = Diagnosis(
         absent_nodes_status=Status(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s) [NodeAffinity]"
         ),
         node_to_status={"n1": Status(Code.UNSCHEDULABLE, "Insufficient cpu")},
     )
-    assert str(FitError(make_pod("p").obj(), 4, absent)) == (
+    assert str(FitError(new_pod_info(make_pod("p").obj()), 4, absent)) == (
         "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."
     )
 
@@ -183,7 +186,7 @@ def test_schedule_one_failure_points(at, want_event, want_note, unreserved):
     first = tc.cluster.events[0]
     assert (first["reason"], first["note"]) == (want_event, want_note)
     assert plugin.unreserved[:1] == unreserved
-    pod = tc.cluster.get("Pod", "default", "foo")
+    pod = tc.get("Pod", "default", "foo")
     if at:
         # Forgotten by the cache, not bound, and marked with the SchedulerError condition.
         assert tc.sched.cache.get_pod("foo") is None
@@ -199,4 +202,4 @@ def test_schedule_one_skips_a_deleting_pod():
     assert [(e["reason"], e["note"]) for e in tc.cluster.events] == [
         ("FailedScheduling", "skip schedule deleting pod: default/foo")
     ]
-    assert not tc.cluster.get("Pod", "default", "foo")["spec"].get("nodeName")
+    assert not tc.get("Pod", "default", "foo")["spec"].get("nodeName")

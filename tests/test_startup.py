@@ -38,7 +38,7 @@ def test_the_package_names_resolve_on_first_use() -> None:
     assert kubesched.Code is Code
     assert callable(kubesched.simulate)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        _ = kubesched.nope  # type: ignore[attr-defined]
+        _ = kubesched.nope
 
 
 def test_run_can_start_its_informers_before_the_scheduler_is_imported() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,11 +15,17 @@ ROOT = Path(__file__).resolve().parents[1]
 LINTED = ("src", "testing", "tests", "bench", "examples", "setup.py")
 
 
-def _run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+def _run(module: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"{module} is not installed: pip install -e '.[test]'")
     return subprocess.run(
-        [sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
+        [sys.executable, "-m", module, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -47,6 +54,28 @@ def test_imports_follow_the_layers() -> None:
 def test_types_check() -> None:
     """mypy with pyproject's near-strict profile over the package (tests beside the code excluded)."""
     done = _run("mypy")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_tests_and_benchmarks_type_check() -> None:
+    """mypy over the tests (beside the code too), the benchmarks and the example plugin's tests.
+
+    The same profile, except that test functions need no annotations (pytest calls them; their parameters are
+    fixtures and table rows) while their bodies are still checked. bench/ is on the path: its scripts import
+    each other by name, as `python bench/x.py` runs them."""
+    files = sorted(
+        str(p.relative_to(ROOT)) for tree in ("tests", "bench", "examples") for p in (ROOT / tree).rglob("*.py")
+    ) + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "src").rglob("test_*.py"))
+    done = _run(
+        "mypy",
+        "--allow-untyped-defs",
+        "--allow-incomplete-defs",
+        "--allow-untyped-decorators",
+        "--check-untyped-defs",
+        "--explicit-package-bases",
+        *files,
+        env={"MYPYPATH": "bench"},
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 

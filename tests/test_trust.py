@@ -346,8 +346,9 @@ def test_installed_plugins_stay_available_from_any_configuration(monkeypatch: py
     )
     config = {**V1, "profiles": [{"plugins": {"filter": {"enabled": [{"name": "Passes"}]}}}]}
     sim = kubesched.simulate([NODE, POD, config], record=True)
-    assert sim.pod("p1").plugins is not None
-    assert sim.pod("p1").plugins.filter["n1"]["Passes"] == "passed"
+    plugins = sim.pod("p1").plugins
+    assert plugins is not None
+    assert plugins.filter["n1"]["Passes"] == "passed"
 
 
 # --- any shape of configuration -------------------------------------------------------------------------------

@@ -459,7 +459,7 @@ def test_off_loopback_nothing_without_the_token(remote: TestClient) -> None:
         remote.get("/", params={"token": TOKEN + "x"}),
         remote.get("/api/state", headers={"authorization": f"Bearer {TOKEN[:-1]}"}),
         remote.get("/api/state", headers={"authorization": f"Basic {TOKEN}"}),
-        remote.get("/api/state", headers={"authorization": "Bearer ünïcödé".encode()}),
+        remote.get("/api/state", headers={b"authorization": "Bearer ünïcödé".encode()}),
         remote.get("/api/state", headers={"cookie": f"kubesched-ui-8080={TOKEN}0"}),
         remote.get("/api/state", headers={"cookie": f"kubesched-ui-9090={TOKEN}"}),  # another server's
     ]

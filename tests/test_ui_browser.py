@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_ui import write_cluster
+from tests.test_ui import write_cluster
 
 import kubesched
 from kubesched_testing.browser import CHROMIUM, CHROMIUM_ARGS

@@ -100,6 +100,7 @@ def test_both_sides_share_one_unit_and_stay_close(resource: str, requested: int,
     assert len(sides) == 2 and sides[0] is not None and sides[1] is not None, text
     assert sides[0][4] == sides[1][4], text
     for m, amount in zip(sides, (requested, allocatable), strict=True):
+        assert m is not None
         exact = Fraction(amount, 1000) if resource == "cpu" else Fraction(amount)
         step = Fraction(_SCALE[m[4]], 10 ** len(m[3] or ""))  # one in the last digit shown
         shown = Fraction(m[2] + "." + (m[3] or "0")) * _SCALE[m[4]]

@@ -37,6 +37,16 @@ class Harness:
         for o in objs:
             self.cluster.create(o)
 
+    def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
+        return stored(self.cluster, kind, namespace, name)
+
+
+def stored(cluster: EmbeddedCluster, kind: str, namespace: str, name: str) -> dict[str, Any]:
+    """The stored object, which the test expects to exist: a missing one fails the test by its name."""
+    obj = cluster.get(kind, namespace, name)
+    assert obj is not None, f"{kind} {namespace}/{name} is not in the cluster"
+    return obj
+
 
 def new_test_cluster(
     nodes: list[dict[str, Any]] = (),  # type: ignore[assignment]

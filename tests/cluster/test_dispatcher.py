@@ -32,7 +32,7 @@ def record(log: list[str], name: str) -> Any:
 
 def test_hold_drops_the_queued_status_patch() -> None:
     d = APIDispatcher(workers=1)
-    gate, ran = Gate(), []
+    gate, ran = Gate(), list[str]()
     d.add(APICall(EVENT, "busy", gate.call("busy")))
     assert gate.started.wait(5)
     d.add(APICall(STATUS_PATCH, "pod-a", record(ran, "unschedulable"), {"conditions": []}))
@@ -62,7 +62,12 @@ def test_hold_waits_for_the_call_in_flight() -> None:
     d.add(APICall(STATUS_PATCH, "pod-a", gate.call("patch"), {}))
     assert gate.started.wait(5)
     order: list[str] = []
-    holder = threading.Thread(target=lambda: (d.hold("pod-a"), order.append("binding")))
+
+    def bind() -> None:
+        d.hold("pod-a")
+        order.append("binding")
+
+    holder = threading.Thread(target=bind)
     holder.start()
     time.sleep(0.2)
     assert order == []  # the binding may not start while the patch is on the wire

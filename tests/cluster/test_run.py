@@ -270,12 +270,12 @@ def test_a_preemptor_waits_for_its_victims_deletion_whatever_else_is_deleted(
         store = running.app.store
         wait_for(lambda: store.get("Pod", "default", "bystander") is None, what="bystander's deletion seen")
         with running.app.lock:
-            where = {
+            queued = {
                 q.key: (queue, q.attempts)
                 for queue, qs in running.app.scheduler.queue.pending_pods().items()
                 for q in qs
             }
-        assert where["default/preemptor"] == ("gated", 1)
+        assert queued["default/preemptor"] == ("gated", 1)
     finally:
         deletion.set()
     wait_for(lambda: bound(apiserver, "preemptor") == "a", what="preemptor bound")

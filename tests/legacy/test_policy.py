@@ -51,7 +51,12 @@ SCORE_1_4: list[W] = [
     ("NodeResourcesLeastAllocated", 2), ("NodeResourcesMostAllocated", 2), (AFF, 2), ("NodePreferAvoidPods", 2),
     ("PodTopologySpread", 2), ("TaintToleration", 2),
 ]  # fmt: skip
-WITH_1_4 = {"preFilter": PRE_1_4, "filter": FILTER_1_4, "preScore": PRESCORE_1_4, "score": SCORE_1_4}
+WITH_1_4: dict[str, list[Any]] = {
+    "preFilter": PRE_1_4,
+    "filter": FILTER_1_4,
+    "preScore": PRESCORE_1_4,
+    "score": SCORE_1_4,
+}
 
 
 def _insert(items: list[Any], after: Any, new: Any) -> list[Any]:
@@ -59,7 +64,7 @@ def _insert(items: list[Any], after: Any, new: Any) -> list[Any]:
     return [*items[:i], new, *items[i:]]
 
 
-VB = {"reserve": ["VolumeBinding"], "preBind": ["VolumeBinding"]}
+VB: dict[str, list[Any]] = {"reserve": ["VolumeBinding"], "preBind": ["VolumeBinding"]}
 PRE_1_10 = _insert(PRE_1_4, "ServiceAffinity", "VolumeBinding")
 FILTER_1_10 = _insert(FILTER_1_4, "AzureDiskLimits", "VolumeBinding")
 FILTER_1_12 = _insert(FILTER_1_10, "GCEPDLimits", "NodeVolumeLimits")
@@ -194,7 +199,7 @@ def test_hard_pod_affinity_symmetric_weight_configures_inter_pod_affinity() -> N
     assert load_policy(doc).config.profile_args[0]["InterPodAffinity"].hardPodAffinityWeight == 10
 
 
-DEFAULT_PROVIDER = {
+DEFAULT_PROVIDER: dict[str, list[Any]] = {
     "queueSort": ["PrioritySort"],
     "preFilter": [FIT, PORTS, "PodTopologySpread", "InterPodAffinity", "VolumeBinding", AFF],
     "filter": ["NodeUnschedulable", NAME, "TaintToleration", AFF, PORTS, FIT, "VolumeRestrictions", "EBSLimits",

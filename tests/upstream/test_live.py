@@ -33,7 +33,8 @@ PODS = "/api/v1/namespaces/default/pods"
 TIMEOUT = 60.0
 
 
-def wait_for(cond: Callable[[], Any], what: str, timeout: float = TIMEOUT) -> Any:
+def wait_for(cond: Callable[..., Any], what: str, timeout: float = TIMEOUT) -> Any:
+    """Polls `cond()` (a lambda binding loop variables by default arguments is fine) until it is truthy."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = cond()

@@ -19,7 +19,7 @@ from kubesched.simulator.defaulting import set_defaults
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 
-TEMPLATE = {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+TEMPLATE: dict[str, Any] = {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
 JOB_TEMPLATE = {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}
 SELECTOR = {"matchLabels": {"app": "x"}}
 CASES: list[tuple[str, str, dict[str, Any], list[str]]] = [
@@ -110,7 +110,12 @@ def test_defaults_are_the_api_servers(
     admin_api: KubeAPI, kind: str, path: str, spec: dict[str, Any], fields: list[str]
 ) -> None:
     api = {"Job": "batch/v1", "CronJob": "batch/v1", "ReplicationController": "v1"}.get(kind, "apps/v1")
-    obj = {"apiVersion": api, "kind": kind, "metadata": {"name": "w", "namespace": "default"}, "spec": spec}
+    obj: dict[str, Any] = {
+        "apiVersion": api,
+        "kind": kind,
+        "metadata": {"name": "w", "namespace": "default"},
+        "spec": spec,
+    }
     stored = admin_api.request("POST", path, query={"dryRun": "All"}, body=copy.deepcopy(obj), retries=0)
     ours = copy.deepcopy(obj)
     ours["metadata"]["uid"] = stored["metadata"]["uid"]

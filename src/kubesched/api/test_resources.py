@@ -412,15 +412,15 @@ def resize_pod(
     conditions: list[Any] | None = None,
 ) -> dict[str, Any]:
     """TestCalculatePodResourcesWithResize's preparePodInfo."""
-    obj = pod([c("c1", **requests)], pod_level=pod_level, phase="Running")
+    obj = pod([c("c1", False, **requests)], pod_level=pod_level, phase="Running")
     status = obj["status"]
-    status["containerStatuses"] = [cs("c1", **status_resources)]
+    status["containerStatuses"] = [cs("c1", None, **status_resources)]
     if pod_level_status is not None:
         status["resources"] = {"requests": pod_level_status}
     for name, pair, is_sidecar in (("i1", init, False), ("s1", sidecar, True)):
         if pair is not None:
             obj["spec"]["initContainers"].append(c(name, is_sidecar, **pair[0]))
-            status.setdefault("initContainerStatuses", []).append(cs(name, **pair[1]))
+            status.setdefault("initContainerStatuses", []).append(cs(name, None, **pair[1]))
     if conditions:
         status["conditions"] = conditions
     return obj

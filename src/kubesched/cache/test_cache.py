@@ -320,7 +320,7 @@ UPDATED_PODS = [{**p, "spec": {**p["spec"], "priority": 1000}} for p in PODS]
 AFFINITY_PODS = [_pod(f"p-affinity-{i}", f"puid-affinity-{i}", f"test-node{i}", affinity=True) for i in range(2)]
 PVC_PODS = [_pod(f"p-pvc-{i}", f"puid-pvc-{i}", f"test-node{i % 2}", pvc=f"test-pvc{i % 4}") for i in range(8)]
 
-Op = Callable[[Cache, Snapshot], None]
+Op = Callable[[Cache, Snapshot], object]
 
 
 def add_node(i: int) -> Op:

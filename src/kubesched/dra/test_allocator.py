@@ -2176,7 +2176,7 @@ CASES["consumable-capacity-multi-allocatable-device-allocation-mode-all-with-mis
         slice_with_devices(SLICE1, NODE1, POOL1, A, device(DEVICE1, {CAPACITY1: ONE}).with_allow_multiple_allocations())
     ],
 )
-_TWO_PLAIN_CLAIMS = [
+_TWO_PLAIN_CLAIMS: list[dict[str, Any]] = [
     claim(CLAIM0).with_requests(request(REQ0, CLASS_A, 1)),
     claim(CLAIM1).with_requests(request(REQ0, CLASS_A, 1)),
 ]
@@ -2969,7 +2969,7 @@ CASES["no-allocation-from-incomplete-pools"] = Case(
     classes=[device_class(CLASS_A, A)],
     slices=[slice_with_devices(SLICE1, NODE1, resource_pool(POOL1, 2), A, device(DEVICE1))],
 )
-_FIVE_OF_FOUR = [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 5))]
+_FIVE_OF_FOUR: list[dict[str, Any]] = [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 5))]
 CASES["check-combinations-within-single-request-single-pool-single-slice"] = Case(
     claims=_FIVE_OF_FOUR,
     classes=[device_class(CLASS_A, A)],
@@ -3014,7 +3014,7 @@ _X_Y_Y = [
     device(DEVICE2, None, {"type": string_attr("Y")}),
     device(DEVICE3, None, {"type": string_attr("Y")}),
 ]
-_TWO_THEN_X = [
+_TWO_THEN_X: list[dict[str, Any]] = [
     claim_with_requests(CLAIM0, None, request(REQ1, CLASS_A, 2), request(REQ2, CLASS_A, 1, attr_is("type", "X")))
 ]
 CASES["check-combinations-with-backtracking"] = Case(

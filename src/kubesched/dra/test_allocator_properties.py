@@ -147,9 +147,9 @@ def exact(draw: st.DrawFn, name: str, sub: bool) -> dict[str, Any]:
 
 @st.composite
 def claims(draw: st.DrawFn) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     for c in range(draw(st.integers(1, 2))):
-        requests = []
+        requests: list[dict[str, Any]] = []
         for r in range(draw(st.integers(1, 2))):
             name = f"req-{r}"
             if draw(st.integers(0, 3)) == 0:

@@ -94,7 +94,7 @@ def moved_to_active(q: PriorityQueue) -> list[str]:
         moved.append(item.pod_info.name)
         return original(item, from_backoff=from_backoff)
 
-    q._move_to_active = record  # type: ignore[method-assign]
+    q._move_to_active = record  # type: ignore[method-assign,assignment]
     q.flush_backoff_q_completed()
     return moved
 
@@ -328,7 +328,7 @@ def test_in_flight_pods(
     in_flight = sorted(p.pod_info.name for p in popped.values() if p.pod_info.uid in q._in_flight)
     assert in_flight == want["in_flight"]
     assert [e for _, e, _, _ in q._in_flight_events] == want["events"]
-    pending = q.pending_pods()
+    by_queue = q.pending_pods()
     for kind in ("active", "backoff", "unschedulable"):
         if kind in want:
-            assert sorted(p.pod_info.name for p in pending[kind]) == want[kind]
+            assert sorted(p.pod_info.name for p in by_queue[kind]) == want[kind]

@@ -75,7 +75,7 @@ def test_pop_orders_by_priority_then_arrival():
 
 def test_rejected_pod_waits_until_a_hint_says_queue():
     clock = VirtualClock()
-    answers = []
+    answers: list[QueueingHint] = []
     hints = [HintEntry("Fit", NODE_ADD, lambda pod, old, new: answers.pop(0))]
     q = _queue(clock, hints)
     q.add(_pod("p"))
@@ -93,8 +93,13 @@ def test_rejected_pod_waits_until_a_hint_says_queue():
 
 def test_events_of_plugins_that_did_not_reject_are_ignored():
     clock = VirtualClock()
-    called = []
-    hints = [HintEntry("Other", NODE_ADD, lambda pod, old, new: called.append(1) or QueueingHint.QUEUE)]
+    called: list[int] = []
+
+    def other(pod: object, old: object, new: object) -> QueueingHint:
+        called.append(1)
+        return QueueingHint.QUEUE
+
+    hints = [HintEntry("Other", NODE_ADD, other)]
     q = _queue(clock, hints)
     q.add(_pod("p"))
     _fail(q, q.pop(), "Fit")

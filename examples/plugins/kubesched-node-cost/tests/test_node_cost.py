@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from kubesched_node_cost.plugin import ERR_TOO_EXPENSIVE, NodeCostArgs, new
 
@@ -47,7 +49,7 @@ def test_score_is_linear_in_price():
     assert scores == [100, 75, 0, 30]
 
 
-CONFIG = {
+CONFIG: dict[str, Any] = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
     "profiles": [
@@ -64,8 +66,9 @@ def test_a_config_can_name_the_plugin_by_import_path():
     tc = new_test_cluster([priced("cheap", "1"), priced("dear", "3")], config=CONFIG)
     tc.create(make_pod("p").obj())
     tc.sched.run()
-    assert tc.cluster.get("Pod", "default", "p")["spec"]["nodeName"] == "cheap"
+    assert tc.get("Pod", "default", "p")["spec"]["nodeName"] == "cheap"
     record = tc.recorder.outcomes[-1].record
+    assert record is not None
     assert record.final_score["cheap"]["kubesched_node_cost.plugin:new"] == 75 * 5
 
 

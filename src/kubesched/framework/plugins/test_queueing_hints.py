@@ -40,12 +40,18 @@ def node(name: str = "n", labels: dict[str, str] | None = None, **kw: Any) -> An
     return parse_node(w.obj())
 
 
+def fit_args(args: NodeResourcesFitArgs) -> NodeResourcesFitArgs:
+    defaulted = default_args("NodeResourcesFit", args)
+    assert isinstance(defaulted, NodeResourcesFitArgs)
+    return defaulted
+
+
 def registered(plugin: Any) -> dict[tuple[str, int], Any]:
     return {(e.event.resource, e.event.action_type): e.queueing_hint_fn for e in plugin.events_to_register()}
 
 
 def test_events_registered_with_hints_on() -> None:
-    fit = Fit(default_args("NodeResourcesFit", NodeResourcesFitArgs()))
+    fit = Fit(fit_args(NodeResourcesFitArgs()))
     assert set(registered(fit)) == {
         (events.POD, events.DELETE | events.UPDATE_POD_SCALE_DOWN),
         (events.NODE, events.ADD | events.UPDATE_NODE_ALLOCATABLE),
@@ -125,7 +131,7 @@ def test_node_affinity_after_node_change(args: NodeAffinityArgs | None, old: Any
 
 
 def fit_plugin() -> Fit:
-    return Fit(default_args("NodeResourcesFit", NodeResourcesFitArgs()))
+    return Fit(fit_args(NodeResourcesFitArgs()))
 
 
 CPU_POD = new_pod_info(make_pod("p").uid("p").req({"cpu": "1"}).obj())
@@ -162,7 +168,7 @@ def test_fit_after_node_change(old: Any, new: Any, want: QueueingHint) -> None:
 
 def test_fit_node_hint_checks_ignored_resources_too() -> None:
     """isFit in the hint checks every requested resource, ignoredResources included, as upstream."""
-    fit = Fit(default_args("NodeResourcesFit", NodeResourcesFitArgs(ignoredResources=["example.com/foo"])))
+    fit = Fit(fit_args(NodeResourcesFitArgs(ignoredResources=["example.com/foo"])))
     pod = new_pod_info(make_pod("p").req({"cpu": "1", "example.com/foo": "1"}).obj())
     assert fit._after_node_change(pod, None, node(capacity={"cpu": "2"})) == SKIP
 

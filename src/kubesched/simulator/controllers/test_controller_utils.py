@@ -44,7 +44,7 @@ def test_hashes_use_the_name_alphabet_and_change_with_the_template_and_collision
 
 def test_pod_from_template() -> None:
     owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "rs", "namespace": "ns", "uid": "u"}}
-    template = {
+    template: dict[str, Any] = {
         "metadata": {"labels": {"a": "b"}, "annotations": {"k": "v"}, "finalizers": ["f"]},
         "spec": {"containers": [{"name": "c"}]},
     }

@@ -88,7 +88,7 @@ def test_node_should_run(pod_spec: dict[str, Any], target: dict[str, Any], expec
 
 
 def test_pinned_affinity_keeps_the_rest() -> None:
-    affinity = {
+    affinity: dict[str, Any] = {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": []}]},
             "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1}],

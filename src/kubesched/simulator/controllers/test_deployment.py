@@ -6,7 +6,10 @@ from typing import Any
 
 from kubesched.simulator.controllers.deployment import POD_TEMPLATE_HASH, equal_ignore_hash, max_surge, sync
 
-TEMPLATE = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "v1"}]}}
+TEMPLATE: dict[str, Any] = {
+    "metadata": {"labels": {"app": "web"}},
+    "spec": {"containers": [{"name": "c", "image": "v1"}]},
+}
 
 
 def deployment(replicas: int = 3, template: dict[str, Any] = TEMPLATE, **spec: Any) -> dict[str, Any]:

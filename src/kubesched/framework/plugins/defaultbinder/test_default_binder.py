@@ -1,9 +1,11 @@
 """Cases from default_binder_test.go (v1.36); case names unchanged."""
 
+from typing import cast
+
 import pytest
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import Handle
+from kubesched.framework.interface import APIClient, Handle
 from kubesched.framework.plugins.defaultbinder.default_binder import new
 from kubesched.framework.status import Code
 from kubesched.framework.types import new_pod_info
@@ -32,7 +34,7 @@ class FakeClient:
 )
 def test_default_binder(inject_err, want_bindings):
     client = FakeClient(inject_err)
-    binder = new(None, Handle(client=client))
+    binder = new(None, Handle(client=cast(APIClient, client)))  # the one method binding uses
     status = binder.bind(CycleState(), new_pod_info(make_pod("foo", "ns").obj()), NODE)
     if inject_err is None:
         assert status is None

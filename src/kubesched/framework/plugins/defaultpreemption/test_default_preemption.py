@@ -7,13 +7,14 @@ Upstream seeds its offset generator with 4; the offsets that seed produces are g
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import FilterPlugin, PreFilterPlugin
+from kubesched.framework.interface import FilterPlugin, PreFilterExtensions, PreFilterPlugin
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.plugins.defaultpreemption.default_preemption import DefaultPreemption
 from kubesched.framework.preemption.evaluator import Candidate, list_pdbs, pick_one_node_for_preemption
@@ -82,7 +83,7 @@ def pdb(
     return obj
 
 
-class ErrorOnLabel(PreFilterPlugin):
+class ErrorOnLabel(PreFilterPlugin, PreFilterExtensions):
     """upstream's TestPlugin: AddPod/RemovePod fail on nodes labelled error=true."""
 
     NAME = "test-plugin"
@@ -155,6 +156,11 @@ class Setup:
         return state, pi
 
 
+def _factory_of(plugin: Any) -> Callable[[Any, Any], Any]:
+    """A registry factory that hands out this one plugin object."""
+    return lambda args, handle: plugin
+
+
 def setup(
     nodes: list[dict[str, Any]],
     pods: list[dict[str, Any]],
@@ -168,7 +174,7 @@ def setup(
     reg = Registry()
     extra = extra or {}
     for name, plugin in extra.items():
-        reg.register(name, lambda a, h, plugin=plugin: plugin)
+        reg.register(name, _factory_of(plugin))
 
     def enabled(names: tuple[str, ...]) -> dict[str, Any]:
         return {"enabled": [{"name": n} for n in names]}

@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubesched.api.selectors import LabelSelector
 from kubesched.dra.allocator import allocated_state
 from kubesched.framework.plugins.dynamicresources.dra_manager import (
     AssumeError,
@@ -24,6 +25,7 @@ from kubesched.framework.plugins.dynamicresources.extended import (
     find_extended_resource_claim,
 )
 from kubesched.framework.types import new_pod_info
+from kubesched_testing.cluster import stored
 from kubesched_testing.framework import lister_with
 
 Obj = dict[str, Any]
@@ -39,11 +41,20 @@ class PlainLister:
     def get(self, kind: str, namespace: str, name: str) -> Obj | None:
         return self.store.get(kind, namespace, name)
 
-    def list(self, kind: str) -> Iterator[Obj]:
-        return self.store.list(kind)
-
     def kind_version(self, kind: str) -> int:
         return self.store.kind_version(kind)
+
+    def services(self, namespace: str) -> list[Obj]:
+        return self.store.services(namespace)
+
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None:
+        return self.store.namespace_labels(namespace)
+
+    def namespaces_matching(self, selector: LabelSelector) -> list[str]:
+        return self.store.namespaces_matching(selector)
+
+    def list(self, kind: str) -> Iterator[Obj]:  # last: inside the class, `list` is this method
+        return self.store.list(kind)
 
 
 def claim(name: str, devices: list[str] | None = None, *, shares: dict[str, str] | None = None) -> Obj:
@@ -155,7 +166,7 @@ def test_assume_cache() -> None:
     assert newer_rv < int(written["metadata"]["resourceVersion"])  # the informer is still behind: assumed wins
     assert tracker.get("default", "a") is written
     for _ in range(5):
-        latest = store.update(copy.deepcopy(store.get("ResourceClaim", "default", "a")))
+        latest = store.update(copy.deepcopy(stored(store, "ResourceClaim", "default", "a")))
     assert tracker.get("default", "a") is latest  # moved past the assumed version: the informer's wins
     try:
         tracker.assume(claim("missing"))
@@ -193,7 +204,7 @@ def test_slices_parsed_once_per_version_and_answers_kept() -> None:
             "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
         }
     )
-    s = {
+    s: Obj = {
         "kind": "ResourceSlice",
         "metadata": {"name": "n1"},
         "spec": {

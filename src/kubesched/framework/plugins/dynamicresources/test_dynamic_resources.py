@@ -25,7 +25,8 @@ from kubesched.framework.interface import BindingWait, Handle, NodeScoreList, Qu
 from kubesched.framework.plugins.dynamicresources import dynamic_resources as dr
 from kubesched.framework.plugins.dynamicresources.dra_manager import DRAManager
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import new_pod_info
+from kubesched.framework.types import NodeToStatus, new_pod_info
+from kubesched_testing.cluster import stored
 from kubesched_testing.framework import build_snapshot, lister_with
 from kubesched_testing.wrappers import make_node, make_pod
 
@@ -299,7 +300,7 @@ def run(
     if out.prefilter is not None and out.prefilter.code == Code.SKIP:
         feasible = [ni.name for ni in snapshot.node_info_list]
     if not feasible:
-        _, out.postfilter = plugin.post_filter(state, info, {})
+        _, out.postfilter = plugin.post_filter(state, info, NodeToStatus())
         return _finish(out, cluster)
     if len(feasible) > 1:
         raw = [plugin.score(state, info, snapshot.node_info_map[n])[0] for n in feasible]
@@ -364,9 +365,9 @@ def test_empty_postfilter_and_preflight() -> None:
     plugin = dr.new(DynamicResourcesArgs(), Handle())
     state, pod = CycleState(), new_pod_info(make_pod("foo", NS).obj())
     assert msg(plugin.pre_filter(state, pod, [])[1]) == (Code.SKIP, "")
-    assert msg(plugin.post_filter(state, pod, {})[1]) == (UNSCHED, "no new claims to deallocate")
+    assert msg(plugin.post_filter(state, pod, NodeToStatus())[1]) == (UNSCHED, "no new claims to deallocate")
     assert msg(plugin.pre_bind_pre_flight(state, pod, NODE)) == (Code.SKIP, "")
-    assert msg(plugin.post_filter(CycleState(), pod, {})[1]) == (ERROR, "not found")
+    assert msg(plugin.post_filter(CycleState(), pod, NodeToStatus())[1]) == (ERROR, "not found")
 
 
 @pytest.mark.parametrize(
@@ -769,9 +770,9 @@ def test_bound_claim_with_timed_out_binding() -> None:
         default_args(dr.NAME, DynamicResourcesArgs()),
         Handle(lister=cluster, client=cluster, dra_manager=DRAManager(cluster)),
     )
-    assert plugin.is_claim_timed_out(cluster.get("ResourceClaim", NS, CLAIM))
+    assert plugin.is_claim_timed_out(stored(cluster, "ResourceClaim", NS, CLAIM))
     clock.now = 599.0
-    assert not plugin.is_claim_timed_out(cluster.get("ResourceClaim", NS, CLAIM))
+    assert not plugin.is_claim_timed_out(stored(cluster, "ResourceClaim", NS, CLAIM))
 
 
 def test_binding_failure_message() -> None:

@@ -33,7 +33,11 @@ def cpu_and_memory(cpu: str, memory: str) -> dict[str, str]:
 
 
 def args(resources: list[ResourceSpec]) -> NodeResourcesBalancedAllocationArgs:
-    return default_args("NodeResourcesBalancedAllocation", NodeResourcesBalancedAllocationArgs(resources=resources))
+    defaulted = default_args(
+        "NodeResourcesBalancedAllocation", NodeResourcesBalancedAllocationArgs(resources=resources)
+    )
+    assert isinstance(defaulted, NodeResourcesBalancedAllocationArgs)
+    return defaulted
 
 
 def two_containers() -> Any:

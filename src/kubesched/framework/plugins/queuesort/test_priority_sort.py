@@ -2,6 +2,7 @@
 
 import pytest
 
+from kubesched.framework.interface import Handle
 from kubesched.framework.plugins.queuesort.priority_sort import new
 from kubesched.framework.types import new_pod_info
 from kubesched.queue.scheduling_queue import QueuedPodInfo
@@ -29,7 +30,7 @@ def queued(priority, timestamp=0.0, seq=0):
     ],
 )
 def test_less(p1, p2, expected):
-    plugin = new(None, None)
+    plugin = new(None, Handle())
     assert plugin.less(p1, p2) is expected
     # The heap key orders the same way; it breaks exact ties by arrival, which `less` leaves open.
     assert (plugin.sort_key(p1) < plugin.sort_key(p2)) is expected

@@ -2,6 +2,7 @@
 
 import pytest
 
+from kubesched.framework.interface import Handle
 from kubesched.framework.plugins.schedulinggates.scheduling_gates import new
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import new_pod_info
@@ -20,5 +21,5 @@ from kubesched_testing.wrappers import make_pod
     ],
 )
 def test_pre_enqueue(pod, want):
-    plugin = new(None, None)
+    plugin = new(None, Handle())
     assert plugin.pre_enqueue(new_pod_info(pod)) == want

@@ -278,8 +278,10 @@ def test_dry_run_removal_frees_the_service_constraint() -> None:
     machine1 = snap.get("machine1")
     status = plugin.filter(state, p, machine1)
     assert status is not None and status.reasons == (service_affinity.ERR_REASON,)
-    victim = snap.get("machine3").pods[0]
-    plugin.remove_pod(state, p, victim, snap.get("machine3"))
+    machine3 = snap.get("machine3")
+    assert machine3 is not None
+    victim = machine3.pods[0]
+    plugin.remove_pod(state, p, victim, machine3)
     assert plugin.filter(state, p, machine1) is None
     plugin.add_pod(state, p, victim, snap.get("machine3"))
     assert plugin.filter(state, p, machine1) is not None

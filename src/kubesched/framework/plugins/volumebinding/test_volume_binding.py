@@ -209,11 +209,11 @@ def test_static_binding_prefers_the_smallest_fitting_volume_and_binds_it():
     tc = new_test_cluster([node("node-a")], [WAIT, *pvs])
     tc.create(make_pvc("data", storage_class="wait-sc", request="50Gi"), make_pod("p").pvc("data").obj())
     tc.sched.run()
-    assert tc.cluster.get("Pod", "default", "p")["spec"]["nodeName"] == "node-a"
-    pvc = tc.cluster.get("PersistentVolumeClaim", "default", "data")
+    assert tc.get("Pod", "default", "p")["spec"]["nodeName"] == "node-a"
+    pvc = tc.get("PersistentVolumeClaim", "default", "data")
     assert pvc["spec"]["volumeName"] == "small" and vol.is_claim_fully_bound(pvc)
-    assert tc.cluster.get("PersistentVolume", "", "small")["spec"]["claimRef"]["name"] == "data"
-    assert "claimRef" not in tc.cluster.get("PersistentVolume", "", "big")["spec"]
+    assert tc.get("PersistentVolume", "", "small")["spec"]["claimRef"]["name"] == "data"
+    assert "claimRef" not in tc.get("PersistentVolume", "", "big")["spec"]
 
 
 def test_two_pods_do_not_take_the_same_volume():
@@ -224,7 +224,7 @@ def test_two_pods_do_not_take_the_same_volume():
     for i in range(3):
         tc.create(make_pvc(f"c{i}", storage_class="wait-sc"), make_pod(f"p{i}").pvc(f"c{i}").obj())
     tc.sched.run()
-    placed = sorted(tc.cluster.get("Pod", "default", f"p{i}")["spec"].get("nodeName", "") for i in range(3))
+    placed = sorted(tc.get("Pod", "default", f"p{i}")["spec"].get("nodeName", "") for i in range(3))
     assert placed == ["", "node-a", "node-b"]
     failed = [o for o in tc.recorder.outcomes if o.result == "Unschedulable"]
     assert failed and failed[-1].message.startswith(f"0/2 nodes are available: 2 {ERR_REASON_BIND_CONFLICT}.")
@@ -236,10 +236,10 @@ def test_dynamic_provisioning_follows_allowed_topologies():
     tc = new_test_cluster(nodes, [sc])
     tc.create(make_pvc("data", storage_class="fast"), make_pod("p").pvc("data").obj())
     tc.sched.run()
-    assert tc.cluster.get("Pod", "default", "p")["spec"]["nodeName"] == "b"
-    pvc = tc.cluster.get("PersistentVolumeClaim", "default", "data")
+    assert tc.get("Pod", "default", "p")["spec"]["nodeName"] == "b"
+    pvc = tc.get("PersistentVolumeClaim", "default", "data")
     assert pvc["metadata"]["annotations"][vol.ANN_SELECTED_NODE] == "b" and vol.is_claim_fully_bound(pvc)
-    pv = tc.cluster.get("PersistentVolume", "", pvc["spec"]["volumeName"])
+    pv = tc.get("PersistentVolume", "", pvc["spec"]["volumeName"])
     assert pv["spec"]["csi"]["driver"] == "csi.example.com"
     assert vol.check_node_affinity(pv, {ZONE: "zone-b"}) and not vol.check_node_affinity(pv, {ZONE: "zone-a"})
 
@@ -255,8 +255,8 @@ def test_storage_capacity_is_checked_when_the_driver_asks():
     tc.create(make_pvc("big", storage_class="fast", request="50Gi"), make_pod("big").pvc("big").obj())
     tc.create(make_pvc("mid", storage_class="fast", request="15Gi"), make_pod("mid").pvc("mid").obj())
     tc.sched.run()
-    assert "nodeName" not in tc.cluster.get("Pod", "default", "big")["spec"]
-    assert tc.cluster.get("Pod", "default", "mid")["spec"]["nodeName"] == "b"
+    assert "nodeName" not in tc.get("Pod", "default", "big")["spec"]
+    assert tc.get("Pod", "default", "mid")["spec"]["nodeName"] == "b"
     msg = next(o.message for o in tc.recorder.outcomes if o.pod.name == "big")
     assert msg.startswith(f"0/2 nodes are available: 2 {ERR_REASON_NOT_ENOUGH_SPACE}.")
 
@@ -266,14 +266,14 @@ def test_immediate_claims_are_bound_by_the_pv_controller_before_scheduling():
     tc.create(make_pvc("ok", storage_class="immediate-sc"), make_pod("ok").pvc("ok").obj())
     tc.create(make_pvc("none", storage_class="immediate-sc"), make_pod("none").pvc("none").obj())
     tc.sched.run()
-    assert tc.cluster.get("Pod", "default", "ok")["spec"]["nodeName"] == "n"
+    assert tc.get("Pod", "default", "ok")["spec"]["nodeName"] == "n"
     msg = next(o.message for o in tc.recorder.outcomes if o.pod.name == "none")
     # v1.36: DynamicResources' PostFilter finds no state of its own (its PreFilter never ran) and says so.
     assert msg == "0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found"
     # A matching PV appearing later binds the claim and brings the pod back.
     tc.create(make_pv("late", storage_class="immediate-sc"))
     tc.sched.run()
-    assert tc.cluster.get("Pod", "default", "none")["spec"]["nodeName"] == "n"
+    assert tc.get("Pod", "default", "none")["spec"]["nodeName"] == "n"
 
 
 def test_unreserve_releases_the_assumed_volume():
@@ -282,14 +282,18 @@ def test_unreserve_releases_the_assumed_volume():
     tc.create(make_pvc("c", storage_class="wait-sc"), make_pod("p").pvc("c").obj())
     fwk = tc.sched.profiles["default-scheduler"]
     pl = fwk.plugins_map["VolumeBinding"]
+    assert isinstance(pl, volume_binding.VolumeBinding)
     qpi = tc.sched.queue.pop()
+    assert qpi is not None
     state = CycleState()
     info = qpi.pod_info
     tc.sched.cache.update_snapshot(tc.sched.snapshot)
     pl.pre_filter(state, info, tc.sched.snapshot.node_info_list)
     assert pl.filter(state, info, tc.sched.snapshot.node_info_list[0]) is None
     assert pl.reserve(state, info, "n") is None
-    assert pl.binder.pv_cache.get("only")["spec"]["claimRef"]["name"] == "c"
-    assert "claimRef" not in tc.cluster.get("PersistentVolume", "", "only")["spec"]
+    assumed = pl.binder.pv_cache.get("only")
+    assert assumed is not None and assumed["spec"]["claimRef"]["name"] == "c"
+    assert "claimRef" not in tc.get("PersistentVolume", "", "only")["spec"]
     pl.unreserve(state, info, "n")
-    assert "claimRef" not in pl.binder.pv_cache.get("only")["spec"]
+    released = pl.binder.pv_cache.get("only")
+    assert released is not None and "claimRef" not in released["spec"]
