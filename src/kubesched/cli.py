@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from kubesched import klog
 from kubesched.api.duration import parse_duration
+from kubesched.apiserver.documents import LoadError, read_object_file
 from kubesched.config.load import ConfigError, SchedulerConfig, load_config
 from kubesched.config.trust import TRUSTED, UNTRUSTED
 from kubesched.framework.runtime.errors import FrameworkError
-from kubesched.simulator.documents import LoadError, read_object_file
 from kubesched.startup import without_gc
 
 # The simulation, its report (rich) and legacy policies are imported where simulate uses them:

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from kubesched.apiserver.defaulting import set_defaults
 from kubesched.backend.kube.api import KubeAPI
 from kubesched.simulator.controllers.create import prepare_for_create
-from kubesched.simulator.defaulting import set_defaults
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from kubesched.api.field import aggregate
 from kubesched.api.kinds import WORKLOAD_KINDS
+from kubesched.apiserver.admission import TERMINAL_PHASES
 from kubesched.backend.embedded import ConflictError, EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
@@ -19,7 +20,6 @@ from kubesched.event_handlers import informed_scheduler
 from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.scheduler import Scheduler
-from kubesched.simulator.admission import TERMINAL_PHASES
 from kubesched.simulator.controllers.controller_utils import NameGenerator
 from kubesched.simulator.controllers.ephemeral_volume import EphemeralVolumeController
 from kubesched.simulator.controllers.manager import WorkloadControllers

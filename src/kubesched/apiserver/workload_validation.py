@@ -17,7 +17,7 @@ from typing import Any
 from kubesched.api import field
 from kubesched.api.object import Obj
 from kubesched.api.selectors import SelectorError, parse_label_selector, validate_label_selector, validate_labels
-from kubesched.simulator.controllers.cron_job import ScheduleError, parse_schedule, time_zone
+from kubesched.apiserver.cron_schedule import ScheduleError, parse_schedule, time_zone
 
 Errors = list[str]
 MAX_PODS = 100_000
