@@ -34,13 +34,13 @@ from kubesched.apiserver.documents import (
 from kubesched.apiserver.schema import KINDS as SCHEMA_KINDS
 from kubesched.apiserver.schema import decode_errors
 from kubesched.apiserver.validation import SYSTEM_PRIORITY_CLASSES, validate
+from kubesched.backend.embedded.controllers.create import prepare_for_create, template_problems
 from kubesched.config.goduration import go_quote
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.framework.node_info import parse_node
 from kubesched.framework.types import new_pod_info
 from kubesched.simulator import helm
 from kubesched.simulator.budget import Budget, check, check_objects_read, expansion
-from kubesched.simulator.controllers.create import prepare_for_create, template_problems
 from kubesched.simulator.scenario import KIND as SCENARIO_KIND
 from kubesched.simulator.scenario import ScenarioError, Step, parse_steps
 from kubesched.simulator.unused_kinds import skipped_warning, unused_kind

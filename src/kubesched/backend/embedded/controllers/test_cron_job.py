@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from kubesched.apiserver.cron_schedule import ScheduleError, parse_schedule, time_zone
-from kubesched.simulator.controllers.cron_job import most_recent_tick, sync
+from kubesched.backend.embedded.controllers.cron_job import most_recent_tick, sync
 
 NOW = datetime(2026, 1, 1, 0, 0, tzinfo=UTC)  # a Thursday
 

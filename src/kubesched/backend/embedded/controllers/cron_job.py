@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 
 from kubesched.api.object import Obj, ObjView
 from kubesched.apiserver.cron_schedule import Schedule, parse_schedule, time_zone
-from kubesched.simulator.controllers.controller_utils import (
+from kubesched.backend.embedded.controllers.controller_utils import (
     Plan,
     controller_ref,
     is_being_deleted,
@@ -32,7 +32,7 @@ from kubesched.simulator.controllers.controller_utils import (
     parse_time,
     spec,
 )
-from kubesched.simulator.controllers.job import is_finished
+from kubesched.backend.embedded.controllers.job import is_finished
 
 SCHEDULED_TIMESTAMP = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 _SEARCH_DAYS = 5 * 366  # robfig/cron gives up after five years

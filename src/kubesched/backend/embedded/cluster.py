@@ -14,9 +14,9 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from kubesched.api.kinds import NAMESPACED
+from kubesched.backend.embedded.pv_controller import PVController
 from kubesched.backend.errors import ConflictError
 from kubesched.backend.pod_status import apply_status_patch, generation, status_patch
-from kubesched.backend.pv_controller import PVController
 from kubesched.backend.store import Listener, Obj, ObjectStore, object_key
 from kubesched.clock import EPOCH
 from kubesched.framework.types import PodInfo
