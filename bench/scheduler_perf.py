@@ -64,15 +64,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from kubesched.api.object import Obj  # noqa: E402
-from kubesched.backend.embedded import EmbeddedCluster  # noqa: E402
+from kubesched.backend.embedded.cluster import EmbeddedCluster  # noqa: E402
+from kubesched.backend.embedded.controllers.controller_utils import NameGenerator  # noqa: E402
+from kubesched.backend.embedded.controllers.resource_claim import ResourceClaimController  # noqa: E402
 from kubesched.clock import VirtualClock  # noqa: E402
 from kubesched.config.load import load_config  # noqa: E402
 from kubesched.dra.allocator import AllocatedState, Allocator  # noqa: E402
 from kubesched.framework.outcome import Outcome, SchedulerEvent  # noqa: E402
 from kubesched.framework.plugins.dynamicresources.dra_manager import CachedSelectors  # noqa: E402
 from kubesched.scheduler import Scheduler  # noqa: E402
-from kubesched.simulator.controllers.controller_utils import NameGenerator  # noqa: E402
-from kubesched.simulator.controllers.resource_claim import ResourceClaimController  # noqa: E402
 from kubesched.simulator.run import embedded_scheduler  # noqa: E402
 
 PAUSE = "registry.k8s.io/pause:3.10.1"

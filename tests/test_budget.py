@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 import kubesched
+from kubesched.apiserver.documents import MAX_OBJECT_NODES, DocumentError, parse_documents
 from kubesched.cli import main
 from kubesched.simulator.api import InputError
 from kubesched.simulator.budget import DEFAULT_MAX_PODS, Budget
-from kubesched.simulator.documents import MAX_OBJECT_NODES, DocumentError, parse_documents
 from kubesched.simulator.sweep import sweep
 from kubesched.ui.server import create_app
 from kubesched.ui.workspace import Workspace

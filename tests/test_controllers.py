@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
+from kubesched.backend.embedded.controllers.controller_utils import ALPHANUMS
 from kubesched.cli import main
-from kubesched.simulator.controllers.controller_utils import ALPHANUMS
 from kubesched.simulator.load import load_manifests
 from kubesched.simulator.report import to_json
 from kubesched.simulator.run import build_config, simulate

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.backend.embedded import EmbeddedCluster
+from kubesched.backend.embedded.cluster import EmbeddedCluster
+from kubesched.backend.embedded.controllers.controller_utils import NameGenerator
+from kubesched.backend.embedded.controllers.resource_claim import FINALIZER, ResourceClaimController, generate_name
 from kubesched.cli import main
 from kubesched.dra.claims import pod_resource_claims
-from kubesched.simulator.controllers.controller_utils import NameGenerator
-from kubesched.simulator.controllers.resource_claim import FINALIZER, ResourceClaimController, generate_name
 from kubesched.simulator.load import load_manifests
 from kubesched.simulator.run import build_config, simulate
 

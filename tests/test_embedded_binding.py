@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.backend.embedded import ConflictError, EmbeddedCluster
+from kubesched.backend.embedded.cluster import ConflictError, EmbeddedCluster
 from kubesched.framework.types import new_pod_info
 from kubesched_testing.cluster import stored
 

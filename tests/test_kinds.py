@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from kubesched.api.kinds import CLUSTER_SCOPED, KINDS, NAMESPACED, SCALED_KINDS, WORKLOAD_KINDS
+from kubesched.apiserver.schema import KINDS as SCHEMA_KINDS
 from kubesched.backend.kube.resources import WATCHED
 from kubesched.backend.store import ObjectStore, object_key
-from kubesched.simulator.schema import KINDS as SCHEMA_KINDS
 
 
 def test_a_kind_is_namespaced_or_cluster_scoped_not_both() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.backend.embedded import EmbeddedCluster
+from kubesched.backend.embedded.cluster import EmbeddedCluster
 from kubesched.cli import main
 
 

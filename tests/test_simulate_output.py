@@ -9,6 +9,7 @@ from rich.console import Console
 
 from kubesched import cli, klog
 from kubesched.cli import main
+from kubesched.simulator import commands
 from kubesched.simulator import progress as progress_module
 
 # node-10 sorts before node-2 as text, after it naturally; node-1 is tainted and has no zone.
@@ -286,7 +287,7 @@ def test_jsonl_record_none_and_warnings(tmp_path, capsys):
 
 def test_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
     buf = io.StringIO()
-    monkeypatch.setattr(cli, "_stderr_console", lambda: Console(file=buf, force_terminal=True, width=120))
+    monkeypatch.setattr(commands, "_stderr_console", lambda: Console(file=buf, force_terminal=True, width=120))
     monkeypatch.setattr(progress_module, "DELAY", 0.0)
     code, out, _ = run(tmp_path, capsys, CLUSTER + WEB + GPU + BIG, "--output", "json")
     assert code == 0 and json.loads(out)
@@ -296,7 +297,7 @@ def test_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
 
 def test_no_progress_bar_with_quiet(tmp_path, capsys, monkeypatch):
     buf = io.StringIO()
-    monkeypatch.setattr(cli, "_stderr_console", lambda: Console(file=buf, force_terminal=True, width=120))
+    monkeypatch.setattr(commands, "_stderr_console", lambda: Console(file=buf, force_terminal=True, width=120))
     monkeypatch.setattr(progress_module, "DELAY", 0.0)
     code, _, _ = run(tmp_path, capsys, CLUSTER + WEB + GPU + BIG, "--output", "json", "-q")
     assert code == 0 and buf.getvalue() == ""
@@ -352,11 +353,11 @@ def test_log_lines_read_as_klogs():
         "Successfully bound pod to node", pod="default/p", node="n", evaluatedNodes=3, feasibleNodes=2
     )
     record = logging.LogRecord("kubesched.schedule_one", klog.V(2), __file__, 1, message, None, None)
-    text = cli._TextFormatter("%(levelname)s %(name)s: %(message)s").format(record)
+    text = klog.TextFormatter("%(levelname)s %(name)s: %(message)s").format(record)
     assert text == (
         'INFO kubesched.schedule_one: "Successfully bound pod to node" pod="default/p" node="n" '
         "evaluatedNodes=3 feasibleNodes=2"
     )
-    doc = json.loads(cli._JSONFormatter().format(record))
+    doc = json.loads(klog.JSONFormatter().format(record))
     assert doc["msg"] == "Successfully bound pod to node" and doc["v"] == 2 and doc["level"] == "INFO"
     assert (doc["pod"], doc["node"], doc["evaluatedNodes"], doc["feasibleNodes"]) == ("default/p", "n", 3, 2)

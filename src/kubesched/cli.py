@@ -3,44 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import errno
-import gc
-import json
 import logging
-import os
-import secrets
-import socket
-import stat
 import sys
-import urllib.parse
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from kubesched import klog
 from kubesched.api.duration import parse_duration
-from kubesched.config.load import ConfigError, SchedulerConfig, load_config
-from kubesched.config.trust import TRUSTED, UNTRUSTED
+from kubesched.apiserver.documents import LoadError, read_object_file
+from kubesched.config.load import ConfigError, load_config
+from kubesched.config.trust import TRUSTED
 from kubesched.framework.runtime.errors import FrameworkError
-from kubesched.simulator.documents import LoadError, read_object_file
 from kubesched.startup import without_gc
+from kubesched.userio import EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR, AtomicFile, say, silence_stdout
 
-# The simulation, its report (rich) and legacy policies are imported where simulate uses them:
-# `kubesched run` restarts faster without them.
+# The simulation (simulator/commands.py), its report (rich) and legacy policies are imported where a command
+# uses them: `kubesched run` restarts faster without them.
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from kubesched.simulator.budget import Budget
-    from kubesched.simulator.explain import WorkloadDigest
-    from kubesched.simulator.load import LoadedInput
-    from kubesched.simulator.progress import RunProgress
-    from kubesched.simulator.report import JsonLinesWriter
-    from kubesched.simulator.report_html import ScoreCollector
-    from kubesched.simulator.run import SimulationResult
 
 KUBERNETES_VERSION = "v1.36"  # the kube-scheduler release kubesched follows
-EXIT_BAD_INPUT = 2
-EXIT_INTERNAL_ERROR = 1
-EXTENDER_PROBE_TIMEOUT = 2.0  # seconds to wait for an extender's TCP port before the simulation starts
 
 
 def version_text() -> str:
@@ -63,19 +44,6 @@ class _VersionAction(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
         print(version_text())
         parser.exit()
-
-
-# Control characters a user's input may carry (other than newline and tab), escaped as Go's %q does,
-# so one message stays one line where it should (str.splitlines splits at \x1c-\x1e, \x85, \u2028 too).
-_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(0x09), *range(0x0B, 0x20), 0x7F, 0x85)} | {
-    0x2028: "\\u2028",
-    0x2029: "\\u2029",
-}
-
-
-def _say(message: str) -> None:
-    """A message for the user on standard error, prefixed with the command's name."""
-    print("kubesched: " + message.translate(_ESCAPES), file=sys.stderr)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -367,256 +335,27 @@ def _duration(text: str) -> float:
         raise argparse.ArgumentTypeError(str(err)) from err
 
 
-def _scheduler_config(args: argparse.Namespace, loaded: LoadedInput) -> tuple[SchedulerConfig, list[str]]:
-    """--config, a configuration among the manifests, or a legacy Policy or algorithm provider."""
-    from kubesched.config.legacy import load_algorithm_provider, load_policy, parse_feature_gates
-    from kubesched.simulator.run import build_config
-
-    legacy = [
-        f
-        for f, v in (
-            ("--policy-config-file", args.policy_config_file),
-            ("--algorithm-provider", args.algorithm_provider),
-        )
-        if v
-    ]
-    if not legacy:
-        if args.feature_gates:
-            raise LoadError("--feature-gates only applies with --policy-config-file or --algorithm-provider")
-        config_doc = read_object_file(args.config) if args.config else None
-        return build_config(loaded, config_doc, args.config or "", trust=TRUSTED, documents=UNTRUSTED), []
-    others = legacy[1:] + (["--config"] if args.config else [])
-    if others:
-        raise LoadError(f"{legacy[0]} cannot be combined with {', '.join(others)}")
-    if loaded.config is not None:
-        raise LoadError(f"{legacy[0]} cannot be combined with the KubeSchedulerConfiguration in {loaded.config_source}")
-    gates = parse_feature_gates(args.feature_gates)
-    if args.policy_config_file:
-        doc = read_object_file(args.policy_config_file, "Policy")
-        result = load_policy(doc, source=args.policy_config_file, gates=gates)
-        return result.config, [f"{args.policy_config_file}: {w}" for w in result.warnings]
-    result = load_algorithm_provider(args.algorithm_provider, gates=gates)
-    return result.config, result.warnings
-
-
-def _check_extenders(config: SchedulerConfig) -> None:
-    """Every extender the simulation cannot do without must accept a connection before anything runs."""
-    for i, ext in enumerate(config.raw.extenders):
-        if ext.ignorable:
-            continue
-        try:
-            url = urllib.parse.urlsplit(ext.urlPrefix if "://" in ext.urlPrefix else "http://" + ext.urlPrefix)
-            port = url.port or (443 if url.scheme == "https" or ext.enableHTTPS else 80)
-            with socket.create_connection((url.hostname or "", port), timeout=EXTENDER_PROBE_TIMEOUT):
-                pass
-        except (OSError, ValueError) as err:
-            reason = getattr(err, "strerror", None) or str(err) or type(err).__name__
-            source = f"{config.source}: " if config.source else ""
-            raise LoadError(f"{source}extenders[{i}].urlPrefix: cannot connect to {ext.urlPrefix!r}: {reason}") from err
-
-
-def _config_source(args: argparse.Namespace, loaded: LoadedInput | None) -> str:
-    if args.config:
-        return str(args.config)
-    if args.policy_config_file:
-        return str(args.policy_config_file)
-    return loaded.config_source if loaded is not None else ""
-
-
-FULL_COLLECTION_THRESHOLD = 1000
-"""simulate's third GC threshold. A simulation makes almost no cyclic garbage (young collections
-take what there is), but its heap of parsed objects keeps growing, and every full collection
-walked all of it: a tenth of the CPU time at 50000 pods. One full collection per thousand young
-ones (Python's default is ten) leaves that out."""
-
-
 def simulate_command(args: argparse.Namespace) -> int:
-    try:
-        report = _report_file(args.report) if args.report is not None else None  # before the run, as snapshot -o
-    except LoadError as err:
-        _say(f"{err}")
-        return EXIT_BAD_INPUT
-    thresholds = gc.get_threshold()
-    gc.set_threshold(thresholds[0], thresholds[1], FULL_COLLECTION_THRESHOLD)
-    try:
-        return _simulate(args, report)
-    finally:
-        gc.set_threshold(*thresholds)
-        if report is not None:
-            report.discard()
+    from kubesched.simulator.commands import simulate_command
+
+    return simulate_command(args, _budget(args))
 
 
-def _simulate(args: argparse.Namespace, report: _OutputFile | None = None) -> int:
-    from kubesched.simulator.explain import ExplainError, WorkloadDigest, target
-    from kubesched.simulator.load import load_manifests
-    from kubesched.simulator.report import JsonLinesWriter
-    from kubesched.simulator.run import Watcher, simulate
+def whatif_command(args: argparse.Namespace) -> int:
+    from kubesched.simulator.commands import whatif_command
 
-    output = args.output or ("table" if sys.stdout.isatty() else "json")
-    loaded: LoadedInput | None = None
-    progress = None
-    try:
-        explain = [target(name).key for name in args.explain]
-        loaded = load_manifests(args.files, args.overlay, budget=_budget(args))
-        config, config_warnings = _scheduler_config(args, loaded)
-        _check_extenders(config)
-        # The per-plugin record costs time and memory: only what the output shows is kept.
-        full = args.record == "full" and output != "table"
-        stream = JsonLinesWriter(sys.stdout, record=full, keep=explain) if output == "jsonl" else None
-        progress = None if args.quiet else _progress()
-        # --report counts every cycle's scores as the run goes (before the stream drops its records).
-        scores = _score_collector(output, explain) if report is not None and args.record == "full" else None
-        digest = WorkloadDigest(explain, drop=not (full and output == "json"))  # after those that read records
-        watchers: list[Watcher] = [w for w in (scores, stream, digest, progress) if w is not None]
-        result = simulate(
-            loaded,
-            config,
-            seed=args.seed,
-            record=True if full or scores is not None else explain,
-            until=args.until,
-            bind_latency=args.bind_latency,
-            watchers=watchers,
-        )
-    except (LoadError, ConfigError, ExplainError) as err:
-        _say(f"{err}")
-        return EXIT_BAD_INPUT
-    except FrameworkError as err:
-        _say(f"{_framework_message(err, _config_source(args, loaded))}")
-        return EXIT_BAD_INPUT
-    finally:
-        if progress is not None:
-            progress.close()
-    assert result.scheduler is not None
-    for warning in [*config_warnings, *result.warnings]:
-        _say(f"warning: {warning}")
-    code = _write(result, output, sys.stdout, record=full, explain=args.explain, stream=stream, digest=digest)
-    if report is not None:
-        code = _write_report(report, args, result, scores, _config_source(args, loaded)) or code
-    return code
+    return whatif_command(args, _budget(args))
 
 
-def _report_file(path: str) -> _OutputFile:
-    """--report's file, made now (a temporary beside it) so that neither a missing plotting library nor a
-    path that cannot be written costs a whole run first."""
-    from kubesched.simulator.report_html import ReportError, require_plotting
+def sweep_command(args: argparse.Namespace) -> int:
+    from kubesched.simulator.commands import sweep_command
 
-    try:
-        require_plotting()
-        return _OutputFile(path)
-    except ReportError as err:
-        raise LoadError(str(err)) from err
-    except OSError as err:
-        raise LoadError(f"--report: cannot write {path}: {err.strerror or err}") from err
-
-
-def _score_collector(output: str, explain: list[str]) -> ScoreCollector:
-    from kubesched.simulator.report_html import ScoreCollector
-
-    return ScoreCollector(drop=output == "table", keep=explain)
-
-
-def _write_report(
-    target: _OutputFile,
-    args: argparse.Namespace,
-    result: SimulationResult,
-    scores: ScoreCollector | None,
-    config_source: str,
-) -> int:
-    """--report PATH, after the output: written whole or not at all; 1 when it cannot be written."""
-    from kubesched.simulator import report_html
-
-    details = [("Input", " ".join(args.files + [f"--overlay {o}" for o in args.overlay]))]
-    if args.seed is not None:
-        details.append(("Seed", str(args.seed)))
-    data = report_html.from_result(
-        result,
-        scores.stats if scores is not None else None,
-        title="kubesched simulate report",
-        config_source=config_source,
-        details=details,
-    )
-    try:
-        text = report_html.render(data)
-        target.write(lambda f: print(text, end="", file=f))
-    except OSError as err:
-        _say(f"--report: cannot write {args.report}: {err.strerror or err}")
-        return EXIT_INTERNAL_ERROR
-    return 0
+    return sweep_command(args, _budget(args))
 
 
 def _framework_message(err: FrameworkError, source: str) -> str:
     """A profile that cannot be built: the configuration file, the field, then upstream's text."""
     return err.located(source)
-
-
-def _progress() -> RunProgress | None:
-    """A progress bar on standard error when it is a terminal, else None."""
-    from kubesched.simulator.progress import RunProgress
-
-    console = _stderr_console()
-    return RunProgress(console) if console.is_terminal else None
-
-
-def _stderr_console() -> Console:
-    from rich.console import Console
-
-    return Console(stderr=True)
-
-
-def _write(
-    result: SimulationResult,
-    output: str,
-    out: TextIO,
-    *,
-    record: bool,
-    explain: list[str] | None = None,
-    stream: JsonLinesWriter | None = None,
-    digest: WorkloadDigest | None = None,
-) -> int:
-    """Print the result; a reader that goes away early (`| head`) ends the command quietly.
-
-    --explain goes to standard output instead of the pods and nodes tables with table output,
-    to standard error with json and jsonl (standard output keeps the one JSON document or stream).
-    """
-    from kubesched.simulator import explain as ex
-    from kubesched.simulator.report import console_for, print_table, to_json, write_json
-    from kubesched.simulator.summary import summarize
-
-    try:
-        explained = ex.explain_all(result, explain, digest) if explain else []
-    except ex.ExplainError as err:
-        _say(f"{err}")
-        if stream is not None:
-            stream.finish(result)
-        return EXIT_BAD_INPUT
-    try:
-        if stream is not None:
-            stream.finish(result)
-        elif output == "json":
-            write_json(to_json(result, record=record), out)
-            out.write("\n")
-        elif explained:
-            ex.render(explained, console_for(out))
-            print_table(to_json(result, record=False), out, pods=False)
-        else:
-            summary = summarize(result)
-            print_table(to_json(result, record=False, summary=summary), out, shown=summary.shown())
-        out.flush()
-    except BrokenPipeError:
-        _silence_stdout()
-        return 0
-    if explained and output != "table":
-        ex.render(explained, _stderr_console())
-    return 0
-
-
-def _silence_stdout() -> None:
-    """After EPIPE, point stdout at /dev/null so the interpreter's final flush does not complain."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -651,16 +390,16 @@ def run_command(args: argparse.Namespace) -> int:
         with without_gc():
             app = SchedulerApp(config, opts)
     except (LoadError, ConfigError) as err:
-        _say(f"{err}")
+        say(f"{err}")
         return EXIT_BAD_INPUT
     except FrameworkError as err:
-        _say(f"{_framework_message(err, args.config or '')}")
+        say(f"{_framework_message(err, args.config or '')}")
         return EXIT_BAD_INPUT
     except (ClientConfigError, DelegationError) as err:
-        _say(f"{err}")
+        say(f"{err}")
         return EXIT_BAD_INPUT
     except Exception as err:  # no credentials, unreadable kubeconfig
-        _say(f"cannot reach the cluster: {err}")
+        say(f"cannot reach the cluster: {err}")
         return EXIT_BAD_INPUT
     app.install_signal_handlers()
     return app.run()
@@ -671,23 +410,23 @@ def snapshot_command(args: argparse.Namespace) -> int:
     from kubesched.backend.kube.snapshot import take_snapshot, write_manifests
 
     try:
-        target = None if args.output == "-" else _OutputFile(args.output)
+        target = None if args.output == "-" else AtomicFile(args.output)
     except OSError as err:
-        _say(f"snapshot: cannot write {args.output}: {err.strerror or err}")
+        say(f"snapshot: cannot write {args.output}: {err.strerror or err}")
         return EXIT_BAD_INPUT
     try:
         try:
             api = KubeAPI(load_configuration(args.kubeconfig, args.master, kubectl_defaults=True), qps=0)
         except CredentialsError as err:
-            _say(f"snapshot: {err}")
+            say(f"snapshot: {err}")
             return EXIT_BAD_INPUT
         except Exception as err:  # an unreadable kubeconfig
-            _say(f"cannot reach the cluster: {err}")
+            say(f"cannot reach the cluster: {err}")
             return EXIT_BAD_INPUT
         try:
             objects = take_snapshot(api)
         except APIError as err:  # no answer, an untrusted server, refused credentials or rights
-            _say(f"snapshot: {describe(err, api.host)}")
+            say(f"snapshot: {describe(err, api.host)}")
             return 1
         try:
             if target is None:
@@ -696,10 +435,10 @@ def snapshot_command(args: argparse.Namespace) -> int:
             else:
                 target.write(lambda f: write_manifests(objects, f))
         except BrokenPipeError:
-            _silence_stdout()
+            silence_stdout()
             return 0
         except OSError as err:
-            _say(f"snapshot: cannot write {args.output}: {err.strerror or err}")
+            say(f"snapshot: cannot write {args.output}: {err.strerror or err}")
             return 1
     finally:
         if target is not None:
@@ -709,41 +448,6 @@ def snapshot_command(args: argparse.Namespace) -> int:
         counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1
     print("kubesched: snapshot: " + ", ".join(f"{n} {k}" for k, n in counts.items()), file=sys.stderr)
     return 0
-
-
-class _OutputFile:
-    """A file written whole or not at all: a temporary file beside it, made at once (so a path that cannot
-    be written fails before any work) and renamed over it at the end. Raises OSError naming the reason."""
-
-    def __init__(self, path: str) -> None:
-        real = os.path.realpath(path)  # through a symbolic link: the file it names is replaced
-        if os.path.isdir(real):
-            raise IsADirectoryError(errno.EISDIR, "Is a directory")
-        parent = os.path.dirname(real) or "."
-        if not os.path.isdir(parent):
-            reason = "No such directory" if not os.path.exists(parent) else "Not a directory"
-            raise FileNotFoundError(errno.ENOENT, f"{reason}: {os.path.dirname(path) or parent}")
-        if os.path.exists(real) and not os.access(real, os.W_OK):
-            raise PermissionError(errno.EACCES, "Permission denied")
-        mode = stat.S_IMODE(os.stat(real).st_mode) if os.path.exists(real) else 0o666
-        self.path = real
-        self.temp = os.path.join(parent, f".{os.path.basename(real)}.{secrets.token_hex(4)}.tmp")
-        fd = os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-        os.close(fd)
-        if os.path.exists(real):
-            os.chmod(self.temp, mode)
-
-    def write(self, fill: Callable[[TextIO], None]) -> None:
-        with open(self.temp, "w", encoding="utf-8") as f:
-            fill(f)
-        os.replace(self.temp, self.path)
-
-    def discard(self) -> None:
-        """Remove the temporary file unless it became the target."""
-        try:
-            os.unlink(self.temp)
-        except FileNotFoundError:
-            pass
 
 
 def _whatif_parser(sub: argparse._SubParsersAction) -> None:
@@ -797,72 +501,12 @@ def _sweep_parser(sub: argparse._SubParsersAction) -> None:
     _budget_args(s)
 
 
-def whatif_command(args: argparse.Namespace) -> int:
-    from kubesched.simulator import whatif, whatif_output
-    from kubesched.simulator.inputs import WhatIfError
-
-    output = args.output or ("table" if sys.stdout.isatty() else "json")
-    try:
-        if args.question == "capacity":
-            answer = whatif.capacity(
-                args.files,
-                args.node_template,
-                config=args.config,
-                max_nodes=args.max_nodes,
-                seed=args.seed,
-                budget=_budget(args),
-                overlays=args.overlay,
-            )
-        else:
-            comparison = whatif.compare(
-                args.files, args.configs, seed=args.seed, budget=_budget(args), overlays=args.overlay
-            )
-    except WhatIfError as err:
-        _say(f"{err}")
-        return EXIT_BAD_INPUT
-    if output == "json":
-        doc = answer.to_json() if args.question == "capacity" else comparison.to_json()
-        whatif_output.write_json(doc, sys.stdout)
-    elif args.question == "capacity":
-        whatif_output.print_capacity(answer, sys.stdout)
-    else:
-        whatif_output.print_comparison(comparison, sys.stdout)
-    sys.stdout.flush()
-    return 0
-
-
-def sweep_command(args: argparse.Namespace) -> int:
-    from kubesched.simulator import sweep, whatif_output
-    from kubesched.simulator.inputs import WhatIfError
-
-    output = args.output or ("table" if sys.stdout.isatty() else "json")
-    try:
-        result = sweep.sweep(
-            args.spec, workers=args.workers, ray_address=args.ray, configs=args.configs, budget=_budget(args)
-        )
-    except WhatIfError as err:
-        _say(f"{err}")
-        return EXIT_BAD_INPUT
-    if output == "json":
-        whatif_output.write_json(result.to_json(), sys.stdout)
-    elif output == "csv":
-        whatif_output.write_csv(result, sys.stdout)
-    else:
-        whatif_output.print_sweep(result, sys.stdout)
-    sys.stdout.flush()
-    failed = sum(1 for row in result.rows if row.get("error"))
-    where = f"{result.workers} process(es)" if result.engine == "processes" else f"Ray ({result.workers} CPUs)"
-    summary = f"{len(result.rows)} point(s) in {result.wall_seconds:.1f} s on {where}"
-    _say(f"sweep: {summary}" + (f"; {failed} failed" if failed else ""))
-    return 0
-
-
 def ui_command(args: argparse.Namespace) -> int:
     """Starlette and uvicorn are imported here only: `kubesched run` starts without them."""
     try:
         from kubesched.ui.server import run
     except ImportError as err:
-        _say(f"ui needs {err.name or 'its web packages'}: pip install 'kubesched[ui]'")
+        say(f"ui needs {err.name or 'its web packages'}: pip install 'kubesched[ui]'")
         return EXIT_BAD_INPUT
     return run(
         args.files,
@@ -881,48 +525,6 @@ def ui_command(args: argparse.Namespace) -> int:
     )
 
 
-class _TextFormatter(logging.Formatter):
-    """Log lines without Python tracebacks (only the exception's message), unless -v=4 or more asks for them."""
-
-    def __init__(self, fmt: str, tracebacks: bool = False) -> None:
-        super().__init__(fmt)
-        self.tracebacks = tracebacks
-
-    def formatException(self, ei: Any) -> str:
-        if self.tracebacks:
-            return super().formatException(ei)
-        return f"  error: {ei[1]}" if ei and ei[1] is not None else ""
-
-    def format(self, record: logging.LogRecord) -> str:
-        if klog.verbosity_of(record.levelno) is not None:
-            record.levelname = "INFO"  # V(n) lines are klog's Info lines
-        return super().format(record)
-
-
-class _JSONFormatter(logging.Formatter):
-    """--logging-format=json: one object a line, with klog's field names."""
-
-    def __init__(self, tracebacks: bool = False) -> None:
-        super().__init__()
-        self.tracebacks = tracebacks
-
-    def format(self, record: logging.LogRecord) -> str:
-        v = klog.verbosity_of(record.levelno)
-        level = "INFO" if v is not None else record.levelname
-        doc: dict[str, object] = {"ts": record.created, "level": level, "logger": record.name}
-        if v is not None:
-            doc["v"] = v
-        if isinstance(record.msg, klog.Message) and not record.args:
-            doc["msg"] = record.msg.text
-            doc.update({k: x if isinstance(x, int | float | bool) else str(x) for k, x in record.msg.values.items()})
-        else:
-            doc["msg"] = record.getMessage()
-        if record.exc_info:
-            error = record.exc_info[1]
-            doc["err"] = self.formatException(record.exc_info) if self.tracebacks else str(error)
-        return json.dumps(doc)
-
-
 def _log_level(verbosity: int, command: str) -> int:
     """-v=N shows klog's V(N) lines and below; simulate keeps quiet (warnings only) without -v."""
     if command == "simulate" and verbosity <= 0:
@@ -938,9 +540,9 @@ def main(argv: list[str] | None = None) -> int:
     tracebacks = args.verbosity >= TRACEBACK_VERBOSITY
     handler = logging.StreamHandler(sys.stderr)
     if getattr(args, "logging_format", "text") == "json":
-        handler.setFormatter(_JSONFormatter(tracebacks))
+        handler.setFormatter(klog.JSONFormatter(tracebacks))
     else:
-        handler.setFormatter(_TextFormatter("%(levelname)s %(name)s: %(message)s", tracebacks))
+        handler.setFormatter(klog.TextFormatter("%(levelname)s %(name)s: %(message)s", tracebacks))
     logging.basicConfig(level=_log_level(args.verbosity, args.command), handlers=[handler])
     commands = {
         "simulate": simulate_command,
@@ -955,13 +557,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         return 0
     except (Exception, RecursionError, MemoryError) as err:  # a bug: say so in one line, not a traceback
         if tracebacks:
             logging.getLogger("kubesched").exception("internal error")
         hint = "" if tracebacks else f" (run with -v={TRACEBACK_VERBOSITY} for the traceback)"
-        _say(f"internal error: {type(err).__name__}: {err}{hint}")
+        say(f"internal error: {type(err).__name__}: {err}{hint}")
         return EXIT_INTERNAL_ERROR
 
 

@@ -14,6 +14,10 @@ import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+# Virtual time 0 as a date: the embedded cluster's timestamps and the API server stand-in's defaults share it.
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @dataclass(order=True, slots=True)

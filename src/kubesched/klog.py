@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 
 def V(n: int) -> int:  # noqa: N802 - klog's name
@@ -52,3 +53,45 @@ def info(logger: logging.Logger, level: int, text: str, **values: object) -> Non
     """`logger.V(n).Info(text, key, value, ...)`: nothing is built unless the level is on."""
     if logger.isEnabledFor(level):
         logger.log(level, Message(text, **values))
+
+
+class TextFormatter(logging.Formatter):
+    """Log lines without Python tracebacks (only the exception's message), unless -v=4 or more asks for them."""
+
+    def __init__(self, fmt: str, tracebacks: bool = False) -> None:
+        super().__init__(fmt)
+        self.tracebacks = tracebacks
+
+    def formatException(self, ei: Any) -> str:
+        if self.tracebacks:
+            return super().formatException(ei)
+        return f"  error: {ei[1]}" if ei and ei[1] is not None else ""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if verbosity_of(record.levelno) is not None:
+            record.levelname = "INFO"  # V(n) lines are klog's Info lines
+        return super().format(record)
+
+
+class JSONFormatter(logging.Formatter):
+    """--logging-format=json: one object a line, with klog's field names."""
+
+    def __init__(self, tracebacks: bool = False) -> None:
+        super().__init__()
+        self.tracebacks = tracebacks
+
+    def format(self, record: logging.LogRecord) -> str:
+        v = verbosity_of(record.levelno)
+        level = "INFO" if v is not None else record.levelname
+        doc: dict[str, object] = {"ts": record.created, "level": level, "logger": record.name}
+        if v is not None:
+            doc["v"] = v
+        if isinstance(record.msg, Message) and not record.args:
+            doc["msg"] = record.msg.text
+            doc.update({k: x if isinstance(x, int | float | bool) else str(x) for k, x in record.msg.values.items()})
+        else:
+            doc["msg"] = record.getMessage()
+        if record.exc_info:
+            error = record.exc_info[1]
+            doc["err"] = self.formatException(record.exc_info) if self.tracebacks else str(error)
+        return json.dumps(doc)

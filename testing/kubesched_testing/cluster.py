@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.backend.embedded import EmbeddedCluster
+from kubesched.backend.embedded.cluster import EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import load_config
 from kubesched.config.trust import TRUSTED

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.backend.embedded import EmbeddedCluster
+from kubesched.backend.embedded.cluster import EmbeddedCluster
 from kubesched.cache.cache import Cache
 from kubesched.cache.snapshot import Snapshot
 from kubesched.framework.cycle_state import CycleState

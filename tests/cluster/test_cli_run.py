@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from kubesched.backend.kube.api import KubeAPI, load_configuration, server_url
-from kubesched.cli import _JSONFormatter, main
+from kubesched.cli import main
+from kubesched.klog import JSONFormatter
 
 
 def test_bad_config_exits_2_naming_the_field(tmp_path: Path, capsys) -> None:
@@ -51,7 +52,7 @@ def test_bad_lease_flag_is_refused(capsys) -> None:
 
 def test_json_log_lines() -> None:
     record = logging.LogRecord("kubesched.app", logging.ERROR, __file__, 1, "leaderelection %s", ("lost",), None)
-    doc = json.loads(_JSONFormatter().format(record))
+    doc = json.loads(JSONFormatter().format(record))
     assert (doc["level"], doc["logger"], doc["msg"]) == ("ERROR", "kubesched.app", "leaderelection lost")
 
 

@@ -1,6 +1,6 @@
-"""Build kubesched's compact field schema (simulator/openapi_v1_36.py) from a real API server's OpenAPI v3.
+"""Build kubesched's compact field schema (apiserver/openapi_v1_36.py) from a real API server's OpenAPI v3.
 
-    python -m tests.upstream.openapi_schema https://127.0.0.1:PORT TOKEN > src/kubesched/simulator/openapi_v1_36.py
+    python -m tests.upstream.openapi_schema https://127.0.0.1:PORT TOKEN > src/kubesched/apiserver/openapi_v1_36.py
 
 test_openapi_schema.py regenerates it from the v1.36 control plane and checks the
 committed file is the same, so the strict decoding the simulator does stays the

@@ -15,8 +15,8 @@ import pytest
 from tests.hostile_cases import CASES, Case
 from tests.upstream.openapi_schema import compact, fetch
 
+from kubesched.apiserver.openapi_v1_36 import SCHEMA
 from kubesched.backend.kube.api import APIError, KubeAPI
-from kubesched.simulator.openapi_v1_36 import SCHEMA
 from kubesched_testing.controlplane import TOKEN, ControlPlane
 
 PATHS = {

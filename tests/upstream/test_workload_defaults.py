@@ -3,7 +3,7 @@
 Each minimal workload is POSTed with dry run; the fields kubesched fills in (defaulting.py,
 and a Job's generated selector and labels) must equal what the API server stored. The
 control plane has no controller-manager, so the controllers themselves cannot be run
-against it; their sources (pkg/controller) are what simulator/controllers follows.
+against it; their sources (pkg/controller) are what backend/embedded/controllers follows.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from kubesched.apiserver.defaulting import set_defaults
+from kubesched.backend.embedded.controllers.create import prepare_for_create
 from kubesched.backend.kube.api import KubeAPI
-from kubesched.simulator.controllers.create import prepare_for_create
-from kubesched.simulator.defaulting import set_defaults
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 

@@ -17,7 +17,7 @@ NAMESPACED: Final = frozenset(
         "ReplicationController",
         "StatefulSet",
         "CSIStorageCapacity",
-        # Workloads: the embedded cluster's controllers turn them into pods (simulator/controllers).
+        # Workloads: the embedded cluster's controllers turn them into pods (backend/embedded/controllers).
         "Deployment",
         "DaemonSet",
         "Job",

@@ -18,11 +18,11 @@ from typing import Any, Literal, TypeAlias, cast
 
 from kubesched.api.duration import parse_duration
 from kubesched.api.quantity import parse_quantity
+from kubesched.apiserver.documents import check_text_size, read_object_file, valid_unicode
 from kubesched.config.load import ConfigError
 from kubesched.config.trust import TRUSTED, UNTRUSTED, Trust
 from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.simulator.budget import Budget
-from kubesched.simulator.documents import check_text_size, read_object_file, valid_unicode
 from kubesched.simulator.load import (
     LoadedInput,
     LoadError,

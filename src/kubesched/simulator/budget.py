@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.simulator.documents import (
+from kubesched.apiserver.documents import (
     DEFAULT_MAX_INPUT_BYTES,
     MAX_OBJECT_NODES,
     BudgetError,

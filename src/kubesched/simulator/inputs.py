@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.kinds import KINDS, SCALED_KINDS
+from kubesched.apiserver.admission import identity
+from kubesched.apiserver.documents import DocumentError, is_stream, parse_documents
 from kubesched.config.trust import UNTRUSTED, Trust
 from kubesched.config.types import KIND as CONFIG_KIND
-from kubesched.simulator.admission import identity
 from kubesched.simulator.budget import Budget
-from kubesched.simulator.documents import DocumentError, is_stream, parse_documents
 from kubesched.simulator.load import LoadError, manifest_files
 from kubesched.simulator.node_copy import nodes_like
 

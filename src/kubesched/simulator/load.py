@@ -19,15 +19,9 @@ from typing import Any
 
 from kubesched.api.errors import FieldError
 from kubesched.api.kinds import KINDS, NAMESPACED, WORKLOAD_KINDS
-from kubesched.config.goduration import go_quote
-from kubesched.config.types import KIND as CONFIG_KIND
-from kubesched.framework.node_info import parse_node
-from kubesched.framework.types import new_pod_info
-from kubesched.simulator import admission, helm
-from kubesched.simulator.budget import Budget, check, check_objects_read, expansion
-from kubesched.simulator.controllers.create import prepare_for_create, template_problems
-from kubesched.simulator.defaulting import set_defaults
-from kubesched.simulator.documents import (
+from kubesched.apiserver import admission
+from kubesched.apiserver.defaulting import set_defaults
+from kubesched.apiserver.documents import (
     DocumentError,
     LoadError,
     decode_text,
@@ -37,12 +31,19 @@ from kubesched.simulator.documents import (
     read_bytes,
     read_text,
 )
+from kubesched.apiserver.schema import KINDS as SCHEMA_KINDS
+from kubesched.apiserver.schema import decode_errors
+from kubesched.apiserver.validation import SYSTEM_PRIORITY_CLASSES, validate
+from kubesched.backend.embedded.controllers.create import prepare_for_create, template_problems
+from kubesched.config.goduration import go_quote
+from kubesched.config.types import KIND as CONFIG_KIND
+from kubesched.framework.node_info import parse_node
+from kubesched.framework.types import new_pod_info
+from kubesched.simulator import helm
+from kubesched.simulator.budget import Budget, check, check_objects_read, expansion
 from kubesched.simulator.scenario import KIND as SCENARIO_KIND
 from kubesched.simulator.scenario import ScenarioError, Step, parse_steps
-from kubesched.simulator.schema import KINDS as SCHEMA_KINDS
-from kubesched.simulator.schema import decode_errors
 from kubesched.simulator.unused_kinds import skipped_warning, unused_kind
-from kubesched.simulator.validation import SYSTEM_PRIORITY_CLASSES, validate
 
 __all__ = [
     "SYSTEM_PRIORITY_CLASSES",

@@ -11,7 +11,12 @@ from typing import Any
 
 from kubesched.api.field import aggregate
 from kubesched.api.kinds import WORKLOAD_KINDS
-from kubesched.backend.embedded import ConflictError, EmbeddedCluster
+from kubesched.apiserver.admission import TERMINAL_PHASES
+from kubesched.backend.embedded.cluster import ConflictError, EmbeddedCluster
+from kubesched.backend.embedded.controllers.controller_utils import NameGenerator
+from kubesched.backend.embedded.controllers.ephemeral_volume import EphemeralVolumeController
+from kubesched.backend.embedded.controllers.manager import WorkloadControllers
+from kubesched.backend.embedded.controllers.resource_claim import ResourceClaimController
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
 from kubesched.config.trust import UNTRUSTED, Trust
@@ -19,11 +24,6 @@ from kubesched.event_handlers import informed_scheduler
 from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.scheduler import Scheduler
-from kubesched.simulator.admission import TERMINAL_PHASES
-from kubesched.simulator.controllers.controller_utils import NameGenerator
-from kubesched.simulator.controllers.ephemeral_volume import EphemeralVolumeController
-from kubesched.simulator.controllers.manager import WorkloadControllers
-from kubesched.simulator.controllers.resource_claim import ResourceClaimController
 from kubesched.simulator.load import LoadedInput, admit_update, create_problems, prepare_objects
 from kubesched.simulator.scenario import Step, merge_patch
 

@@ -23,9 +23,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kubesched.apiserver.documents import DocumentError, parse_documents
 from kubesched.config.trust import TRUSTED, UNTRUSTED, Trust
 from kubesched.simulator.budget import Budget
-from kubesched.simulator.documents import DocumentError, parse_documents
 from kubesched.simulator.inputs import (
     NodeTemplate,
     WhatIfError,

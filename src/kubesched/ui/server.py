@@ -31,8 +31,8 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from kubesched.apiserver.documents import valid_strings
 from kubesched.simulator.budget import Budget
-from kubesched.simulator.documents import valid_strings
 from kubesched.ui.guard import (
     LOOPBACK_NAMES,
     Access,

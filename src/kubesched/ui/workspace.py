@@ -25,18 +25,18 @@ import yaml
 
 from kubesched.api.kinds import KINDS, NAMESPACED, SCALED_KINDS
 from kubesched.api.resources import CPU, MEMORY, PODS
-from kubesched.config.load import load_config
-from kubesched.config.trust import TRUSTED, Trust
-from kubesched.config.types import KIND as CONFIG_KIND
-from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation, simulate_trusting
-from kubesched.simulator.budget import Budget
-from kubesched.simulator.documents import (
+from kubesched.apiserver.documents import (
     DocumentError,
     LoadError,
     check_text_size,
     parse_documents,
     read_object_file,
 )
+from kubesched.config.load import load_config
+from kubesched.config.trust import TRUSTED, Trust
+from kubesched.config.types import KIND as CONFIG_KIND
+from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation, simulate_trusting
+from kubesched.simulator.budget import Budget
 from kubesched.simulator.load import manifest_files
 from kubesched.simulator.node_copy import HOSTNAME_LABEL, nodes_like
 from kubesched.simulator.report import human, share

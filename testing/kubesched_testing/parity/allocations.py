@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubesched.api.object import Obj
-from kubesched.simulator.controllers.resource_claim import claim_name
+from kubesched.backend.embedded.controllers.resource_claim import claim_name
 
 
 def claim_names(pod: Obj) -> list[str]:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kubesched.api.object import Obj
-from kubesched.backend.embedded import EmbeddedCluster
+from kubesched.backend.embedded.cluster import EmbeddedCluster
 from kubesched.clock import VirtualClock
 from kubesched.config.load import load_config
 from kubesched.config.trust import TRUSTED

@@ -24,10 +24,10 @@ from typing import Any
 from kubesched.api import volumes as vol
 from kubesched.api.object import Obj
 from kubesched.api.selectors import parse_label_selector
+from kubesched.backend.embedded.controllers.resource_claim import POD_CLAIM_ANNOTATION, generate_name
 from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
 from kubesched.backend.kube.resources import BY_KIND, WATCHED, Resource
 from kubesched.backend.kube.snapshot import clean, take_snapshot
-from kubesched.simulator.controllers.resource_claim import POD_CLAIM_ANNOTATION, generate_name
 from kubesched_testing.controlplane import RESOURCE_CLAIM_TEMPLATE, ControlPlane, Process, namespaces, reset_cluster
 from kubesched_testing.parity.allocations import allocation_record, claim_names
 from kubesched_testing.parity.families import Case

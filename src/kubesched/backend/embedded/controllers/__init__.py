@@ -10,6 +10,6 @@ lists what each one does and where it differs from upstream.
 
 What the API server does to a workload on create, and the check of its pod template,
 are in create.py. This package module imports nothing, so that a controller importing
-a sibling (`from kubesched.simulator.controllers import job`) never runs into a module
+a sibling (`from kubesched.backend.embedded.controllers import job`) never runs into a module
 that imports it back.
 """

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 from kubesched.api.kinds import WORKLOAD_KINDS
 from kubesched.api.object import Obj
-from kubesched.simulator.controllers import daemon_set, job, stateful_set
-from kubesched.simulator.controllers.controller_utils import (
+from kubesched.backend.embedded.controllers import daemon_set, job, stateful_set
+from kubesched.backend.embedded.controllers.controller_utils import (
     meta,
     name_of,
     namespace_of,

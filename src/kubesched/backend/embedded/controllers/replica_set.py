@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from kubesched.api.object import ObjView
-from kubesched.simulator.controllers.controller_utils import (
+from kubesched.backend.embedded.controllers.controller_utils import (
     Plan,
     is_being_deleted,
     is_pod_active,

@@ -28,8 +28,8 @@ from typing import Any
 from kubesched.api import volumes as vol
 from kubesched.api.kinds import KINDS, NAMESPACED
 from kubesched.api.object import Obj, ObjView
-from kubesched.backend.embedded import ConflictError, EmbeddedCluster
-from kubesched.simulator.controllers.controller_utils import (
+from kubesched.backend.embedded.cluster import ConflictError, EmbeddedCluster
+from kubesched.backend.embedded.controllers.controller_utils import (
     Key,
     NameGenerator,
     PodObjectController,
@@ -37,7 +37,7 @@ from kubesched.simulator.controllers.controller_utils import (
     name_of,
     namespace_of,
 )
-from kubesched.simulator.controllers.resource_claim import uid_of
+from kubesched.backend.embedded.controllers.resource_claim import uid_of
 
 PVC = "PersistentVolumeClaim"
 

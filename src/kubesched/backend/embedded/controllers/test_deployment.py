@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.simulator.controllers.deployment import POD_TEMPLATE_HASH, equal_ignore_hash, max_surge, sync
+from kubesched.backend.embedded.controllers.deployment import POD_TEMPLATE_HASH, equal_ignore_hash, max_surge, sync
 
 TEMPLATE: dict[str, Any] = {
     "metadata": {"labels": {"app": "web"}},

@@ -31,7 +31,7 @@ from kubesched.api.selectors import (
     validate_node_selector_term,
 )
 from kubesched.api.taints import validate_taints, validate_tolerations
-from kubesched.simulator import resource_validation, workload_validation
+from kubesched.apiserver import resource_validation, workload_validation
 
 Errors = list[str]
 

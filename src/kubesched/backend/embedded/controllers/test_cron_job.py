@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from kubesched.simulator.controllers.cron_job import ScheduleError, most_recent_tick, parse_schedule, sync, time_zone
+from kubesched.apiserver.cron_schedule import ScheduleError, parse_schedule, time_zone
+from kubesched.backend.embedded.controllers.cron_job import most_recent_tick, sync
 
 NOW = datetime(2026, 1, 1, 0, 0, tzinfo=UTC)  # a Thursday
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesched.api.object import Obj, ObjView
-from kubesched.simulator.controllers.controller_utils import (
+from kubesched.backend.embedded.controllers.controller_utils import (
     Plan,
     active_pods_order,
     is_being_deleted,

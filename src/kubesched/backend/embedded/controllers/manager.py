@@ -29,9 +29,9 @@ from typing import Any
 from kubesched.api.kinds import KINDS, NAMESPACED, WORKLOAD_KINDS
 from kubesched.api.object import Obj, ObjView
 from kubesched.api.selectors import LabelSelector
-from kubesched.backend.embedded import EPOCH, ConflictError, EmbeddedCluster
-from kubesched.simulator.controllers import cron_job, daemon_set, deployment, job, replica_set, stateful_set
-from kubesched.simulator.controllers.controller_utils import (
+from kubesched.backend.embedded.cluster import EPOCH, ConflictError, EmbeddedCluster
+from kubesched.backend.embedded.controllers import cron_job, daemon_set, deployment, job, replica_set, stateful_set
+from kubesched.backend.embedded.controllers.controller_utils import (
     Key,
     NameGenerator,
     Plan,

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.object import Obj
-from kubesched.backend.embedded import EPOCH
-from kubesched.simulator.resource_validation import LIST_ATTRIBUTES
+from kubesched.apiserver.resource_validation import LIST_ATTRIBUTES
+from kubesched.clock import EPOCH
 
 CREATION_TIME = EPOCH.strftime("%Y-%m-%dT%H:%M:%SZ")  # virtual time 0, for timeAdded
 

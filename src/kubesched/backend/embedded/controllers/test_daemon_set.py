@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.simulator.controllers.daemon_set import node_should_run, pinned_affinity, sync, target_node
+from kubesched.backend.embedded.controllers.daemon_set import node_should_run, pinned_affinity, sync, target_node
 
 
 def ds(**pod_spec: Any) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from typing import Any
 
 from kubesched.api.object import Obj, ObjView
 from kubesched.api.selectors import LabelSelector, SelectorError, parse_label_selector, selector_from_set
-from kubesched.simulator.schema import KINDS as API_VERSIONS
+from kubesched.apiserver.schema import KINDS as API_VERSIONS
 
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 MAX_NAME_LENGTH = 63

@@ -29,7 +29,7 @@ from kubesched.api.taints import (
     parse_taints,
     parse_tolerations,
 )
-from kubesched.simulator.controllers.controller_utils import (
+from kubesched.backend.embedded.controllers.controller_utils import (
     Plan,
     compute_hash,
     is_being_deleted,

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubesched.api.object import Obj, ObjView
-from kubesched.simulator.controllers.controller_utils import (
+from kubesched.backend.embedded.controllers.controller_utils import (
     Plan,
     compute_hash,
     controller_ref,
@@ -33,7 +33,7 @@ from kubesched.simulator.controllers.controller_utils import (
     spec,
     template_of,
 )
-from kubesched.simulator.controllers.replica_set import replicas
+from kubesched.backend.embedded.controllers.replica_set import replicas
 
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"

@@ -17,7 +17,7 @@ import functools
 import re
 from typing import Any
 
-from kubesched.simulator.openapi_v1_36 import SCHEMA
+from kubesched.apiserver.openapi_v1_36 import SCHEMA
 
 KINDS: dict[str, str] = {kind: gv for kind, (gv, _) in SCHEMA["kinds"].items()}
 _STRUCTS: dict[str, dict[str, str]] = SCHEMA["structs"]

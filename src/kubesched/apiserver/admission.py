@@ -24,9 +24,9 @@ from typing import Any
 
 from kubesched.api.kinds import NAMESPACED
 from kubesched.api.object import Obj
-from kubesched.simulator.defaulting import default_tolerations
-from kubesched.simulator.resource_validation import admin_access_problems
-from kubesched.simulator.validation import SYSTEM_PRIORITY_CLASSES
+from kubesched.apiserver.defaulting import default_tolerations
+from kubesched.apiserver.resource_validation import admin_access_problems
+from kubesched.apiserver.validation import SYSTEM_PRIORITY_CLASSES
 
 DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
 ANN_DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"

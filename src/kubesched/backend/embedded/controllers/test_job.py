@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.simulator.controllers.job import COMPLETION_INDEX, generate_selector, parse_indexes, sync
+from kubesched.backend.embedded.controllers.job import COMPLETION_INDEX, generate_selector, parse_indexes, sync
 
 
 def job(**spec: Any) -> dict[str, Any]:

@@ -5,7 +5,7 @@ labels, the pod management and completion modes, a CronJob's schedule and time z
 As elsewhere, what no controller or scheduler reads may be left out: a workload
 without a pod template is not checked against one (it makes no pods), and a template
 need not name a restart policy, but one it names must suit the kind. The pods a
-template makes are checked as pods by the loader (simulator/controllers:
+template makes are checked as pods by the loader (backend/embedded/controllers:
 template_problems), with the template's path.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from kubesched.api import field
 from kubesched.api.object import Obj
 from kubesched.api.selectors import SelectorError, parse_label_selector, validate_label_selector, validate_labels
-from kubesched.simulator.controllers.cron_job import ScheduleError, parse_schedule, time_zone
+from kubesched.apiserver.cron_schedule import ScheduleError, parse_schedule, time_zone
 
 Errors = list[str]
 MAX_PODS = 100_000

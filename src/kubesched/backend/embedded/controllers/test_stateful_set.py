@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.simulator.controllers.stateful_set import sync
+from kubesched.backend.embedded.controllers.stateful_set import sync
 
 CLAIM = {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}}
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubesched.api.object import Obj, ObjView
-from kubesched.simulator.controllers.controller_utils import (
+from kubesched.backend.embedded.controllers.controller_utils import (
     Plan,
     compute_hash,
     controller_ref,
@@ -27,7 +27,7 @@ from kubesched.simulator.controllers.controller_utils import (
     spec,
     template_of,
 )
-from kubesched.simulator.controllers.replica_set import replicas
+from kubesched.backend.embedded.controllers.replica_set import replicas
 
 POD_TEMPLATE_HASH = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"

@@ -11,17 +11,17 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from kubesched.api.kinds import NAMESPACED
+from kubesched.backend.embedded.pv_controller import PVController
 from kubesched.backend.errors import ConflictError
 from kubesched.backend.pod_status import apply_status_patch, generation, status_patch
-from kubesched.backend.pv_controller import PVController
 from kubesched.backend.store import Listener, Obj, ObjectStore, object_key
+from kubesched.clock import EPOCH
 from kubesched.framework.types import PodInfo
 
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # utilrand.String's: no vowels, no look-alikes
-EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # virtual time 0, for timestamps written on objects
 # PodTopologyLabels admission (beta, on in v1.36) copies these from the node onto a pod
 # bound to it, at binding and at creation with spec.nodeName.
 TOPOLOGY_LABELS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/region")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kubesched.api.selectors import parse_label_selector
-from kubesched.simulator.controllers.controller_utils import (
+from kubesched.backend.embedded.controllers.controller_utils import (
     ALPHANUMS,
     NameGenerator,
     active_pods_order,

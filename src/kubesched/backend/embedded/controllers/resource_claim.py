@@ -25,9 +25,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubesched.api.object import Obj, ObjView
-from kubesched.backend.embedded import ConflictError, EmbeddedCluster
-from kubesched.dra.claims import claim_name, claim_status_name
-from kubesched.simulator.controllers.controller_utils import (
+from kubesched.backend.embedded.cluster import ConflictError, EmbeddedCluster
+from kubesched.backend.embedded.controllers.controller_utils import (
     Key,
     NameGenerator,
     PodObjectController,
@@ -36,6 +35,7 @@ from kubesched.simulator.controllers.controller_utils import (
     namespace_of,
     spec,
 )
+from kubesched.dra.claims import claim_name, claim_status_name
 
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 FINALIZER = "resource.kubernetes.io/delete-protection"
