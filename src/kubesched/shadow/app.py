@@ -1,0 +1,237 @@
+"""`kubesched shadow`: follow a real cluster's scheduler and decide every pod it decides, read-only.
+
+Informers fill a cache as `kubesched run`'s do, through a client that can only GET.
+The watch shows each decision of the cluster's scheduler: a pod gets spec.nodeName,
+or its PodScheduled condition turns False with reason Unschedulable. Before that
+event is applied, the shadow decides the same pod on its cache (decide.py); then the
+event is applied as any other, so the cache follows what the cluster really did, not
+what the shadow would have done.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from kubesched.api.object import Obj
+from kubesched.backend.kube.api import load_configuration
+from kubesched.backend.kube.cluster import ClusterStore
+from kubesched.backend.store import object_key
+from kubesched.clock import WallClock
+from kubesched.config.load import SchedulerConfig
+from kubesched.event_handlers import informed_scheduler
+from kubesched.scheduler import Scheduler
+from kubesched.shadow.decide import decide, score_every_node
+from kubesched.shadow.readonly import ReadOnlyAPI, ReadOnlyClient
+from kubesched.shadow.tally import Decision, Tally, workload_of
+
+log = logging.getLogger(__name__)
+
+KUBERNETES_VERSION = "v1.36"
+IDLE_WAIT = 0.5
+
+Event = tuple[str, str, Obj | None, Obj | None, float]  # kind, type, old, new, arrival (monotonic)
+
+
+def _node_name(pod: Obj | None) -> str:
+    return str(((pod or {}).get("spec") or {}).get("nodeName") or "")
+
+
+def _unschedulable(pod: Obj | None) -> bool:
+    for c in ((pod or {}).get("status") or {}).get("conditions") or ():
+        if c.get("type") == "PodScheduled":
+            return c.get("status") == "False" and c.get("reason") == "Unschedulable"
+    return False
+
+
+def observed_decision(old: Obj | None, new: Obj | None) -> tuple[bool, str | None]:
+    """(is it a decision of the cluster's scheduler, the node it chose or None for Unschedulable)."""
+    if old is None or new is None or _node_name(old):
+        return False, None
+    node = _node_name(new)
+    if node:
+        return True, node
+    return (_unschedulable(new) and not _unschedulable(old)), None
+
+
+class ShadowStore(ClusterStore):
+    """The informers' store, with a look at every pod event before it is applied: where decisions are seen."""
+
+    def __init__(self, *args: Any, before: Callable[[str, str, Obj | None, Obj | None, float], None], **kw: Any):
+        super().__init__(*args, **kw)
+        self.before = before
+        self.arrivals: queue.SimpleQueue[Event] = queue.SimpleQueue()
+
+    def _enqueue(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
+        self.arrivals.put((kind, event, old, new, time.monotonic()))
+        self.wake.set()
+
+    def drain(self, limit: int = 100_000) -> int:
+        n = 0
+        while n < limit:
+            try:
+                kind, event, old, new, arrived = self.arrivals.get_nowait()
+            except queue.Empty:
+                break
+            n += 1
+            self.before(kind, event, old, new, arrived)
+            objects = self.objects[kind]
+            if event == "DELETED":
+                assert old is not None
+                objects.pop(object_key(old), None)
+            else:
+                assert new is not None
+                objects[object_key(new)] = new
+            self._notify(kind, event, old, new)
+        self.events_applied += n
+        return n
+
+
+@dataclass
+class ShadowOptions:
+    kubeconfig: str = ""
+    master: str = ""
+    scheduler_name: str = ""  # "" : the pods of every profile of the configuration
+    output: str = "jsonl"  # or "table"
+    duration: float | None = None  # stop after this many seconds (None: at SIGINT/SIGTERM)
+    sync_timeout: float | None = 60.0
+    qps: float = 50.0
+    burst: int = 100
+
+
+class Shadow:
+    """The informers, a scheduler that is never run, and the decisions compared as they are observed."""
+
+    def __init__(self, config: SchedulerConfig, opts: ShadowOptions, out: TextIO | None = None) -> None:
+        self.config = config
+        self.opts = opts
+        self.out = out if out is not None else sys.stdout
+        self.stop = threading.Event()
+        self.tally = Tally()
+        self.listeners: list[Callable[[Decision], None]] = []  # the report, the metrics
+        cfg = load_configuration(opts.kubeconfig, opts.master, kubectl_defaults=True)
+        self.api = ReadOnlyAPI(cfg, qps=opts.qps, burst=opts.burst, user_agent="kubesched-shadow")
+        self.store = ShadowStore(self.api, self.stop, before=self._before)
+        self.scheduler: Scheduler = informed_scheduler(
+            config, self.store, client=ReadOnlyClient(), clock=WallClock(), record=False
+        )
+        self.names = {opts.scheduler_name} if opts.scheduler_name else set(self.scheduler.profiles)
+        self.own_percentages = score_every_node(self.scheduler)
+        self.global_percentage = int(config.raw.percentageOfNodesToScore or 0)
+        self.scheduler.cycles.percentage_of_nodes_to_score = 100
+
+    def assumption(self) -> str:
+        """The one line saying what the shadow assumes the cluster's scheduler is."""
+        profiles = ", ".join(sorted(self.scheduler.profiles))
+        source = self.config.source or "upstream's defaults"
+        server = ""
+        try:
+            version = self.api.request("GET", "/version", retries=0)
+            server = f"; the API server is {version.get('gitVersion') or 'of unknown version'}"
+            minor = str(version.get("minor") or "").rstrip("+")
+            if version.get("major") == "1" and minor and minor != KUBERNETES_VERSION.split(".")[1]:
+                server += f" (a kube-scheduler v1.{minor} may decide differently where the releases differ)"
+        except Exception as err:  # /version is a nicety: its absence changes nothing
+            log.debug("no /version: %s", err)
+        pods = ", ".join(sorted(self.names))
+        return (
+            f"shadow: assuming the cluster's scheduler is kube-scheduler {KUBERNETES_VERSION} "
+            f"with profile {profiles} ({source}), for pods of scheduler {pods}{server}"
+        )
+
+    def _before(self, kind: str, event: str, old: Obj | None, new: Obj | None, arrived: float) -> None:
+        if kind != "Pod" or event != "MODIFIED" or not self.store.synced():
+            return
+        decided, actual = observed_decision(old, new)
+        if not decided or old is None:
+            return
+        spec = old.get("spec") or {}
+        if str(spec.get("schedulerName") or "default-scheduler") not in self.names:
+            return
+        meta = old.get("metadata") or {}
+        ns, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+        pod = self.scheduler.informer_pod(ns, name)
+        if pod is None:
+            return
+        own = self.own_percentages.get(pod.scheduler_name)
+        try:
+            verdict = decide(self.scheduler, pod, actual, own, self.global_percentage)
+        except Exception as err:  # one pod the shadow cannot decide must not end the shadowing
+            log.error("shadow: cannot decide pod %s/%s: %s", ns, name, err, exc_info=log.isEnabledFor(logging.DEBUG))
+            return
+        d = Decision(f"{ns}/{name}", ns, workload_of(old), actual, verdict, time.monotonic() - arrived)
+        self.tally.add(d)
+        self._print(d)
+        for listener in self.listeners:
+            listener(d)
+
+    def _print(self, d: Decision) -> None:
+        if self.opts.output == "table":
+            mark = {"agree": "=", "tie": "~", "sampled": "?", "differ": "!"}[d.outcome]
+            print(
+                f"{mark} {d.pod:<40} {d.actual or '(unschedulable)':<24} {d.verdict.node or '(unschedulable)'}",
+                file=self.out,
+                flush=True,
+            )
+        else:
+            print(json.dumps(d.line(), separators=(",", ":")), file=self.out, flush=True)
+
+    def run(self) -> int:
+        """Shadow until stopped (or --duration); the summary line last. 1 when the informers never synced."""
+        self.store.start()
+        if not self.store.wait_for_cache_sync(self.stop, self.opts.sync_timeout):
+            if self.stop.is_set():
+                return 0
+            log.error("shadow: the informers did not sync within %ss", self.opts.sync_timeout)
+            return 1
+        self.store.drain()  # the starting state: no decisions in it
+        deadline = None if self.opts.duration is None else time.monotonic() + self.opts.duration
+        while not self.stop.is_set():
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            self.store.drain()
+            self.store.wake.wait(IDLE_WAIT)
+            self.store.wake.clear()
+        self.store.drain()
+        self.stop.set()
+        self._print_summary()
+        return 0
+
+    def _print_summary(self) -> None:
+        summary = self.tally.summary()
+        if self.opts.output == "table":
+            print(_summary_table(summary), file=self.out, flush=True)
+        else:
+            print(json.dumps(summary, separators=(",", ":")), file=self.out, flush=True)
+
+    def install_signal_handlers(self) -> None:
+        def stop(signum: int, frame: Any) -> None:
+            self.stop.set()
+            self.store.wake.set()
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+
+
+def _summary_table(s: dict[str, Any]) -> str:
+    lines = [
+        f"observed {s['observed']}, agree {s['agree']}, ties {s['ties']}, "
+        f"sampled {s['outcomes']['sampled']}, differ {s['outcomes']['differ']}",
+        f"{'NAMESPACE':<30} {'OBSERVED':>8} {'AGREE':>8} {'TIES':>8}",
+    ]
+    for ns, c in s["byNamespace"].items():
+        lines.append(f"{ns:<30} {c['observed']:>8} {c['agree']:>8} {c['ties']:>8}")
+    change = s["wouldChange"]
+    lines.append(
+        f"unschedulable: actual {change['unschedulable']['actual']}, shadow {change['unschedulable']['shadow']}; "
+        f"nodes used: actual {change['nodesUsed']['actual']}, shadow {change['nodesUsed']['shadow']}"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,89 @@
+"""The `kubesched shadow` and `kubesched record` subcommands: their flags, and bad input as one line, status 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kubesched.api.duration import parse_duration
+
+EXIT_BAD_INPUT = 2
+
+
+def _say(message: str) -> None:
+    print("kubesched: " + " ".join(message.split()), file=sys.stderr)
+
+
+def _duration(text: str) -> float:
+    try:
+        value = parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be more than 0s")
+    return value
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--kubeconfig",
+        default="",
+        help="path to a kubeconfig; default, as kubectl: $KUBECONFIG, ~/.kube/config, else in-cluster credentials",
+    )
+    p.add_argument("--master", default="", help="the API server's address (overrides the kubeconfig's)")
+    p.add_argument("--duration", type=_duration, default=None, help="stop after this long (default: at SIGINT/SIGTERM)")
+    p.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity")
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser(
+        "shadow", help="decide every pod a real cluster's scheduler decides, read-only, and compare (docs/shadow.md)"
+    )
+    _common(s)
+    s.add_argument("--config", help="a KubeSchedulerConfiguration to shadow with (default: upstream's defaults)")
+    s.add_argument(
+        "--output", choices=("jsonl", "table"), default="jsonl", help="one line per decision (default jsonl)"
+    )
+    s.add_argument(
+        "--scheduler-name", default="", help="shadow the pods of this scheduler only (default: every profile's)"
+    )
+    s.add_argument("--report", metavar="FILE.html", help="write an HTML report of the shadowed period at the end")
+    s.add_argument(
+        "--metrics-address",
+        metavar="HOST:PORT",
+        help="serve /metrics (observed and agreeing decisions) over HTTPS, with kube-scheduler's authentication",
+    )
+
+
+def shadow_command(args: argparse.Namespace) -> int:
+    from kubesched.backend.kube.api import ClientConfigError, CredentialsError
+    from kubesched.config.load import ConfigError, load_config
+    from kubesched.config.trust import TRUSTED
+    from kubesched.framework.runtime.errors import FrameworkError
+    from kubesched.shadow.app import Shadow, ShadowOptions
+    from kubesched.simulator.documents import LoadError, read_object_file
+
+    try:
+        config = load_config(
+            read_object_file(args.config) if args.config else None, source=args.config or "", trust=TRUSTED
+        )
+        opts = ShadowOptions(
+            kubeconfig=args.kubeconfig,
+            master=args.master,
+            scheduler_name=args.scheduler_name,
+            output=args.output,
+            duration=args.duration,
+        )
+        shadow = Shadow(config, opts)
+    except (LoadError, ConfigError, ClientConfigError, CredentialsError) as err:
+        _say(f"shadow: {err}")
+        return EXIT_BAD_INPUT
+    except FrameworkError as err:
+        _say(f"shadow: {args.config or 'configuration'}: {err}")
+        return EXIT_BAD_INPUT
+    except Exception as err:  # an unreadable kubeconfig
+        _say(f"shadow: cannot reach the cluster: {err}")
+        return EXIT_BAD_INPUT
+    _say(shadow.assumption())
+    shadow.install_signal_handlers()
+    return shadow.run()

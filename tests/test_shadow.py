@@ -1,0 +1,238 @@
+"""`kubesched shadow` without a cluster: the read-only clients, what counts as a decision, and the comparison.
+
+Watch events are put straight into the shadow's store (its informers never start), so
+each test says exactly what the cluster's scheduler did and checks what the shadow
+printed about it.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes.client import Configuration
+
+from kubesched.backend.kube.api import APIError
+from kubesched.cli import main
+from kubesched.config.load import load_config
+from kubesched.framework.interface import APIClient
+from kubesched.framework.types import new_pod_info
+from kubesched.shadow.app import Shadow, ShadowOptions, observed_decision
+from kubesched.shadow.readonly import ReadOnlyAPI, ReadOnlyClient, WriteRefused
+
+pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
+
+
+def unreachable() -> Configuration:
+    cfg = Configuration()
+    cfg.host = "https://127.0.0.1:1"
+    return cfg
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE", "post"])
+def test_read_only_api_refuses_writes_before_sending(method: str) -> None:
+    api = ReadOnlyAPI(unreachable(), qps=0)
+    with pytest.raises(WriteRefused, match=f"{method} /api/v1/pods refused"):
+        api.request(method, "/api/v1/pods", body={})
+    assert api.request_count == 0  # nothing went out
+
+
+def test_read_only_api_sends_reads() -> None:
+    api = ReadOnlyAPI(unreachable(), qps=0, retries=0)
+    with pytest.raises(APIError) as err:
+        api.request("GET", "/api/v1/pods")
+    assert err.value.status == 0  # it went out, and nobody answered
+    assert api.request_count == 1
+
+
+def _protocol_methods() -> list[str]:
+    return sorted(n for n in vars(APIClient) if not n.startswith("_") and callable(getattr(APIClient, n)))
+
+
+@pytest.mark.parametrize("name", [n for n in _protocol_methods() if n not in ("get", "timestamp")])
+def test_read_only_client_refuses_every_write(name: str) -> None:
+    pod = new_pod_info({"kind": "Pod", "metadata": {"name": "p", "namespace": "default", "uid": "u"}, "spec": {}})
+    obj = {"kind": "Pod", "metadata": {"name": "p"}}
+    args: dict[str, tuple[Any, ...]] = {
+        "bind": (pod, "n"),
+        "update": (obj,),
+        "update_status": (obj,),
+        "create": (obj,),
+        "delete": ("Pod", "default", "p"),
+        "merge_status": ("Pod", "default", "p", {}),
+        "delete_pod": (pod,),
+        "patch_pod_status": (pod, None, None),
+        "record_event": (pod, "Normal", "Scheduled", "Binding", "note"),
+        "apply_extender_binding": (pod, "n"),
+    }
+    with pytest.raises(WriteRefused):
+        getattr(ReadOnlyClient(), name)(*args[name])
+
+
+def _pod(name: str, cpu: str = "1", node: str = "", scheduler: str = "", unschedulable: bool = False) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+    if node:
+        spec["nodeName"] = node
+    if scheduler:
+        spec["schedulerName"] = scheduler
+    status: dict[str, Any] = {"phase": "Pending"}
+    if unschedulable:
+        status["conditions"] = [
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/2 nodes"}
+        ]
+    meta = {
+        "name": name,
+        "namespace": "default",
+        "uid": f"uid-{name}",
+        "ownerReferences": [{"kind": "ReplicaSet", "name": "web-1", "controller": True, "apiVersion": "apps/v1"}],
+    }
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+
+
+def _node(name: str, cpu: str) -> dict[str, Any]:
+    alloc = {"cpu": cpu, "memory": "16Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": alloc, "capacity": alloc},
+    }
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (_pod("p"), _pod("p", node="n1"), (True, "n1")),
+        (_pod("p"), _pod("p", unschedulable=True), (True, None)),
+        (_pod("p", unschedulable=True), _pod("p", unschedulable=True), (False, None)),  # no new decision
+        (_pod("p", unschedulable=True), _pod("p", node="n1"), (True, "n1")),  # retried, then bound
+        (_pod("p", node="n1"), _pod("p", node="n1"), (False, None)),  # a bound pod's update
+        (None, _pod("p", node="n1"), (False, None)),  # created bound: nobody decided
+        (_pod("p"), _pod("p"), (False, None)),
+    ],
+)
+def test_what_counts_as_a_decision(old: Any, new: Any, expected: tuple[bool, str | None]) -> None:
+    assert observed_decision(old, new) == expected
+
+
+@pytest.fixture
+def kubeconfig(tmp_path: Path) -> str:
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "c",
+    }
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+class Fed:
+    """A shadow whose watch events the test writes."""
+
+    def __init__(self, kubeconfig: str, config: dict[str, Any] | None = None, **opts: Any) -> None:
+        self.out = io.StringIO()
+        self.shadow = Shadow(load_config(config), ShadowOptions(kubeconfig=kubeconfig, **opts), out=self.out)
+        for r in self.shadow.store.reflectors:
+            r.synced.set()
+
+    def event(self, kind: str, event: str, old: Any, new: Any) -> None:
+        self.shadow.store._enqueue(kind, event, copy.deepcopy(old), copy.deepcopy(new))
+        self.shadow.store.drain()
+
+    def bind(self, pod: dict[str, Any], node: str) -> None:
+        bound = copy.deepcopy(pod)
+        bound["spec"]["nodeName"] = node
+        self.event("Pod", "MODIFIED", pod, bound)
+
+    def lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.out.getvalue().splitlines()]
+
+
+def test_the_shadow_compares_each_decision_on_the_state_before_it(kubeconfig: str) -> None:
+    fed = Fed(kubeconfig)
+    fed.event("Node", "ADDED", None, _node("small", "2"))
+    fed.event("Node", "ADDED", None, _node("big", "8"))
+    for name, cpu in (("a", "1"), ("b", "1"), ("c", "4"), ("d", "16")):
+        fed.event("Pod", "ADDED", None, _pod(name, cpu))
+    fed.bind(_pod("a", "1"), "big")  # what the default scores choose: the emptier node
+    fed.bind(_pod("b", "1"), "small")  # not what they choose
+    fed.bind(_pod("c", "4"), "small")  # does not even fit there: `b` took half of it
+    fed.event("Pod", "MODIFIED", _pod("d", "16"), _pod("d", "16", unschedulable=True))
+    a, b, c, d = fed.lines()
+    assert a["agree"] and a["outcome"] == "agree" and a["shadow"] == "big"
+    assert a["workload"] == "ReplicaSet/web-1" and a["reason"] == "Scheduled"
+    assert not b["agree"] and b["outcome"] == "differ" and (b["actual"], b["shadow"]) == ("small", "big")
+    assert b["totals"]["shadow"] > b["totals"]["actual"]
+    assert "NodeResourcesFit" in b["scores"]
+    assert b["scores"]["NodeResourcesFit"]["shadow"] > b["scores"]["NodeResourcesFit"]["actual"]
+    # The cache follows the cluster, not the shadow: b's cpu counts on `small`, so c no longer fits there.
+    assert c["outcome"] == "differ" and "Insufficient cpu" in c["actualRejected"]
+    assert d == {**d, "actual": None, "shadow": None, "agree": True, "reason": "Unschedulable"}
+    assert {p.name for p in fed.shadow.scheduler.cache.nodes["small"].pods} == {"b", "c"}  # as bound, not as shadowed
+
+
+def test_equal_nodes_make_ties_not_differences(kubeconfig: str) -> None:
+    """Pods bound round-robin over equal nodes always land on one of the emptiest: where the scores tie."""
+    fed = Fed(kubeconfig)
+    nodes = ("n1", "n2", "n3")
+    for name in nodes:
+        fed.event("Node", "ADDED", None, _node(name, "4"))
+    for i in range(24):
+        pod = _pod(f"p{i}", "100m")
+        fed.event("Pod", "ADDED", None, pod)
+        fed.bind(pod, nodes[i % 3])
+    lines = fed.lines()
+    assert {line["outcome"] for line in lines} <= {"agree", "tie"}
+    ties = [line for line in lines if line["tie"]]
+    assert ties  # a random pick among 3, then 2, agrees with the cluster eight times in a row once in 1.7 million
+    assert all(t["totals"]["actual"] == t["totals"]["shadow"] and not t["agree"] for t in ties)
+    summary = fed.shadow.tally.summary()
+    assert (summary["observed"], summary["agree"] + summary["ties"], summary["agreementTiesAside"]) == (24, 24, 1.0)
+    assert summary["byWorkload"]["default/ReplicaSet/web-1"]["observed"] == 24
+
+
+def test_pods_of_other_schedulers_are_not_shadowed(kubeconfig: str) -> None:
+    fed = Fed(kubeconfig)
+    fed.event("Node", "ADDED", None, _node("n1", "4"))
+    pod = _pod("p", scheduler="my-scheduler")
+    fed.event("Pod", "ADDED", None, pod)
+    fed.bind(pod, "n1")
+    assert fed.lines() == []
+    named = Fed(kubeconfig, scheduler_name="my-scheduler")
+    named.event("Node", "ADDED", None, _node("n1", "4"))
+    named.event("Pod", "ADDED", None, pod)
+    named.bind(pod, "n1")
+    assert [line["pod"] for line in named.lines()] == ["default/p"]
+
+
+def test_summary_and_table(kubeconfig: str) -> None:
+    fed = Fed(kubeconfig, output="table")
+    fed.event("Node", "ADDED", None, _node("n1", "4"))
+    pod = _pod("p")
+    fed.event("Pod", "ADDED", None, pod)
+    fed.bind(pod, "n1")
+    fed.shadow._print_summary()
+    text = fed.out.getvalue()
+    assert re.search(r"^= default/p\s+n1\s+n1$", text, re.M)
+    assert "observed 1, agree 1, ties 0, sampled 0, differ 0" in text
+
+
+def test_bad_input_is_one_line_and_status_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["shadow", "--kubeconfig", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no such file" in err
+    bad = tmp_path / "sched.yaml"
+    bad.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nparallelism: -1\n")
+    assert main(["shadow", "--kubeconfig", str(tmp_path / "none"), "--config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "parallelism" in err

@@ -1,0 +1,217 @@
+"""`kubesched shadow` against a real v1.36 cluster whose own kube-scheduler (upstream's binary) binds the pods.
+
+The shadow runs as the ServiceAccount of deploy/optional/shadow.yaml (get, list and
+watch only). Under upstream's default configuration, the one the cluster's scheduler
+runs, it agrees on every decision but random tie-breaks; under another configuration
+it differs where that configuration would have placed pods elsewhere. The API
+server's audit log, which records every request of the shadow's user, shows reads
+and not one write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from tests.upstream.test_live import wait_for
+from tests.upstream.test_rbac import apply, by_kind, manifests
+
+from kubesched.backend.kube.api import KubeAPI, load_configuration
+from kubesched.config.load import load_config
+from kubesched.shadow.app import Shadow, ShadowOptions
+from kubesched_testing.controlplane import ControlPlane, assets_dir, missing_assets_reason, reset_cluster
+
+pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
+ROOT = Path(__file__).resolve().parents[2]
+SHADOW_RBAC = ROOT / "deploy" / "optional" / "shadow.yaml"
+USER = "system:serviceaccount:kube-system:kubesched-shadow"
+PODS = "/api/v1/namespaces/{ns}/pods"
+READS = {"get", "list", "watch"}
+# Another configuration: pack pods instead of spreading them.
+PACKING = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [
+        {
+            "schedulerName": "default-scheduler",
+            "pluginConfig": [
+                {
+                    "name": "NodeResourcesFit",
+                    "args": {"scoringStrategy": {"type": "MostAllocated"}},
+                }
+            ],
+        }
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """A control plane of its own whose audit log holds every request of the shadow's user."""
+    assets = assets_dir()
+    if assets is None:
+        pytest.skip(missing_assets_reason())
+    work = tmp_path_factory.mktemp("shadow-cp")
+    policy = work / "shadow-audit.yaml"
+    policy.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "audit.k8s.io/v1",
+                "kind": "Policy",
+                "omitStages": ["RequestReceived"],
+                "rules": [{"level": "Metadata", "users": [USER]}, {"level": "None"}],
+            }
+        )
+    )
+    cp = ControlPlane(assets, work, extra_apiserver_args=[f"--audit-policy-file={policy}"])
+    try:
+        yield cp.start()
+    finally:
+        cp.stop()
+
+
+@pytest.fixture(scope="module")
+def admin(audited: ControlPlane) -> KubeAPI:
+    return KubeAPI(load_configuration(str(audited.kubeconfig_path)), qps=0)
+
+
+@pytest.fixture(scope="module")
+def viewer_kubeconfig(audited: ControlPlane, admin: KubeAPI, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """deploy/optional/shadow.yaml applied; a kubeconfig with a token of its ServiceAccount."""
+    docs = manifests(SHADOW_RBAC)
+    apply(admin, docs)
+    sa = by_kind(docs, "ServiceAccount")["metadata"]
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}}
+    token = admin.request(
+        "POST", f"/api/v1/namespaces/{sa['namespace']}/serviceaccounts/{sa['name']}/token", body=request
+    )["status"]["token"]
+    return str(audited.write_kubeconfig(tmp_path_factory.mktemp("viewer") / "kubeconfig", token))
+
+
+def node(api: KubeAPI, name: str, cpu: str, memory: str, zone: str) -> None:
+    alloc = {"cpu": cpu, "memory": memory, "pods": "110"}
+    labels = {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}
+    api.request(
+        "POST", "/api/v1/nodes", body={"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
+    )
+    api.request(
+        "PATCH",
+        f"/api/v1/nodes/{name}/status",
+        body={"status": {"allocatable": alloc, "capacity": alloc}},
+        content_type="application/merge-patch+json",
+    )
+
+
+def pod(api: KubeAPI, name: str, cpu: str, memory: str, app: str, ns: str = "default", **spec: Any) -> None:
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": app}},
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu, "memory": memory}}}
+            ],
+            "terminationGracePeriodSeconds": 0,
+            **spec,
+        },
+    }
+    api.request("POST", PODS.format(ns=ns), body=body)
+
+
+def spread(app: str) -> dict[str, Any]:
+    return {
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app": app}},
+            }
+        ]
+    }
+
+
+def churn(api: KubeAPI) -> int:
+    """Nodes of unequal sizes, then pods of several shapes (some too big for any node): the pods created."""
+    for i in range(6):
+        node(api, f"n{i}", cpu=str(4 + 2 * i), memory=f"{8 + 3 * i}Gi", zone=f"z{i % 3}")
+    with contextlib.suppress(Exception):
+        api.request(
+            "POST", "/api/v1/namespaces", body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "batch"}}
+        )
+    n = 0
+    for i in range(12):
+        pod(api, f"web-{i}", "500m", "512Mi", "web", **spread("web"))
+        pod(api, f"job-{i}", "1", "2Gi", "job", ns="batch")
+        n += 2
+    for i in range(3):
+        pod(api, f"huge-{i}", "64", "1Gi", "huge")
+        n += 1
+    return n
+
+
+class Running:
+    """A Shadow in a thread, its jsonl collected."""
+
+    def __init__(self, shadow: Shadow) -> None:
+        self.shadow, self.out = shadow, io.StringIO()
+        shadow.out = self.out
+        self.thread = threading.Thread(target=shadow.run, daemon=True)
+        self.thread.start()
+
+    def lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.out.getvalue().splitlines() if line]
+
+    def finish(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        self.shadow.stop.set()
+        self.shadow.store.wake.set()
+        self.thread.join(30)
+        *decisions, summary = self.lines()
+        return decisions, summary
+
+
+def audit_entries(cp: ControlPlane) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in cp.audit_log_path.read_text().splitlines() if line.strip()]
+
+
+def test_shadow_agrees_with_upstream_under_the_same_config_and_never_writes(
+    audited: ControlPlane, admin: KubeAPI, viewer_kubeconfig: str
+) -> None:
+    reset_cluster(admin)
+    same = Shadow(load_config(None), ShadowOptions(kubeconfig=viewer_kubeconfig))
+    other = Shadow(load_config(PACKING), ShadowOptions(kubeconfig=viewer_kubeconfig))
+    assert "kube-scheduler v1.36" in same.assumption()
+    runs = [Running(same), Running(other)]
+    for s in (same, other):
+        assert s.store.wait_for_cache_sync(s.stop, 30)
+    upstream = audited.start_scheduler({})
+    try:
+        created = churn(admin)
+        wait_for(lambda: all(len(r.lines()) >= created for r in runs), "every decision observed by both shadows", 60)
+    finally:
+        upstream.stop()
+    decisions, summary = runs[0].finish()
+    other_decisions, other_summary = runs[1].finish()
+    table = {o: summary["outcomes"][o] for o in ("agree", "tie", "sampled", "differ")}
+    print("same config:", table, "| packing:", other_summary["outcomes"])
+    assert summary["observed"] == created == len(decisions)
+    assert summary["outcomes"]["differ"] == 0, [d for d in decisions if d["outcome"] == "differ"]
+    assert summary["agree"] + summary["ties"] == created
+    assert summary["byReason"]["Unschedulable"]["observed"] == 3
+    assert all(d["tie"] for d in decisions if not d["agree"])
+    # Packing onto the fullest node is another answer: the shadow says where, and why.
+    assert other_summary["outcomes"]["differ"] > 0
+    differing = [d for d in other_decisions if d["outcome"] == "differ" and d["actual"] and d["shadow"]]
+    assert any("NodeResourcesFit" in d.get("scores", {}) for d in differing)
+    entries = audit_entries(audited)
+    verbs = {e["verb"] for e in entries if e["user"]["username"] == USER}
+    assert {"list", "watch"} <= verbs
+    assert verbs <= READS, sorted(verbs - READS)
+    reset_cluster(admin)
