@@ -181,6 +181,37 @@ def test_the_shadow_compares_each_decision_on_the_state_before_it(kubeconfig: st
     assert {p.name for p in fed.shadow.scheduler.cache.nodes["small"].pods} == {"b", "c"}  # as bound, not as shadowed
 
 
+def test_bindings_that_finish_out_of_order_are_decided_in_the_clusters_queue_order(kubeconfig: str) -> None:
+    """The cluster decided a (big) and then b, with a assumed; b's binding finished first. The shadow, given
+    both at once, takes a's decision first, and agrees on both; taken as they came, b's would differ."""
+    for settle_order, expected in ((True, ["agree", "agree"]), (False, ["differ", "agree"])):
+        fed = Fed(kubeconfig)
+        fed.event("Node", "ADDED", None, _node("small", "2"))
+        fed.event("Node", "ADDED", None, _node("big", "8"))
+        a, b = _pod("a", "6"), _pod("b", "1")
+        fed.event("Pod", "ADDED", None, a)
+        fed.event("Pod", "ADDED", None, b)
+        b_bound, a_bound = copy.deepcopy(b), copy.deepcopy(a)
+        b_bound["spec"]["nodeName"], a_bound["spec"]["nodeName"] = "small", "big"
+        store = fed.shadow.store
+        store._enqueue("Pod", "MODIFIED", b, b_bound)
+        if not settle_order:
+            store.drain()  # b alone: no settling
+        store._enqueue("Pod", "MODIFIED", a, a_bound)
+        store.drain()
+        lines = {line["pod"]: line for line in fed.lines()}
+        assert [lines["default/b"]["outcome"], lines["default/a"]["outcome"]] == expected
+        if settle_order:
+            assert [line["pod"] for line in fed.lines()] == ["default/a", "default/b"]
+
+
+def test_events_wait_to_settle(kubeconfig: str) -> None:
+    fed = Fed(kubeconfig, settle=60.0)
+    fed.shadow.store._enqueue("Node", "ADDED", None, _node("n1", "4"))
+    assert fed.shadow.store.drain(flush=False) == 0  # not yet
+    assert fed.shadow.store.drain() == 1
+
+
 def test_equal_nodes_make_ties_not_differences(kubeconfig: str) -> None:
     """Pods bound round-robin over equal nodes always land on one of the emptiest: where the scores tie."""
     fed = Fed(kubeconfig)

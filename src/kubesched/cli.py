@@ -680,6 +680,12 @@ def _shadow_command(args: argparse.Namespace) -> int:
     return shadow_command(args)
 
 
+def _record_command(args: argparse.Namespace) -> int:
+    from kubesched.shadow.command import record_command
+
+    return record_command(args)
+
+
 def snapshot_command(args: argparse.Namespace) -> int:
     from kubesched.backend.kube.api import APIError, CredentialsError, KubeAPI, describe, load_configuration
     from kubesched.backend.kube.snapshot import take_snapshot, write_manifests
@@ -964,6 +970,7 @@ def main(argv: list[str] | None = None) -> int:
         "sweep": sweep_command,
         "ui": ui_command,
         "shadow": _shadow_command,
+        "record": _record_command,
     }
     try:
         return commands[args.command](args)

@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,11 @@ from tests.upstream.test_live import wait_for
 from tests.upstream.test_rbac import apply, by_kind, manifests
 
 from kubesched.backend.kube.api import KubeAPI, load_configuration
+from kubesched.cli import main
 from kubesched.config.load import load_config
 from kubesched.shadow.app import Shadow, ShadowOptions
+from kubesched.shadow.record import Recorder
+from kubesched.simulator.api import simulate
 from kubesched_testing.controlplane import ControlPlane, assets_dir, missing_assets_reason, reset_cluster
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
@@ -193,7 +197,12 @@ def test_shadow_agrees_with_upstream_under_the_same_config_and_never_writes(
         assert s.store.wait_for_cache_sync(s.stop, 30)
     upstream = audited.start_scheduler({})
     try:
-        created = churn(admin)
+        # Upstream at work before the churn, as on a live cluster (at its start, it takes the pods created so
+        # far in its informer's list order, not in the order they came).
+        node(admin, "warm", cpu="1", memory="1Gi", zone="z9")
+        pod(admin, "warm-up", "10m", "10Mi", "warm")
+        wait_for(lambda: bound(admin) == 1, "upstream's first binding", 30)
+        created = 1 + churn(admin)
         wait_for(lambda: all(len(r.lines()) >= created for r in runs), "every decision observed by both shadows", 60)
     finally:
         upstream.stop()
@@ -202,7 +211,7 @@ def test_shadow_agrees_with_upstream_under_the_same_config_and_never_writes(
     table = {o: summary["outcomes"][o] for o in ("agree", "tie", "sampled", "differ")}
     print("same config:", table, "| packing:", other_summary["outcomes"])
     assert summary["observed"] == created == len(decisions)
-    assert summary["outcomes"]["differ"] == 0, [d for d in decisions if d["outcome"] == "differ"]
+    assert summary["outcomes"]["differ"] == 0, json.dumps([d for d in decisions if d["outcome"] == "differ"])
     assert summary["agree"] + summary["ties"] == created
     assert summary["byReason"]["Unschedulable"]["observed"] == 3
     assert all(d["tie"] for d in decisions if not d["agree"])
@@ -215,3 +224,85 @@ def test_shadow_agrees_with_upstream_under_the_same_config_and_never_writes(
     assert {"list", "watch"} <= verbs
     assert verbs <= READS, sorted(verbs - READS)
     reset_cluster(admin)
+
+
+def test_a_recorded_trace_replays_to_upstreams_placements(
+    audited: ControlPlane, admin: KubeAPI, viewer_kubeconfig: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Upstream binds a churn of pods while nodes come, go and are cordoned; the trace, replayed by
+    `simulate` under the same (default) configuration, places every pod where upstream did."""
+    reset_cluster(admin)
+    # Sizes chosen so that no two nodes score alike: few random tie-breaks.
+    for i, (cpu, memory) in enumerate((("4300m", "8Gi"), ("7100m", "13Gi"), ("10700m", "19Gi"), ("13900m", "23Gi"))):
+        node(admin, f"n{i}", cpu=cpu, memory=memory, zone=f"z{i % 2}")
+    pod(admin, "early", "1", "1Gi", "web")  # pending at the start: the trace holds it unbound
+    recorder = Recorder(viewer_kubeconfig)
+    thread = threading.Thread(target=recorder.run, args=(None,), daemon=True)
+    thread.start()
+    shadow = Running(Shadow(load_config(None), ShadowOptions(kubeconfig=viewer_kubeconfig)))  # to tell the ties
+    wait_for(lambda: recorder.trace.began, "the recorder's informers to sync", 30)
+    assert shadow.shadow.store.wait_for_cache_sync(shadow.shadow.stop, 30)
+    upstream = audited.start_scheduler({})
+    try:
+        # Upstream at work before the churn, as on a live cluster (at its start, it would take the pods
+        # created so far in its informer's order, not in the order they came).
+        wait_for(lambda: bound(admin) == 1, "upstream's first binding", 30)
+        for i in range(8):
+            pod(admin, f"a-{i}", "700m", "1Gi", "web", **spread("web"))
+        wait_for(lambda: bound(admin) >= 9, "the first wave bound", 30)
+        admin.request(
+            "PATCH",
+            "/api/v1/nodes/n3",
+            body={"spec": {"unschedulable": True}},
+            content_type="application/merge-patch+json",
+        )
+        node(admin, "n9", cpu="9500m", memory="21Gi", zone="z1")
+        for i in range(0, 8, 3):
+            admin.request("DELETE", f"{PODS.format(ns='default')}/a-{i}", query={"gracePeriodSeconds": "0"})
+        for i in range(8):
+            pod(admin, f"b-{i}", "1200m", "2Gi", "db")
+        pod(admin, "too-big", "100", "1Gi", "huge")
+        wait_for(lambda: bound(admin) >= 14, "the second wave bound", 30)
+        time.sleep(1.0)  # the last watch events reach the recorder
+    finally:
+        upstream.stop()
+        recorder.stop.set()
+        thread.join(30)
+        decisions, _ = shadow.finish()
+    actual = {f"default/{p['metadata']['name']}": p["spec"].get("nodeName") for p in pods(admin)}
+    trace = tmp_path / "trace.yaml"
+    with trace.open("w") as f:
+        recorder.trace.write(f)
+    counts = recorder.trace.counts()
+    assert counts["create"] >= 18 and counts["delete"] == 3 and counts["update"] >= 1, counts
+    placed = simulate(trace).placements()
+    # Up to the first random tie-break (the shadow marks them), the replay must place every pod as upstream did;
+    # after one, the two clusters may rightly part.
+    order = [d["pod"] for d in decisions if d["actual"]]
+    first_tie = next((i for i, d in enumerate(decisions) if d["tie"]), len(decisions))
+    before = [key for key in order[:first_tie] if key in actual]
+    print(f"replay: {len(order)} bindings, first tie at {first_tie}, compared {len(before)}")
+    assert len(before) >= 10
+    assert {k: placed.get(k) for k in before} == {k: actual[k] for k in before}
+    if first_tie == len(decisions):
+        assert {k: v for k, v in placed.items() if k in actual} == actual
+    # The trace is an input like any other: under another configuration, side by side with the default.
+    packing = tmp_path / "packing.yaml"
+    packing.write_text(yaml.safe_dump(PACKING))
+    capsys.readouterr()
+    assert (
+        main(["whatif", "compare", str(trace), "--config", "default", "--config", str(packing), "--output", "json"])
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)
+    verbs = {e["verb"] for e in audit_entries(audited) if e["user"]["username"] == USER}
+    assert verbs <= READS, sorted(verbs - READS)
+    reset_cluster(admin)
+
+
+def pods(api: KubeAPI) -> list[dict[str, Any]]:
+    return list(api.request("GET", PODS.format(ns="default")).get("items") or ())
+
+
+def bound(api: KubeAPI) -> int:
+    return sum(1 for p in pods(api) if p["spec"].get("nodeName"))

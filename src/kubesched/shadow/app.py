@@ -10,6 +10,8 @@ what the shadow would have done.
 
 from __future__ import annotations
 
+import collections
+import itertools
 import json
 import logging
 import queue
@@ -62,37 +64,95 @@ def observed_decision(old: Obj | None, new: Obj | None) -> tuple[bool, str | Non
     return (_unschedulable(new) and not _unschedulable(old)), None
 
 
-class ShadowStore(ClusterStore):
-    """The informers' store, with a look at every pod event before it is applied: where decisions are seen."""
+def _uid(pod: Obj | None) -> str:
+    return str(((pod or {}).get("metadata") or {}).get("uid") or "")
 
-    def __init__(self, *args: Any, before: Callable[[str, str, Obj | None, Obj | None, float], None], **kw: Any):
+
+class ShadowStore(ClusterStore):
+    """The informers' store, with a look at every pod event before it is applied: where decisions are seen.
+
+    The watch shows bindings in the order they completed, not the order the cluster's
+    scheduler decided them: it assumes a pod, starts its binding and goes on to the
+    next pod, and a later binding can finish first. Each pod that decides counts the
+    pods assumed before it. So events wait `settle` seconds, and a decision is taken
+    only after any decision waiting with it that the cluster's queue would have popped
+    first (higher priority, then earlier into the queue, as its PrioritySort orders
+    them): the shadow then sees what the cluster's scheduler saw.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        before: Callable[[str, str, Obj | None, Obj | None, float], None],
+        is_decision: Callable[[Obj | None, Obj | None], bool],
+        settle: float = 0.0,
+        **kw: Any,
+    ):
         super().__init__(*args, **kw)
         self.before = before
+        self.is_decision = is_decision
+        self.settle = settle
         self.arrivals: queue.SimpleQueue[Event] = queue.SimpleQueue()
+        self.waiting: collections.deque[Event] = collections.deque()
+        self._queued_at: dict[str, int] = {}  # pod uid -> when it (last) went into the cluster's queue
+        self._sequence = itertools.count()
 
     def _enqueue(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
+        if kind == "Pod" and event == "ADDED":
+            self._queued_at[_uid(new)] = next(self._sequence)
         self.arrivals.put((kind, event, old, new, time.monotonic()))
         self.wake.set()
 
-    def drain(self, limit: int = 100_000) -> int:
-        n = 0
-        while n < limit:
+    def _rank(self, e: Event) -> tuple[int, int] | None:
+        """Where the cluster's queue had the pod of a decision event; None for any other event."""
+        kind, event, old, new, _ = e
+        if kind != "Pod" or event != "MODIFIED" or not self.is_decision(old, new):
+            return None
+        priority = int(((old or {}).get("spec") or {}).get("priority") or 0)
+        return -priority, self._queued_at.get(_uid(old), -1)
+
+    def drain(self, limit: int = 100_000, *, flush: bool = True) -> int:
+        """Apply the events that have waited `settle` seconds (all of them with `flush`)."""
+        while True:
             try:
-                kind, event, old, new, arrived = self.arrivals.get_nowait()
+                self.waiting.append(self.arrivals.get_nowait())
             except queue.Empty:
                 break
-            n += 1
-            self.before(kind, event, old, new, arrived)
-            objects = self.objects[kind]
-            if event == "DELETED":
-                assert old is not None
-                objects.pop(object_key(old), None)
-            else:
-                assert new is not None
-                objects[object_key(new)] = new
-            self._notify(kind, event, old, new)
+        ripe = time.monotonic() - self.settle
+        n = 0
+        while self.waiting and n < limit and (flush or self.waiting[0][4] <= ripe):
+            n += self._in_order(self.waiting.popleft())
         self.events_applied += n
         return n
+
+    def _in_order(self, e: Event) -> int:
+        """Apply `e`, after the waiting decisions the cluster took before it; the events applied."""
+        rank = self._rank(e)
+        n = 0
+        while rank is not None:
+            earlier = [(r, i) for i, w in enumerate(self.waiting) if (r := self._rank(w)) is not None and r < rank]
+            if not earlier:
+                break
+            _, i = min(earlier)
+            first = self.waiting[i]
+            del self.waiting[i]
+            n += self._in_order(first)
+        self._apply(e)
+        return n + 1
+
+    def _apply(self, e: Event) -> None:
+        kind, event, old, new, arrived = e
+        self.before(kind, event, old, new, arrived)
+        if kind == "Pod" and event == "MODIFIED" and _unschedulable(new) and not _node_name(new):
+            self._queued_at[_uid(new)] = next(self._sequence)  # back into the queue, behind the others
+        objects = self.objects[kind]
+        if event == "DELETED":
+            assert old is not None
+            objects.pop(object_key(old), None)
+        else:
+            assert new is not None
+            objects[object_key(new)] = new
+        self._notify(kind, event, old, new)
 
 
 @dataclass
@@ -102,6 +162,7 @@ class ShadowOptions:
     scheduler_name: str = ""  # "" : the pods of every profile of the configuration
     output: str = "jsonl"  # or "table"
     duration: float | None = None  # stop after this many seconds (None: at SIGINT/SIGTERM)
+    settle: float = 0.25  # seconds events wait for bindings that finished out of the order they were decided
     sync_timeout: float | None = 60.0
     qps: float = 50.0
     burst: int = 100
@@ -119,7 +180,9 @@ class Shadow:
         self.listeners: list[Callable[[Decision], None]] = []  # the report, the metrics
         cfg = load_configuration(opts.kubeconfig, opts.master, kubectl_defaults=True)
         self.api = ReadOnlyAPI(cfg, qps=opts.qps, burst=opts.burst, user_agent="kubesched-shadow")
-        self.store = ShadowStore(self.api, self.stop, before=self._before)
+        self.store = ShadowStore(
+            self.api, self.stop, before=self._before, is_decision=self._is_decision, settle=opts.settle
+        )
         self.scheduler: Scheduler = informed_scheduler(
             config, self.store, client=ReadOnlyClient(), clock=WallClock(), record=False
         )
@@ -147,15 +210,17 @@ class Shadow:
             f"with profile {profiles} ({source}), for pods of scheduler {pods}{server}"
         )
 
+    def _is_decision(self, old: Obj | None, new: Obj | None) -> bool:
+        """A decision of the cluster's scheduler for a pod of the shadowed scheduler names."""
+        spec = (old or {}).get("spec") or {}
+        return observed_decision(old, new)[0] and str(spec.get("schedulerName") or "default-scheduler") in self.names
+
     def _before(self, kind: str, event: str, old: Obj | None, new: Obj | None, arrived: float) -> None:
         if kind != "Pod" or event != "MODIFIED" or not self.store.synced():
             return
-        decided, actual = observed_decision(old, new)
-        if not decided or old is None:
+        if old is None or not self._is_decision(old, new):
             return
-        spec = old.get("spec") or {}
-        if str(spec.get("schedulerName") or "default-scheduler") not in self.names:
-            return
+        actual = observed_decision(old, new)[1]
         meta = old.get("metadata") or {}
         ns, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
         pod = self.scheduler.informer_pod(ns, name)
@@ -197,8 +262,10 @@ class Shadow:
         while not self.stop.is_set():
             if deadline is not None and time.monotonic() >= deadline:
                 break
-            self.store.drain()
-            self.store.wake.wait(IDLE_WAIT)
+            self.store.drain(flush=False)
+            waiting = self.store.waiting
+            ripe = waiting[0][4] + self.opts.settle - time.monotonic() if waiting else IDLE_WAIT
+            self.store.wake.wait(min(IDLE_WAIT, max(0.001, ripe)))
             self.store.wake.clear()
         self.store.drain()
         self.stop.set()

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
+from typing import Any
 
 from kubesched.api.duration import parse_duration
 
@@ -53,6 +57,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         metavar="HOST:PORT",
         help="serve /metrics (observed and agreeing decisions) over HTTPS, with kube-scheduler's authentication",
     )
+    add_record_parser(sub)
 
 
 def shadow_command(args: argparse.Namespace) -> int:
@@ -87,3 +92,67 @@ def shadow_command(args: argparse.Namespace) -> int:
     _say(shadow.assumption())
     shadow.install_signal_handlers()
     return shadow.run()
+
+
+def add_record_parser(sub: argparse._SubParsersAction) -> None:
+    r = sub.add_parser(
+        "record", help="record a real cluster's state and churn, read-only, as a trace `simulate` replays"
+    )
+    _common(r)
+    r.add_argument("-o", "--output", required=True, metavar="TRACE.yaml", help="the trace to write (at the end)")
+
+
+def _writable(path: str) -> str:
+    """'' when `path` can be written (its folder exists and is writable), else why not."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return "is a directory"
+    if not os.path.isdir(folder):
+        return "no such directory"
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        return "permission denied"
+    return ""
+
+
+def record_command(args: argparse.Namespace) -> int:
+    from kubesched.backend.kube.api import ClientConfigError, CredentialsError
+    from kubesched.shadow.record import Recorder
+
+    why = _writable(args.output)
+    if why:
+        _say(f"record: cannot write {args.output}: {why}")
+        return EXIT_BAD_INPUT
+    try:
+        recorder = Recorder(args.kubeconfig, args.master)
+    except (ClientConfigError, CredentialsError) as err:
+        _say(f"record: {err}")
+        return EXIT_BAD_INPUT
+    except Exception as err:  # an unreadable kubeconfig
+        _say(f"record: cannot reach the cluster: {err}")
+        return EXIT_BAD_INPUT
+
+    def stop(signum: int, frame: Any) -> None:
+        recorder.stop.set()
+        recorder.wake.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    if not recorder.run(args.duration):
+        _say(f"record: the informers did not sync with {recorder.api.host}; nothing written")
+        return 1
+    temp = f"{args.output}.{os.getpid()}.tmp"
+    try:
+        with open(temp, "w", encoding="utf-8") as f:
+            recorder.trace.write(f)
+        os.replace(temp, args.output)
+    except OSError as err:
+        _say(f"record: cannot write {args.output}: {err.strerror or err}")
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        return 1
+    counts = recorder.trace.counts()
+    _say(
+        f"record: {args.output}: {counts['objects']} objects at the start, then {counts['create']} created, "
+        f"{counts['update']} updated, {counts['delete']} deleted over {recorder.trace.seconds:.1f}s"
+    )
+    return 0
