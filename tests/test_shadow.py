@@ -11,6 +11,9 @@ import copy
 import io
 import json
 import re
+import ssl
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +24,13 @@ from kubernetes.client import Configuration
 from kubesched.backend.kube.api import APIError
 from kubesched.cli import main
 from kubesched.config.load import load_config
+from kubesched.delegation import DelegationOptions
 from kubesched.framework.interface import APIClient
 from kubesched.framework.types import new_pod_info
 from kubesched.shadow.app import Shadow, ShadowOptions, observed_decision
 from kubesched.shadow.readonly import ReadOnlyAPI, ReadOnlyClient, WriteRefused
+from kubesched.shadow.report import ReportCollector, render
+from kubesched.shadow.serve import AddressError, ServingOptions, ShadowMetrics, parse_address, serve
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 
@@ -267,3 +273,65 @@ def test_bad_input_is_one_line_and_status_2(tmp_path: Path, capsys: pytest.Captu
     assert main(["shadow", "--kubeconfig", str(tmp_path / "none"), "--config", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "parallelism" in err
+
+
+def _get(port: int, path: str) -> tuple[int, str]:
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    try:
+        with urllib.request.urlopen(f"https://127.0.0.1:{port}{path}", context=ctx, timeout=10) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def test_metrics_count_observed_and_agreeing_decisions_behind_the_secure_port(kubeconfig: str) -> None:
+    fed = Fed(kubeconfig)
+    metrics = ShadowMetrics()
+    fed.shadow.listeners.append(metrics)
+    fed.event("Node", "ADDED", None, _node("small", "2"))
+    fed.event("Node", "ADDED", None, _node("big", "8"))
+    for name, node in (("a", "big"), ("b", "small")):
+        pod = _pod(name)
+        fed.event("Pod", "ADDED", None, pod)
+        fed.bind(pod, node)
+    opened = ServingOptions("127.0.0.1:0", delegation=DelegationOptions(always_allow_paths=("/healthz", "/metrics")))
+    endpoints, _, port = serve(metrics, opened, fed.shadow.store.synced)
+    try:
+        status, text = _get(port, "/metrics")
+        assert status == 200
+        assert 'kubesched_shadow_decisions_observed_total{reason="Scheduled"} 2.0' in text
+        assert 'kubesched_shadow_decisions_agreeing_total{reason="Scheduled"} 1.0' in text
+        assert 'kubesched_shadow_decisions_total{outcome="differ"} 1.0' in text
+    finally:
+        endpoints.stop()
+    # Upstream's rules by default: health for all, metrics for whom the API server authorizes (here: nobody).
+    endpoints, _, port = serve(metrics, ServingOptions("127.0.0.1:0"), fed.shadow.store.synced)
+    try:
+        assert _get(port, "/healthz") == (200, "ok")
+        assert _get(port, "/metrics")[0] == 403
+    finally:
+        endpoints.stop()
+
+
+@pytest.mark.parametrize("address", ["10260", "host:", ":80", "h:99999", "h:x"])
+def test_a_bad_metrics_address_is_bad_input(address: str) -> None:
+    with pytest.raises(AddressError, match="expected HOST:PORT"):
+        parse_address(address)
+
+
+def test_the_report_lists_what_was_decided_otherwise(kubeconfig: str) -> None:
+    fed = Fed(kubeconfig)
+    collector = ReportCollector()
+    fed.shadow.listeners.append(collector)
+    fed.event("Node", "ADDED", None, _node("small", "2"))
+    fed.event("Node", "ADDED", None, _node("big", "8"))
+    for name, node in (("a", "big"), ("<b>", "small")):
+        pod = _pod(name)
+        fed.event("Pod", "ADDED", None, pod)
+        fed.bind(pod, node)
+    page = render(fed.shadow.tally, collector, "shadow: assuming ...", "")
+    assert [d.pod for d in collector.rows] == ["default/<b>"]
+    assert "default/&lt;b&gt;" in page and "default/<b>" not in page
+    assert "NodeResourcesFit" in page and "<td class=n>2</td>" in page

@@ -258,6 +258,12 @@ class Shadow:
             log.error("shadow: the informers did not sync within %ss", self.opts.sync_timeout)
             return 1
         self.store.drain()  # the starting state: no decisions in it
+        objects = self.store.objects
+        print(
+            f"kubesched: shadow: watching {len(objects['Node'])} nodes and {len(objects['Pod'])} pods",
+            file=sys.stderr,
+            flush=True,
+        )
         deadline = None if self.opts.duration is None else time.monotonic() + self.opts.duration
         while not self.stop.is_set():
             if deadline is not None and time.monotonic() >= deadline:

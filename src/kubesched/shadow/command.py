@@ -28,6 +28,16 @@ def _duration(text: str) -> float:
     return value
 
 
+def _settle(text: str) -> float:
+    try:
+        value = parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be 0s or more")
+    return value
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--kubeconfig",
@@ -57,6 +67,31 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         metavar="HOST:PORT",
         help="serve /metrics (observed and agreeing decisions) over HTTPS, with kube-scheduler's authentication",
     )
+    s.add_argument(
+        "--settle",
+        type=_settle,
+        default=0.25,
+        help="how long events wait for bindings that finished out of the order they were decided (default 250ms)",
+    )
+    s.add_argument("--tls-cert-file", default="", help="the metrics port's certificate (default: self-signed)")
+    s.add_argument("--tls-private-key-file", default="", help="its key")
+    s.add_argument(
+        "--authentication-kubeconfig",
+        default="",
+        help="kubeconfig for the metrics port's TokenReviews; default: in-cluster credentials, else none",
+    )
+    s.add_argument(
+        "--authorization-kubeconfig",
+        default="",
+        help="kubeconfig for the metrics port's SubjectAccessReviews; default: in-cluster credentials, else none",
+    )
+    s.add_argument(
+        "--authorization-always-allow-paths",
+        type=lambda text: tuple(p for p in text.split(",") if p),
+        default=("/healthz", "/readyz", "/livez"),
+        metavar="PATHS",
+        help="comma-separated paths served without authorization (default /healthz,/readyz,/livez)",
+    )
     add_record_parser(sub)
 
 
@@ -68,6 +103,11 @@ def shadow_command(args: argparse.Namespace) -> int:
     from kubesched.shadow.app import Shadow, ShadowOptions
     from kubesched.simulator.documents import LoadError, read_object_file
 
+    if args.report is not None:
+        why = _writable(args.report)
+        if why:
+            _say(f"shadow: cannot write {args.report}: {why}")
+            return EXIT_BAD_INPUT
     try:
         config = load_config(
             read_object_file(args.config) if args.config else None, source=args.config or "", trust=TRUSTED
@@ -78,6 +118,7 @@ def shadow_command(args: argparse.Namespace) -> int:
             scheduler_name=args.scheduler_name,
             output=args.output,
             duration=args.duration,
+            settle=args.settle,
         )
         shadow = Shadow(config, opts)
     except (LoadError, ConfigError, ClientConfigError, CredentialsError) as err:
@@ -89,9 +130,63 @@ def shadow_command(args: argparse.Namespace) -> int:
     except Exception as err:  # an unreadable kubeconfig
         _say(f"shadow: cannot reach the cluster: {err}")
         return EXIT_BAD_INPUT
-    _say(shadow.assumption())
+    endpoints = None
+    if args.metrics_address is not None:
+        served = _serve_metrics(shadow, args)
+        if served is None:
+            return EXIT_BAD_INPUT
+        endpoints = served
+    collector = None
+    if args.report is not None:
+        from kubesched.shadow.report import ReportCollector
+
+        collector = ReportCollector()
+        shadow.listeners.append(collector)
+    assumption = shadow.assumption()
+    _say(assumption)
     shadow.install_signal_handlers()
-    return shadow.run()
+    try:
+        code = shadow.run()
+    finally:
+        if endpoints is not None:
+            endpoints.stop()
+    if collector is not None:
+        from kubesched.shadow.report import render
+
+        try:
+            with open(args.report, "w", encoding="utf-8") as f:
+                f.write(render(shadow.tally, collector, assumption, args.config or ""))
+        except OSError as err:
+            _say(f"shadow: cannot write {args.report}: {err.strerror or err}")
+            return 1
+    return code
+
+
+def _serve_metrics(shadow: Any, args: argparse.Namespace) -> Any:
+    """The secure port with the shadow's counters; None (having said why) when it cannot be served."""
+    from kubesched.delegation import DelegationError, DelegationOptions
+    from kubesched.serving import ServingError
+    from kubesched.shadow.serve import AddressError, ServingOptions, ShadowMetrics, serve
+
+    metrics = ShadowMetrics()
+    shadow.listeners.append(metrics)
+    opts = ServingOptions(
+        address=args.metrics_address,
+        tls_cert_file=args.tls_cert_file,
+        tls_private_key_file=args.tls_private_key_file,
+        delegation=DelegationOptions(
+            authentication_kubeconfig=args.authentication_kubeconfig,
+            authorization_kubeconfig=args.authorization_kubeconfig,
+            always_allow_paths=args.authorization_always_allow_paths,
+        ),
+    )
+    try:
+        endpoints, host, port = serve(metrics, opts, shadow.store.synced)
+    except (AddressError, DelegationError, ServingError) as err:
+        _say(f"shadow: {err}")
+        return None
+    _say(f"shadow: serving metrics securely on {host}:{port}")
+    return endpoints
 
 
 def add_record_parser(sub: argparse._SubParsersAction) -> None:
