@@ -41,6 +41,7 @@ KUBERNETES_VERSION = "v1.36"
 IDLE_WAIT = 0.5
 
 Event = tuple[str, str, Obj | None, Obj | None, float]  # kind, type, old, new, arrival (monotonic)
+Rank = tuple[int, int]  # a decision's place in the cluster's queue: minus the priority, then the arrival
 
 
 def _node_name(pod: Obj | None) -> str:
@@ -93,7 +94,7 @@ class ShadowStore(ClusterStore):
         self.is_decision = is_decision
         self.settle = settle
         self.arrivals: queue.SimpleQueue[Event] = queue.SimpleQueue()
-        self.waiting: collections.deque[Event] = collections.deque()
+        self.waiting: collections.deque[tuple[Event, Rank | None]] = collections.deque()  # ranked as they came
         self._queued_at: dict[str, int] = {}  # pod uid -> when it (last) went into the cluster's queue
         self._sequence = itertools.count()
 
@@ -103,7 +104,7 @@ class ShadowStore(ClusterStore):
         self.arrivals.put((kind, event, old, new, time.monotonic()))
         self.wake.set()
 
-    def _rank(self, e: Event) -> tuple[int, int] | None:
+    def _rank(self, e: Event) -> Rank | None:
         """Where the cluster's queue had the pod of a decision event; None for any other event."""
         kind, event, old, new, _ = e
         if kind != "Pod" or event != "MODIFIED" or not self.is_decision(old, new):
@@ -115,28 +116,28 @@ class ShadowStore(ClusterStore):
         """Apply the events that have waited `settle` seconds (all of them with `flush`)."""
         while True:
             try:
-                self.waiting.append(self.arrivals.get_nowait())
+                e = self.arrivals.get_nowait()
             except queue.Empty:
                 break
+            self.waiting.append((e, self._rank(e)))
         ripe = time.monotonic() - self.settle
         n = 0
-        while self.waiting and n < limit and (flush or self.waiting[0][4] <= ripe):
-            n += self._in_order(self.waiting.popleft())
+        while self.waiting and n < limit and (flush or self.waiting[0][0][4] <= ripe):
+            n += self._in_order(*self.waiting.popleft())
         self.events_applied += n
         return n
 
-    def _in_order(self, e: Event) -> int:
+    def _in_order(self, e: Event, rank: Rank | None) -> int:
         """Apply `e`, after the waiting decisions the cluster took before it; the events applied."""
-        rank = self._rank(e)
         n = 0
         while rank is not None:
-            earlier = [(r, i) for i, w in enumerate(self.waiting) if (r := self._rank(w)) is not None and r < rank]
+            earlier = [(r, i) for i, (_, r) in enumerate(self.waiting) if r is not None and r < rank]
             if not earlier:
                 break
             _, i = min(earlier)
-            first = self.waiting[i]
+            first, first_rank = self.waiting[i]
             del self.waiting[i]
-            n += self._in_order(first)
+            n += self._in_order(first, first_rank)
         self._apply(e)
         return n + 1
 
@@ -264,19 +265,23 @@ class Shadow:
             file=sys.stderr,
             flush=True,
         )
+        self.follow()
+        return 0
+
+    def follow(self) -> None:
+        """Take decisions as their events settle, until stopped or --duration; then the rest, and the summary."""
         deadline = None if self.opts.duration is None else time.monotonic() + self.opts.duration
         while not self.stop.is_set():
             if deadline is not None and time.monotonic() >= deadline:
                 break
             self.store.drain(flush=False)
             waiting = self.store.waiting
-            ripe = waiting[0][4] + self.opts.settle - time.monotonic() if waiting else IDLE_WAIT
+            ripe = waiting[0][0][4] + self.opts.settle - time.monotonic() if waiting else IDLE_WAIT
             self.store.wake.wait(min(IDLE_WAIT, max(0.001, ripe)))
             self.store.wake.clear()
         self.store.drain()
         self.stop.set()
         self._print_summary()
-        return 0
 
     def _print_summary(self) -> None:
         summary = self.tally.summary()

@@ -14,6 +14,7 @@ when the cluster's choice is feasible but scored lower, says the cluster sampled
 
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,7 +30,6 @@ from kubesched.schedule_one import (
     has_scoring,
     num_feasible_nodes_to_find,
     prioritize_nodes,
-    select_host,
 )
 from kubesched.scheduler import Scheduler
 
@@ -81,23 +81,29 @@ def _decide(sched: Scheduler, pod: PodInfo, actual: str | None, own_pct: int | N
     if not len(positions):
         message = str(FitError(pod, len(snapshot), diagnosis))
         return Verdict(None, message, sampled=sampled, actual_rejected=_rejected(fwk, state, pod, all_nodes, actual))
-    feasible: list[NodeInfo] = [all_nodes[int(p)] for p in positions.tolist()]
+    feasible: Sequence[NodeInfo] = (
+        [all_nodes[int(positions[0])]] if len(positions) == 1 else operator.itemgetter(*positions.tolist())(all_nodes)
+    )  # a C gather: thousands of nodes a decision
     if len(feasible) == 1:
         totals = np.zeros(1, dtype=np.int64)
         rows: list[tuple[str, np.ndarray, np.ndarray]] = []
     else:
         totals, rows = _scores(sched, fwk, state, pod, feasible, positions)
-    chosen = select_host(cycles, feasible, totals) if len(feasible) > 1 else feasible[0].name
-    index = {ni.name: i for i, ni in enumerate(feasible)}
+    best = np.flatnonzero(totals == totals.max())
+    pick = int(best[0]) if len(best) == 1 else int(best[cycles.rng.randrange(len(best))])  # as select_host
+    chosen = feasible[pick].name
     verdict = Verdict(chosen, sampled=sampled)
-    compared = [n for n in dict.fromkeys((chosen, actual)) if n is not None and n in index]
-    for name in compared:
-        i = index[name]
+    where = {chosen: pick}
+    if actual is not None and actual != chosen and actual in snapshot.position:
+        found = np.flatnonzero(positions == snapshot.position[actual])
+        if len(found):
+            where[actual] = int(found[0])
+    for name, i in where.items():
         verdict.totals[name] = int(totals[i])
         verdict.plugin_scores[name] = {p: int(norm[i]) * fwk.score_weights[p] for p, _, norm in rows}
     if actual is not None and actual != chosen:
-        if actual in index:
-            verdict.tie = int(totals[index[actual]]) == int(totals.max())
+        if actual in where:
+            verdict.tie = int(totals[where[actual]]) == int(totals[pick])
         else:
             verdict.actual_rejected = _rejected(fwk, state, pod, all_nodes, actual)
     return verdict
@@ -131,7 +137,7 @@ def _rejected(fwk: Framework, state: CycleState, pod: PodInfo, nodes: Sequence[N
     """Why the cluster's node does not pass the shadow's filters ('' when there is no such node to ask)."""
     if actual is None:
         return ""
-    node = next((ni for ni in nodes if ni.name == actual), None)
+    node = next((ni for ni in nodes if ni.name == actual), None)  # rare: only for a node that did not fit
     if node is None:
         return "node not in the shadow's cache"
     s = fwk.run_filter_plugins_with_nominated_pods(state, pod, node)
