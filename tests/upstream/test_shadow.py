@@ -13,8 +13,15 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import re
+import signal
+import ssl
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -306,3 +313,67 @@ def pods(api: KubeAPI) -> list[dict[str, Any]]:
 
 def bound(api: KubeAPI) -> int:
     return sum(1 for p in pods(api) if p["spec"].get("nodeName"))
+
+
+def test_the_command_prints_a_summary_on_sigterm_and_serves_its_counters(
+    audited: ControlPlane, admin: KubeAPI, viewer_kubeconfig: str, tmp_path: Path
+) -> None:
+    """`kubesched shadow` as a user runs it: the assumption and the sync said once on stderr, a line per
+    decision, /metrics counting them behind the secure port, the Summary last on SIGTERM, status 0."""
+    reset_cluster(admin)
+    node(admin, "n0", cpu="4", memory="8Gi", zone="z0")
+    node(admin, "n1", cpu="8", memory="16Gi", zone="z1")
+    err_path = tmp_path / "stderr"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    with err_path.open("w") as err:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kubesched",
+                "shadow",
+                "--kubeconfig",
+                viewer_kubeconfig,
+                "--metrics-address",
+                "127.0.0.1:0",
+                "--authorization-always-allow-paths",
+                "/healthz,/metrics",
+                "--report",
+                str(tmp_path / "report.html"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            env=env,
+        )
+    upstream = audited.start_scheduler({})
+    try:
+        wait_for(lambda: "watching 2 nodes" in err_path.read_text(), "the shadow's informers to sync", 60)
+        port = int(re.search(r"serving metrics securely on 127\.0\.0\.1:(\d+)", err_path.read_text()).group(1))
+        for i in range(4):
+            pod(admin, f"p-{i}", "500m", "512Mi", "web")
+        pod(admin, "too-big", "64", "1Gi", "huge")
+
+        def metrics() -> str:
+            ctx = ssl.create_default_context()
+            ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+            with urllib.request.urlopen(f"https://127.0.0.1:{port}/metrics", context=ctx, timeout=10) as resp:
+                return resp.read().decode()
+
+        wait_for(lambda: 'decisions_observed_total{reason="Scheduled"} 4.0' in metrics(), "four bindings counted", 60)
+        assert 'kubesched_shadow_decisions_observed_total{reason="Unschedulable"} 1.0' in metrics()
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        upstream.stop()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0
+    *lines, last = [json.loads(line) for line in out.splitlines()]
+    assert len(lines) == 5 and all(line["agree"] or line["tie"] for line in lines)
+    assert last["kind"] == "Summary" and last["observed"] == 5 and last["outcomes"]["differ"] == 0
+    stderr = err_path.read_text()
+    assert stderr.count("assuming the cluster's scheduler is kube-scheduler v1.36") == 1
+    assert "Traceback" not in stderr
+    assert "<h1>kubesched shadow</h1>" in (tmp_path / "report.html").read_text()
+    reset_cluster(admin)
