@@ -22,6 +22,7 @@ import yaml
 from kubernetes.client import Configuration
 
 from kubesched.backend.kube.api import APIError
+from kubesched.backend.kube.resources import SNAPSHOT
 from kubesched.cli import main
 from kubesched.config.load import load_config
 from kubesched.delegation import DelegationOptions
@@ -335,3 +336,20 @@ def test_the_report_lists_what_was_decided_otherwise(kubeconfig: str) -> None:
     assert [d.pod for d in collector.rows] == ["default/<b>"]
     assert "default/&lt;b&gt;" in page and "default/<b>" not in page
     assert "NodeResourcesFit" in page and "<td class=n>2</td>" in page
+
+
+def test_the_viewer_role_reads_what_the_informers_read_and_nothing_more() -> None:
+    """deploy/optional/shadow.yaml: get, list and watch only, on every resource shadow and record list."""
+    docs = list(yaml.safe_load_all((Path(__file__).parents[1] / "deploy" / "optional" / "shadow.yaml").read_text()))
+    role = next(d for d in docs if d["kind"] == "ClusterRole")
+    granted = {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    assert {verb for _, _, verb in granted} == {"get", "list", "watch"}
+    for r in SNAPSHOT.values():
+        group = r.group_version.rpartition("/")[0]
+        assert {(group, r.plural, verb) for verb in ("list", "watch")} <= granted, r.kind
