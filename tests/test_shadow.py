@@ -353,3 +353,36 @@ def test_the_viewer_role_reads_what_the_informers_read_and_nothing_more() -> Non
     for r in SNAPSHOT.values():
         group = r.group_version.rpartition("/")[0]
         assert {(group, r.plural, verb) for verb in ("list", "watch")} <= granted, r.kind
+
+
+@pytest.mark.parametrize(
+    ("image", "says"),
+    [
+        (
+            "registry.k8s.io/kube-scheduler:v1.35.2",
+            "kube-scheduler runs registry.k8s.io/kube-scheduler:v1.35.2 (v1.35 may",
+        ),
+        ("registry.k8s.io/kube-scheduler:v1.36.0", "kube-scheduler runs registry.k8s.io/kube-scheduler:v1.36.0"),
+        ("example.com/my-scheduler:latest", "kube-scheduler runs example.com/my-scheduler:latest"),
+    ],
+)
+def test_the_assumption_names_the_clusters_kube_scheduler_image(kubeconfig: str, image: str, says: str) -> None:
+    fed = Fed(kubeconfig)
+    static = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "kube-scheduler-cp-0",
+            "namespace": "kube-system",
+            "labels": {"component": "kube-scheduler"},
+        },
+        "spec": {"nodeName": "cp-0", "containers": [{"name": "kube-scheduler", "image": image}]},
+    }
+    assert "kube-scheduler runs" not in fed.shadow.assumption()
+    fed.event("Pod", "ADDED", None, static)
+    text = fed.shadow.assumption()
+    assert text.startswith(
+        "shadow: assuming the cluster's scheduler is kube-scheduler v1.36 with profile default-scheduler"
+    )
+    assert says in text
+    assert ("may decide differently" in text) == ("v1.35" in image)

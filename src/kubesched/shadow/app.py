@@ -15,11 +15,12 @@ import itertools
 import json
 import logging
 import queue
+import re
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -67,6 +68,29 @@ def observed_decision(old: Obj | None, new: Obj | None) -> tuple[bool, str | Non
 
 def _uid(pod: Obj | None) -> str:
     return str(((pod or {}).get("metadata") or {}).get("uid") or "")
+
+
+_VERSION_TAG = re.compile(r":v?1\.(\d+)(?:[.\-+@]|$)")
+
+
+def scheduler_image(pods: Iterable[Obj]) -> str:
+    """The image of a kube-scheduler pod in kube-system (kubeadm's static pod has label component), or ''."""
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        if meta.get("namespace") != "kube-system":
+            continue
+        if (meta.get("labels") or {}).get("component") == "kube-scheduler" or str(meta.get("name")).startswith(
+            "kube-scheduler"
+        ):
+            containers = (pod.get("spec") or {}).get("containers") or ()
+            if containers:
+                return str(containers[0].get("image") or "")
+    return ""
+
+
+def _minor(image: str) -> int | None:
+    m = _VERSION_TAG.search(image)
+    return int(m.group(1)) if m else None
 
 
 class ShadowStore(ClusterStore):
@@ -179,6 +203,7 @@ class Shadow:
         self.stop = threading.Event()
         self.tally = Tally()
         self.listeners: list[Callable[[Decision], None]] = []  # the report, the metrics
+        self.assumed = ""  # what the shadow said it assumes, once its informers listed
         cfg = load_configuration(opts.kubeconfig, opts.master, kubectl_defaults=True)
         self.api = ReadOnlyAPI(cfg, qps=opts.qps, burst=opts.burst, user_agent="kubesched-shadow")
         self.store = ShadowStore(
@@ -193,22 +218,27 @@ class Shadow:
         self.scheduler.cycles.percentage_of_nodes_to_score = 100
 
     def assumption(self) -> str:
-        """The one line saying what the shadow assumes the cluster's scheduler is."""
+        """The one line saying what the shadow assumes the cluster's scheduler is, with what it could find out
+        about the real one: the API server's version, and the image of a kube-scheduler pod (kubeadm's static
+        pod, say) when its informers have seen one."""
         profiles = ", ".join(sorted(self.scheduler.profiles))
         source = self.config.source or "upstream's defaults"
-        server = ""
+        found = ""
         try:
             version = self.api.request("GET", "/version", retries=0)
-            server = f"; the API server is {version.get('gitVersion') or 'of unknown version'}"
-            minor = str(version.get("minor") or "").rstrip("+")
-            if version.get("major") == "1" and minor and minor != KUBERNETES_VERSION.split(".")[1]:
-                server += f" (a kube-scheduler v1.{minor} may decide differently where the releases differ)"
+            found = f"; the API server is {version.get('gitVersion') or 'of unknown version'}"
         except Exception as err:  # /version is a nicety: its absence changes nothing
             log.debug("no /version: %s", err)
+        image = scheduler_image(self.store.objects["Pod"].values())
+        if image:
+            found += f"; kube-scheduler runs {image}"
+            minor = _minor(image)
+            if minor is not None and minor != int(KUBERNETES_VERSION.split(".")[1]):
+                found += f" (v1.{minor} may decide differently where the releases differ)"
         pods = ", ".join(sorted(self.names))
         return (
             f"shadow: assuming the cluster's scheduler is kube-scheduler {KUBERNETES_VERSION} "
-            f"with profile {profiles} ({source}), for pods of scheduler {pods}{server}"
+            f"with profile {profiles} ({source}), for pods of scheduler {pods}{found}"
         )
 
     def _is_decision(self, old: Obj | None, new: Obj | None) -> bool:
@@ -260,6 +290,8 @@ class Shadow:
             return 1
         self.store.drain()  # the starting state: no decisions in it
         objects = self.store.objects
+        self.assumed = self.assumption()
+        print(f"kubesched: {self.assumed}", file=sys.stderr, flush=True)
         print(
             f"kubesched: shadow: watching {len(objects['Node'])} nodes and {len(objects['Pod'])} pods",
             file=sys.stderr,

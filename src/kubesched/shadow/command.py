@@ -142,8 +142,6 @@ def shadow_command(args: argparse.Namespace) -> int:
 
         collector = ReportCollector()
         shadow.listeners.append(collector)
-    assumption = shadow.assumption()
-    _say(assumption)
     shadow.install_signal_handlers()
     try:
         code = shadow.run()
@@ -155,7 +153,7 @@ def shadow_command(args: argparse.Namespace) -> int:
 
         try:
             with open(args.report, "w", encoding="utf-8") as f:
-                f.write(render(shadow.tally, collector, assumption, args.config or ""))
+                f.write(render(shadow.tally, collector, shadow.assumed, args.config or ""))
         except OSError as err:
             _say(f"shadow: cannot write {args.report}: {err.strerror or err}")
             return 1
