@@ -8,11 +8,14 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.backend.kube.resources import SNAPSHOT
 from kubesched.cli import main
 from kubesched.shadow.record import Trace, for_trace, node_patch
 from kubesched.simulator.api import simulate
+from kubesched.simulator.scenario import merge_patch
 
 
 def _node(name: str, cpu: str = "4", **spec: Any) -> dict[str, Any]:
@@ -47,7 +50,11 @@ def _pod(name: str, cpu: str = "1", node: str = "") -> dict[str, Any]:
             {"spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}},
             {"spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}},
         ),
-        ({"metadata": {"labels": {"zone": "a"}}}, {"metadata": {"labels": {"zone": "a"}}}),
+        # the hostname label is gone: a merge patch says so with null
+        (
+            {"metadata": {"labels": {"zone": "a"}}},
+            {"metadata": {"labels": {"kubernetes.io/hostname": None, "zone": "a"}}},
+        ),
         ({"metadata": {"resourceVersion": "8"}}, {}),  # nothing scheduling reads
         ({"status": {"conditions": []}}, {}),
     ],
@@ -119,3 +126,34 @@ def test_record_refuses_an_unwritable_output_before_reaching_the_cluster(
     )
     assert main(["record", "--kubeconfig", str(tmp_path / "none"), "-o", str(tmp_path / "t.yaml")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+_labels = st.dictionaries(st.sampled_from(["a", "b", "zone"]), st.sampled_from(["x", "y"]), max_size=3)
+_taints = st.lists(
+    st.fixed_dictionaries(
+        {"key": st.sampled_from(["k1", "k2"]), "effect": st.sampled_from(["NoSchedule", "NoExecute"])}
+    ),
+    max_size=2,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    before=st.tuples(_labels, st.booleans(), _taints, st.sampled_from(["2", "4"])),
+    after=st.tuples(_labels, st.booleans(), _taints, st.sampled_from(["2", "4"])),
+)
+def test_a_node_patch_applied_gives_the_new_node_as_scheduling_reads_it(before: Any, after: Any) -> None:
+    def node(fields: Any) -> dict[str, Any]:
+        labels, unschedulable, taints, cpu = fields
+        obj = _node("n1", cpu=cpu)
+        obj["metadata"]["labels"] = labels
+        if unschedulable:
+            obj["spec"]["unschedulable"] = True
+        if taints:
+            obj["spec"]["taints"] = taints
+        return obj
+
+    old, new = node(before), node(after)
+    patched = merge_patch(old, node_patch(old, new))
+    for path in (("metadata", "labels"), ("spec", "unschedulable"), ("spec", "taints"), ("status", "allocatable")):
+        assert (patched.get(path[0], {}).get(path[1]) or None) == (new[path[0]].get(path[1]) or None), path

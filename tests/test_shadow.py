@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from kubernetes.client import Configuration
 
 from kubesched.backend.kube.api import APIError
@@ -386,3 +388,22 @@ def test_the_assumption_names_the_clusters_kube_scheduler_image(kubeconfig: str,
     )
     assert says in text
     assert ("may decide differently" in text) == ("v1.35" in image)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(order=st.permutations(range(6)))
+def test_decisions_are_taken_in_the_clusters_queue_order_whatever_order_bindings_finish(
+    kubeconfig: str, order: list[int]
+) -> None:
+    fed = Fed(kubeconfig)
+    fed.event("Node", "ADDED", None, _node("n1", "64"))
+    pods = [_pod(f"p{i}", "100m") for i in range(6)]
+    for p in pods:
+        fed.event("Pod", "ADDED", None, p)
+    for i in order:
+        bound = copy.deepcopy(pods[i])
+        bound["spec"]["nodeName"] = "n1"
+        fed.shadow.store._enqueue("Pod", "MODIFIED", pods[i], bound)
+    fed.shadow.store.drain()
+    assert [line["pod"] for line in fed.lines()] == [f"default/p{i}" for i in range(6)]
+    assert len(fed.shadow.scheduler.cache.nodes["n1"].pods) == 6

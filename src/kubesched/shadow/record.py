@@ -52,15 +52,23 @@ def _get(obj: Obj | None, path: tuple[str, str]) -> Any:
 
 
 def node_patch(old: Obj, new: Obj) -> Obj:
-    """A merge patch carrying the node fields scheduling reads that changed ({} when none did)."""
+    """A merge patch carrying the node fields scheduling reads that changed ({} when none did). Maps (labels,
+    allocatable) name their removed keys with null, as a merge patch must to remove them."""
     patch: Obj = {}
     for path in NODE_FIELDS:
         before, after = _get(old, path), _get(new, path)
         if (before or None) != (after or None):
-            patch.setdefault(path[0], {})[path[1]] = after if after else None
+            patch.setdefault(path[0], {})[path[1]] = _map_patch(before, after) if after else None
     if "allocatable" in patch.get("status", {}):
-        patch["status"]["capacity"] = _get(new, ("status", "capacity"))
+        patch["status"]["capacity"] = _map_patch(_get(old, ("status", "capacity")), _get(new, ("status", "capacity")))
     return patch
+
+
+def _map_patch(before: Any, after: Any) -> Any:
+    """`after`, with null for each key of the map `before` it lacks (anything but two maps: `after` itself)."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return after
+    return {**dict.fromkeys((k for k in before if k not in after), None), **after}
 
 
 def for_trace(obj: Obj, resource: Resource, *, created: bool = False) -> Obj:
