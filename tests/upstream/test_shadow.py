@@ -377,3 +377,36 @@ def test_the_command_prints_a_summary_on_sigterm_and_serves_its_counters(
     assert "Traceback" not in stderr
     assert "<h1>kubesched shadow</h1>" in (tmp_path / "report.html").read_text()
     reset_cluster(admin)
+
+
+def test_the_record_command_writes_a_trace_simulate_reads(
+    audited: ControlPlane, admin: KubeAPI, viewer_kubeconfig: str, tmp_path: Path
+) -> None:
+    """`kubesched record --duration`, as the viewer: the trace holds the start and what came after, and
+    `kubesched simulate` takes it."""
+    reset_cluster(admin)
+    node(admin, "n0", cpu="4", memory="8Gi", zone="z0")
+    trace = tmp_path / "trace.yaml"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubesched", "record", "--kubeconfig", viewer_kubeconfig, "-o", str(trace)]
+        + ["--duration", "3s"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stderr is not None
+    first = ""
+    while "recording from" not in first:  # the informers have listed: what comes now is churn
+        first = proc.stderr.readline()
+        assert first, "record ended before it started recording"
+    pod(admin, "late", "1", "1Gi", "web")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert re.search(r"kubesched: record: .*trace\.yaml: \d+ objects at the start, then 1 created", err), err
+    docs = list(yaml.safe_load_all(trace.read_text()))
+    scenario = docs[-1]
+    assert scenario["kind"] == "Scenario" and any(d["kind"] == "Node" for d in docs[:-1])
+    assert [c["metadata"]["name"] for s in scenario["steps"] for c in s.get("create", ())] == ["late"]
+    assert simulate(trace).placements() == {"default/late": "n0"}
+    reset_cluster(admin)

@@ -230,7 +230,11 @@ def record_command(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    if not recorder.run(args.duration):
+
+    def started(objects: int) -> None:
+        _say(f"record: recording from {objects} objects")
+
+    if not recorder.run(args.duration, on_start=started):
         _say(f"record: the informers did not sync with {recorder.api.host}; nothing written")
         return 1
     temp = f"{args.output}.{os.getpid()}.tmp"

@@ -24,7 +24,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
@@ -179,8 +179,11 @@ class Recorder:
     def _synced(self) -> bool:
         return all(r.synced.is_set() for r in self.reflectors)
 
-    def run(self, duration: float | None, sync_timeout: float | None = 60.0) -> bool:
-        """Record until stopped or `duration` after the start; False when the informers never synced."""
+    def run(
+        self, duration: float | None, sync_timeout: float | None = 60.0, on_start: Callable[[int], None] | None = None
+    ) -> bool:
+        """Record until stopped or `duration` after the start (`on_start` hears the objects at the start); False
+        when the informers never synced."""
         for r in self.reflectors:
             r.start()
         deadline = None if sync_timeout is None else time.monotonic() + sync_timeout
@@ -197,6 +200,8 @@ class Recorder:
         self.trace.start = [
             for_trace(obj, r) for r in self.reflectors_resources() for obj in self.state[r.kind].values()
         ]
+        if on_start is not None:
+            on_start(len(self.trace.start))
         end = None if duration is None else self._t0 + duration
         while not self.stop.is_set() and (end is None or time.monotonic() < end):
             self._drain(recording=True)
