@@ -407,3 +407,4 @@ def test_decisions_are_taken_in_the_clusters_queue_order_whatever_order_bindings
     fed.shadow.store.drain()
     assert [line["pod"] for line in fed.lines()] == [f"default/p{i}" for i in range(6)]
     assert len(fed.shadow.scheduler.cache.nodes["n1"].pods) == 6
+    assert fed.shadow.store._queued_at == {}  # bound pods are out of the queue: nothing kept for them

@@ -168,8 +168,11 @@ class ShadowStore(ClusterStore):
     def _apply(self, e: Event) -> None:
         kind, event, old, new, arrived = e
         self.before(kind, event, old, new, arrived)
-        if kind == "Pod" and event == "MODIFIED" and _unschedulable(new) and not _node_name(new):
-            self._queued_at[_uid(new)] = next(self._sequence)  # back into the queue, behind the others
+        if kind == "Pod":
+            if event == "MODIFIED" and _unschedulable(new) and not _node_name(new):
+                self._queued_at[_uid(new)] = next(self._sequence)  # back into the queue, behind the others
+            elif event == "DELETED" or _node_name(new):
+                self._queued_at.pop(_uid(old if new is None else new), None)  # out of the queue for good
         objects = self.objects[kind]
         if event == "DELETED":
             assert old is not None
