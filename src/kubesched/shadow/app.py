@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from kubesched.api.object import Obj
-from kubesched.api.resources import CPU
 from kubesched.backend.kube.api import load_configuration
 from kubesched.backend.kube.cluster import ClusterStore
 from kubesched.backend.store import object_key
@@ -267,9 +266,7 @@ class Shadow:
         except Exception as err:  # one pod the shadow cannot decide must not end the shadowing
             log.error("shadow: cannot decide pod %s/%s: %s", ns, name, err, exc_info=log.isEnabledFor(logging.DEBUG))
             return
-        d = Decision(
-            f"{ns}/{name}", ns, workload_of(old), actual, verdict, time.monotonic() - arrived, pod.requests.get(CPU, 0)
-        )
+        d = Decision(f"{ns}/{name}", ns, workload_of(old), actual, verdict, time.monotonic() - arrived)
         self.tally.add(d)
         self._print(d)
         for listener in self.listeners:
@@ -321,16 +318,8 @@ class Shadow:
         self.stop.set()
         self._print_summary()
 
-    def node_cpu(self) -> dict[str, tuple[int, int]]:
-        """Each node's requested and allocatable millicores, as the cluster has them now."""
-        return {
-            name: (ni.requested.get(CPU, 0), ni.allocatable.get(CPU, 0))
-            for name, ni in self.scheduler.cache.nodes.items()
-            if ni.node is not None
-        }
-
     def _print_summary(self) -> None:
-        summary = self.tally.summary(self.node_cpu())
+        summary = self.tally.summary()
         if self.opts.output == "table":
             print(_summary_table(summary), file=self.out, flush=True)
         else:
@@ -358,9 +347,4 @@ def _summary_table(s: dict[str, Any]) -> str:
         f"unschedulable: actual {change['unschedulable']['actual']}, shadow {change['unschedulable']['shadow']}; "
         f"nodes used: actual {change['nodesUsed']['actual']}, shadow {change['nodesUsed']['shadow']}"
     )
-    if "cpuRequested" in change:
-        cpu = change["cpuRequested"]
-        lines.append(
-            f"cpu requested / allocatable, highest node: actual {cpu['actual']['max']}%, shadow {cpu['shadow']['max']}%"
-        )
     return "\n".join(lines)

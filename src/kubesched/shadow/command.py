@@ -153,7 +153,7 @@ def shadow_command(args: argparse.Namespace) -> int:
 
         try:
             with open(args.report, "w", encoding="utf-8") as f:
-                f.write(render(shadow.tally, collector, shadow.assumed, args.config or "", shadow.node_cpu()))
+                f.write(render(shadow.tally, collector, shadow.assumed, args.config or ""))
         except OSError as err:
             _say(f"shadow: cannot write {args.report}: {err.strerror or err}")
             return 1

@@ -57,14 +57,8 @@ def _counts_table(title: str, rows: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def render(
-    tally: Tally,
-    collector: ReportCollector,
-    assumption: str,
-    config_source: str,
-    cpu: dict[str, tuple[int, int]] | None = None,
-) -> str:
-    s = tally.summary(cpu)
+def render(tally: Tally, collector: ReportCollector, assumption: str, config_source: str) -> str:
+    s = tally.summary()
     change = s["wouldChange"]
     parts = [
         "<!doctype html><html><head><meta charset=utf-8><title>kubesched shadow report</title>",
@@ -79,12 +73,6 @@ def render(
         f"{change['nodesUsed']['shadow']}</td></tr>",
         f"<tr><th>most pods on a node (cluster / shadow)</th><td class=n>{change['mostPodsOnANode']['actual']} / "
         f"{change['mostPodsOnANode']['shadow']}</td></tr>",
-        *(
-            f"<tr><th>cpu requested / allocatable, {k} over nodes (cluster / shadow)</th><td class=n>"
-            f"{change['cpuRequested']['actual'][k]}% / {change['cpuRequested']['shadow'][k]}%</td></tr>"
-            for k in ("max", "mean", "stddev")
-            if "cpuRequested" in change
-        ),
         f"<tr><th>lag, max / mean (ms)</th><td class=n>{s['lagMs']['max']} / {s['lagMs']['mean']}</td></tr>",
         "</table>",
         _counts_table("By namespace", s["byNamespace"]),

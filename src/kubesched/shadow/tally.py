@@ -12,7 +12,6 @@ shadow's (`shadow`), and how they relate (`outcome`):
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +38,6 @@ class Decision:
     actual: str | None
     verdict: Verdict
     lag: float  # seconds from the watch event's arrival to the shadow's answer
-    cpu: int = 0  # millicores the pod requests: what it adds to the node it goes to
 
     @property
     def reason(self) -> str:
@@ -123,7 +121,6 @@ class Tally:
     pending_shadow: int = 0  # ... and the shadow would have
     per_node_actual: dict[str, int] = field(default_factory=dict)
     per_node_shadow: dict[str, int] = field(default_factory=dict)
-    moved_cpu: dict[str, int] = field(default_factory=dict)  # node -> millicores the shadow's choices add there
     lag_max: float = 0.0
     lag_sum: float = 0.0
 
@@ -137,10 +134,6 @@ class Tally:
             self.pending_actual += 1
         else:
             self.per_node_actual[d.actual] = self.per_node_actual.get(d.actual, 0) + 1
-        if d.actual is not None:
-            self.moved_cpu[d.actual] = self.moved_cpu.get(d.actual, 0) - d.cpu
-        if d.verdict.node is not None:
-            self.moved_cpu[d.verdict.node] = self.moved_cpu.get(d.verdict.node, 0) + d.cpu
         if d.verdict.node is None:
             self.pending_shadow += 1
         else:
@@ -148,11 +141,9 @@ class Tally:
         self.lag_max = max(self.lag_max, d.lag)
         self.lag_sum += d.lag
 
-    def summary(self, cpu: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
-        """The last jsonl line: agreement, and what the shadow's configuration would have changed. `cpu`: each
-        node's requested and allocatable millicores now, for the utilisation the shadow's choices would give."""
+    def summary(self) -> dict[str, Any]:
+        """The last jsonl line: agreement, and what the shadow's configuration would have changed."""
         n = self.total.observed
-        utilisation = self._utilisation(cpu) if cpu else None
         return {
             "kind": "Summary",
             **self.total.doc(),
@@ -169,25 +160,6 @@ class Tally:
                     "actual": max(self.per_node_actual.values(), default=0),
                     "shadow": max(self.per_node_shadow.values(), default=0),
                 },
-                **({"cpuRequested": utilisation} if utilisation else {}),
             },
             "lagMs": {"max": round(self.lag_max * 1000, 3), "mean": round(self.lag_sum / n * 1000, 3) if n else 0.0},
         }
-
-    def _utilisation(self, cpu: dict[str, tuple[int, int]]) -> dict[str, dict[str, float]]:
-        """Requested cpu over allocatable across nodes (percent: highest, mean, standard deviation), as the
-        cluster is now and as it would be had the observed pods gone where the shadow put them."""
-
-        def stats(shares: list[float]) -> dict[str, float]:
-            return {
-                "max": round(max(shares), 1),
-                "mean": round(statistics.fmean(shares), 1),
-                "stddev": round(statistics.pstdev(shares), 1),
-            }
-
-        nodes = {name: v for name, v in cpu.items() if v[1] > 0}
-        if not nodes:
-            return {}
-        actual = [100 * req / alloc for req, alloc in nodes.values()]
-        shadow = [100 * (req + self.moved_cpu.get(name, 0)) / alloc for name, (req, alloc) in nodes.items()]
-        return {"actual": stats(actual), "shadow": stats(shadow)}
