@@ -188,6 +188,12 @@ def test_the_shadow_compares_each_decision_on_the_state_before_it(kubeconfig: st
     assert c["outcome"] == "differ" and "Insufficient cpu" in c["actualRejected"]
     assert d == {**d, "actual": None, "shadow": None, "agree": True, "reason": "Unschedulable"}
     assert {p.name for p in fed.shadow.scheduler.cache.nodes["small"].pods} == {"b", "c"}  # as bound, not as shadowed
+    fed.shadow._print_summary()
+    change = fed.lines()[-1]["wouldChange"]
+    # The chosen node's cpu before each pod: the cluster's 0% (big), 0% and 50% (small); the shadow's 0%, then
+    # 12.5% twice (big, holding a). d, unschedulable on both sides, counts on neither.
+    assert change["cpuOfChosenNode"] == {"actual": 16.7, "shadow": 8.3}
+    assert change["unschedulable"] == {"actual": 1, "shadow": 1}
 
 
 def test_bindings_that_finish_out_of_order_are_decided_in_the_clusters_queue_order(kubeconfig: str) -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from kubesched.api.object import Obj
+from kubesched.api.resources import CPU
 from kubesched.backend.kube.api import load_configuration
 from kubesched.backend.kube.cluster import ClusterStore
 from kubesched.backend.store import object_key
@@ -266,11 +267,26 @@ class Shadow:
         except Exception as err:  # one pod the shadow cannot decide must not end the shadowing
             log.error("shadow: cannot decide pod %s/%s: %s", ns, name, err, exc_info=log.isEnabledFor(logging.DEBUG))
             return
-        d = Decision(f"{ns}/{name}", ns, workload_of(old), actual, verdict, time.monotonic() - arrived)
+        d = Decision(
+            f"{ns}/{name}",
+            ns,
+            workload_of(old),
+            actual,
+            verdict,
+            time.monotonic() - arrived,
+            self._cpu_share(actual),
+            self._cpu_share(verdict.node),
+        )
         self.tally.add(d)
         self._print(d)
         for listener in self.listeners:
             listener(d)
+
+    def _cpu_share(self, node: str | None) -> float | None:
+        """Requested over allocatable cpu of a node in the cache, in percent (the decided pod not counted)."""
+        ni = self.scheduler.cache.nodes.get(node or "")
+        alloc = ni.allocatable.get(CPU, 0) if ni is not None else 0
+        return 100 * ni.requested.get(CPU, 0) / alloc if ni is not None and alloc else None
 
     def _print(self, d: Decision) -> None:
         if self.opts.output == "table":
@@ -345,6 +361,8 @@ def _summary_table(s: dict[str, Any]) -> str:
     change = s["wouldChange"]
     lines.append(
         f"unschedulable: actual {change['unschedulable']['actual']}, shadow {change['unschedulable']['shadow']}; "
-        f"nodes used: actual {change['nodesUsed']['actual']}, shadow {change['nodesUsed']['shadow']}"
+        f"nodes used: actual {change['nodesUsed']['actual']}, shadow {change['nodesUsed']['shadow']}; "
+        f"cpu of the chosen node: actual {change['cpuOfChosenNode']['actual']}%, "
+        f"shadow {change['cpuOfChosenNode']['shadow']}%"
     )
     return "\n".join(lines)

@@ -73,6 +73,8 @@ def render(tally: Tally, collector: ReportCollector, assumption: str, config_sou
         f"{change['nodesUsed']['shadow']}</td></tr>",
         f"<tr><th>most pods on a node (cluster / shadow)</th><td class=n>{change['mostPodsOnANode']['actual']} / "
         f"{change['mostPodsOnANode']['shadow']}</td></tr>",
+        f"<tr><th>cpu requested on the chosen node before the pod, mean (cluster / shadow)</th><td class=n>"
+        f"{change['cpuOfChosenNode']['actual']}% / {change['cpuOfChosenNode']['shadow']}%</td></tr>",
         f"<tr><th>lag, max / mean (ms)</th><td class=n>{s['lagMs']['max']} / {s['lagMs']['mean']}</td></tr>",
         "</table>",
         _counts_table("By namespace", s["byNamespace"]),

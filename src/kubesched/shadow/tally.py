@@ -12,6 +12,7 @@ shadow's (`shadow`), and how they relate (`outcome`):
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,9 @@ class Decision:
     actual: str | None
     verdict: Verdict
     lag: float  # seconds from the watch event's arrival to the shadow's answer
+    # How full (requested over allocatable cpu, percent) the node each side chose was, before the pod.
+    cpu_actual: float | None = None
+    cpu_shadow: float | None = None
 
     @property
     def reason(self) -> str:
@@ -121,6 +125,8 @@ class Tally:
     pending_shadow: int = 0  # ... and the shadow would have
     per_node_actual: dict[str, int] = field(default_factory=dict)
     per_node_shadow: dict[str, int] = field(default_factory=dict)
+    cpu_actual: list[float] = field(default_factory=list)
+    cpu_shadow: list[float] = field(default_factory=list)
     lag_max: float = 0.0
     lag_sum: float = 0.0
 
@@ -134,6 +140,9 @@ class Tally:
             self.pending_actual += 1
         else:
             self.per_node_actual[d.actual] = self.per_node_actual.get(d.actual, 0) + 1
+        if d.cpu_actual is not None and d.cpu_shadow is not None:
+            self.cpu_actual.append(d.cpu_actual)
+            self.cpu_shadow.append(d.cpu_shadow)
         if d.verdict.node is None:
             self.pending_shadow += 1
         else:
@@ -159,6 +168,10 @@ class Tally:
                 "mostPodsOnANode": {
                     "actual": max(self.per_node_actual.values(), default=0),
                     "shadow": max(self.per_node_shadow.values(), default=0),
+                },
+                "cpuOfChosenNode": {
+                    "actual": round(statistics.fmean(self.cpu_actual), 1) if self.cpu_actual else None,
+                    "shadow": round(statistics.fmean(self.cpu_shadow), 1) if self.cpu_shadow else None,
                 },
             },
             "lagMs": {"max": round(self.lag_max * 1000, 3), "mean": round(self.lag_sum / n * 1000, 3) if n else 0.0},
