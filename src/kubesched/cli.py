@@ -117,7 +117,15 @@ def _parser() -> argparse.ArgumentParser:
     _whatif_parser(sub)
     _sweep_parser(sub)
     _ui_parser(sub)
+    _shadow_parsers(sub)
     return p
+
+
+def _shadow_parsers(sub: argparse._SubParsersAction) -> None:
+    """`kubesched shadow` and `kubesched record` (docs/shadow.md): their own module, imported when used."""
+    from kubesched.shadow.command import add_parsers
+
+    add_parsers(sub)
 
 
 def _overlay_arg(p: argparse.ArgumentParser) -> None:
@@ -405,6 +413,18 @@ def run_command(args: argparse.Namespace) -> int:
     return app.run()
 
 
+def _shadow_command(args: argparse.Namespace) -> int:
+    from kubesched.shadow.command import shadow_command
+
+    return shadow_command(args)
+
+
+def _record_command(args: argparse.Namespace) -> int:
+    from kubesched.shadow.command import record_command
+
+    return record_command(args)
+
+
 def snapshot_command(args: argparse.Namespace) -> int:
     from kubesched.backend.kube.api import APIError, CredentialsError, KubeAPI, describe, load_configuration
     from kubesched.backend.kube.snapshot import take_snapshot, write_manifests
@@ -551,6 +571,8 @@ def main(argv: list[str] | None = None) -> int:
         "whatif": whatif_command,
         "sweep": sweep_command,
         "ui": ui_command,
+        "shadow": _shadow_command,
+        "record": _record_command,
     }
     try:
         return commands[args.command](args)

@@ -1,0 +1,1 @@
+"""Shadowing and recording a real cluster, read-only: `kubesched shadow` and `kubesched record`."""

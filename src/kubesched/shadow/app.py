@@ -1,0 +1,368 @@
+"""`kubesched shadow`: follow a real cluster's scheduler and decide every pod it decides, read-only.
+
+Informers fill a cache as `kubesched run`'s do, through a client that can only GET.
+The watch shows each decision of the cluster's scheduler: a pod gets spec.nodeName,
+or its PodScheduled condition turns False with reason Unschedulable. Before that
+event is applied, the shadow decides the same pod on its cache (decide.py); then the
+event is applied as any other, so the cache follows what the cluster really did, not
+what the shadow would have done.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import json
+import logging
+import queue
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from kubesched.api.object import Obj
+from kubesched.api.resources import CPU
+from kubesched.backend.kube.api import load_configuration
+from kubesched.backend.kube.cluster import ClusterStore
+from kubesched.backend.store import object_key
+from kubesched.clock import WallClock
+from kubesched.config.load import SchedulerConfig
+from kubesched.event_handlers import informed_scheduler
+from kubesched.scheduler import Scheduler
+from kubesched.shadow.decide import decide, score_every_node
+from kubesched.shadow.readonly import ReadOnlyAPI, ReadOnlyClient
+from kubesched.shadow.tally import Decision, Tally, workload_of
+
+log = logging.getLogger(__name__)
+
+KUBERNETES_VERSION = "v1.36"
+IDLE_WAIT = 0.5
+
+Event = tuple[str, str, Obj | None, Obj | None, float]  # kind, type, old, new, arrival (monotonic)
+Rank = tuple[int, int]  # a decision's place in the cluster's queue: minus the priority, then the arrival
+
+
+def _node_name(pod: Obj | None) -> str:
+    return str(((pod or {}).get("spec") or {}).get("nodeName") or "")
+
+
+def _unschedulable(pod: Obj | None) -> bool:
+    for c in ((pod or {}).get("status") or {}).get("conditions") or ():
+        if c.get("type") == "PodScheduled":
+            return c.get("status") == "False" and c.get("reason") == "Unschedulable"
+    return False
+
+
+def observed_decision(old: Obj | None, new: Obj | None) -> tuple[bool, str | None]:
+    """(is it a decision of the cluster's scheduler, the node it chose or None for Unschedulable)."""
+    if old is None or new is None or _node_name(old):
+        return False, None
+    node = _node_name(new)
+    if node:
+        return True, node
+    return (_unschedulable(new) and not _unschedulable(old)), None
+
+
+def _uid(pod: Obj | None) -> str:
+    return str(((pod or {}).get("metadata") or {}).get("uid") or "")
+
+
+_VERSION_TAG = re.compile(r":v?1\.(\d+)(?:[.\-+@]|$)")
+
+
+def scheduler_image(pods: Iterable[Obj]) -> str:
+    """The image of a kube-scheduler pod in kube-system (kubeadm's static pod has label component), or ''."""
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        if meta.get("namespace") != "kube-system":
+            continue
+        if (meta.get("labels") or {}).get("component") == "kube-scheduler" or str(meta.get("name")).startswith(
+            "kube-scheduler"
+        ):
+            containers = (pod.get("spec") or {}).get("containers") or ()
+            if containers:
+                return str(containers[0].get("image") or "")
+    return ""
+
+
+def _minor(image: str) -> int | None:
+    m = _VERSION_TAG.search(image)
+    return int(m.group(1)) if m else None
+
+
+class ShadowStore(ClusterStore):
+    """The informers' store, with a look at every pod event before it is applied: where decisions are seen.
+
+    The watch shows bindings in the order they completed, not the order the cluster's
+    scheduler decided them: it assumes a pod, starts its binding and goes on to the
+    next pod, and a later binding can finish first. Each pod that decides counts the
+    pods assumed before it. So events wait `settle` seconds, and a decision is taken
+    only after any decision waiting with it that the cluster's queue would have popped
+    first (higher priority, then earlier into the queue, as its PrioritySort orders
+    them): the shadow then sees what the cluster's scheduler saw.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        before: Callable[[str, str, Obj | None, Obj | None, float], None],
+        is_decision: Callable[[Obj | None, Obj | None], bool],
+        settle: float = 0.0,
+        **kw: Any,
+    ):
+        super().__init__(*args, **kw)
+        self.before = before
+        self.is_decision = is_decision
+        self.settle = settle
+        self.arrivals: queue.SimpleQueue[Event] = queue.SimpleQueue()
+        self.waiting: collections.deque[tuple[Event, Rank | None]] = collections.deque()  # ranked as they came
+        self._queued_at: dict[str, int] = {}  # pod uid -> when it (last) went into the cluster's queue
+        self._sequence = itertools.count()
+
+    def _enqueue(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
+        if kind == "Pod" and event == "ADDED":
+            self._queued_at[_uid(new)] = next(self._sequence)
+        self.arrivals.put((kind, event, old, new, time.monotonic()))
+        self.wake.set()
+
+    def _rank(self, e: Event) -> Rank | None:
+        """Where the cluster's queue had the pod of a decision event; None for any other event."""
+        kind, event, old, new, _ = e
+        if kind != "Pod" or event != "MODIFIED" or not self.is_decision(old, new):
+            return None
+        priority = int(((old or {}).get("spec") or {}).get("priority") or 0)
+        return -priority, self._queued_at.get(_uid(old), -1)
+
+    def drain(self, limit: int = 100_000, *, flush: bool = True) -> int:
+        """Apply the events that have waited `settle` seconds (all of them with `flush`)."""
+        while True:
+            try:
+                e = self.arrivals.get_nowait()
+            except queue.Empty:
+                break
+            self.waiting.append((e, self._rank(e)))
+        ripe = time.monotonic() - self.settle
+        n = 0
+        while self.waiting and n < limit and (flush or self.waiting[0][0][4] <= ripe):
+            n += self._in_order(*self.waiting.popleft())
+        self.events_applied += n
+        return n
+
+    def _in_order(self, e: Event, rank: Rank | None) -> int:
+        """Apply `e`, after the waiting decisions the cluster took before it; the events applied."""
+        n = 0
+        while rank is not None:
+            earlier = [(r, i) for i, (_, r) in enumerate(self.waiting) if r is not None and r < rank]
+            if not earlier:
+                break
+            _, i = min(earlier)
+            first, first_rank = self.waiting[i]
+            del self.waiting[i]
+            n += self._in_order(first, first_rank)
+        self._apply(e)
+        return n + 1
+
+    def _apply(self, e: Event) -> None:
+        kind, event, old, new, arrived = e
+        self.before(kind, event, old, new, arrived)
+        if kind == "Pod":
+            if event == "MODIFIED" and _unschedulable(new) and not _node_name(new):
+                self._queued_at[_uid(new)] = next(self._sequence)  # back into the queue, behind the others
+            elif event == "DELETED" or _node_name(new):
+                self._queued_at.pop(_uid(old if new is None else new), None)  # out of the queue for good
+        objects = self.objects[kind]
+        if event == "DELETED":
+            assert old is not None
+            objects.pop(object_key(old), None)
+        else:
+            assert new is not None
+            objects[object_key(new)] = new
+        self._notify(kind, event, old, new)
+
+
+@dataclass
+class ShadowOptions:
+    kubeconfig: str = ""
+    master: str = ""
+    scheduler_name: str = ""  # "" : the pods of every profile of the configuration
+    output: str = "jsonl"  # or "table"
+    duration: float | None = None  # stop after this many seconds (None: at SIGINT/SIGTERM)
+    settle: float = 0.25  # seconds events wait for bindings that finished out of the order they were decided
+    sync_timeout: float | None = 60.0
+    qps: float = 50.0
+    burst: int = 100
+
+
+class Shadow:
+    """The informers, a scheduler that is never run, and the decisions compared as they are observed."""
+
+    def __init__(self, config: SchedulerConfig, opts: ShadowOptions, out: TextIO | None = None) -> None:
+        self.config = config
+        self.opts = opts
+        self.out = out if out is not None else sys.stdout
+        self.stop = threading.Event()
+        self.tally = Tally()
+        self.listeners: list[Callable[[Decision], None]] = []  # the report, the metrics
+        self.assumed = ""  # what the shadow said it assumes, once its informers listed
+        cfg = load_configuration(opts.kubeconfig, opts.master, kubectl_defaults=True)
+        self.api = ReadOnlyAPI(cfg, qps=opts.qps, burst=opts.burst, user_agent="kubesched-shadow")
+        self.store = ShadowStore(
+            self.api, self.stop, before=self._before, is_decision=self._is_decision, settle=opts.settle
+        )
+        self.scheduler: Scheduler = informed_scheduler(
+            config, self.store, client=ReadOnlyClient(), clock=WallClock(), record=False
+        )
+        self.names = {opts.scheduler_name} if opts.scheduler_name else set(self.scheduler.profiles)
+        self.own_percentages = score_every_node(self.scheduler)
+        self.global_percentage = int(config.raw.percentageOfNodesToScore or 0)
+        self.scheduler.cycles.percentage_of_nodes_to_score = 100
+
+    def assumption(self) -> str:
+        """The one line saying what the shadow assumes the cluster's scheduler is, with what it could find out
+        about the real one: the API server's version, and the image of a kube-scheduler pod (kubeadm's static
+        pod, say) when its informers have seen one."""
+        profiles = ", ".join(sorted(self.scheduler.profiles))
+        source = self.config.source or "upstream's defaults"
+        found = ""
+        try:
+            version = self.api.request("GET", "/version", retries=0)
+            found = f"; the API server is {version.get('gitVersion') or 'of unknown version'}"
+        except Exception as err:  # /version is a nicety: its absence changes nothing
+            log.debug("no /version: %s", err)
+        image = scheduler_image(self.store.objects["Pod"].values())
+        if image:
+            found += f"; kube-scheduler runs {image}"
+            minor = _minor(image)
+            if minor is not None and minor != int(KUBERNETES_VERSION.split(".")[1]):
+                found += f" (v1.{minor} may decide differently where the releases differ)"
+        pods = ", ".join(sorted(self.names))
+        return (
+            f"shadow: assuming the cluster's scheduler is kube-scheduler {KUBERNETES_VERSION} "
+            f"with profile {profiles} ({source}), for pods of scheduler {pods}{found}"
+        )
+
+    def _is_decision(self, old: Obj | None, new: Obj | None) -> bool:
+        """A decision of the cluster's scheduler for a pod of the shadowed scheduler names."""
+        spec = (old or {}).get("spec") or {}
+        return observed_decision(old, new)[0] and str(spec.get("schedulerName") or "default-scheduler") in self.names
+
+    def _before(self, kind: str, event: str, old: Obj | None, new: Obj | None, arrived: float) -> None:
+        if kind != "Pod" or event != "MODIFIED" or not self.store.synced():
+            return
+        if old is None or not self._is_decision(old, new):
+            return
+        actual = observed_decision(old, new)[1]
+        meta = old.get("metadata") or {}
+        ns, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+        pod = self.scheduler.informer_pod(ns, name)
+        if pod is None:
+            return
+        own = self.own_percentages.get(pod.scheduler_name)
+        try:
+            verdict = decide(self.scheduler, pod, actual, own, self.global_percentage)
+        except Exception as err:  # one pod the shadow cannot decide must not end the shadowing
+            log.error("shadow: cannot decide pod %s/%s: %s", ns, name, err, exc_info=log.isEnabledFor(logging.DEBUG))
+            return
+        d = Decision(
+            f"{ns}/{name}",
+            ns,
+            workload_of(old),
+            actual,
+            verdict,
+            time.monotonic() - arrived,
+            self._cpu_share(actual),
+            self._cpu_share(verdict.node),
+        )
+        self.tally.add(d)
+        self._print(d)
+        for listener in self.listeners:
+            listener(d)
+
+    def _cpu_share(self, node: str | None) -> float | None:
+        """Requested over allocatable cpu of a node in the cache, in percent (the decided pod not counted)."""
+        ni = self.scheduler.cache.nodes.get(node or "")
+        alloc = ni.allocatable.get(CPU, 0) if ni is not None else 0
+        return 100 * ni.requested.get(CPU, 0) / alloc if ni is not None and alloc else None
+
+    def _print(self, d: Decision) -> None:
+        if self.opts.output == "table":
+            mark = {"agree": "=", "tie": "~", "sampled": "?", "differ": "!"}[d.outcome]
+            print(
+                f"{mark} {d.pod:<40} {d.actual or '(unschedulable)':<24} {d.verdict.node or '(unschedulable)'}",
+                file=self.out,
+                flush=True,
+            )
+        else:
+            print(json.dumps(d.line(), separators=(",", ":")), file=self.out, flush=True)
+
+    def run(self) -> int:
+        """Shadow until stopped (or --duration); the summary line last. 1 when the informers never synced."""
+        self.store.start()
+        if not self.store.wait_for_cache_sync(self.stop, self.opts.sync_timeout):
+            if self.stop.is_set():
+                return 0
+            log.error("shadow: the informers did not sync within %ss", self.opts.sync_timeout)
+            return 1
+        self.store.drain()  # the starting state: no decisions in it
+        objects = self.store.objects
+        self.assumed = self.assumption()
+        print(f"kubesched: {self.assumed}", file=sys.stderr, flush=True)
+        print(
+            f"kubesched: shadow: watching {len(objects['Node'])} nodes and {len(objects['Pod'])} pods",
+            file=sys.stderr,
+            flush=True,
+        )
+        self.follow()
+        return 0
+
+    def follow(self) -> None:
+        """Take decisions as their events settle, until stopped or --duration; then the rest, and the summary."""
+        deadline = None if self.opts.duration is None else time.monotonic() + self.opts.duration
+        while not self.stop.is_set():
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            self.store.drain(flush=False)
+            waiting = self.store.waiting
+            ripe = waiting[0][0][4] + self.opts.settle - time.monotonic() if waiting else IDLE_WAIT
+            self.store.wake.wait(min(IDLE_WAIT, max(0.001, ripe)))
+            self.store.wake.clear()
+        self.store.drain()
+        self.stop.set()
+        self._print_summary()
+
+    def _print_summary(self) -> None:
+        summary = self.tally.summary()
+        if self.opts.output == "table":
+            print(_summary_table(summary), file=self.out, flush=True)
+        else:
+            print(json.dumps(summary, separators=(",", ":")), file=self.out, flush=True)
+
+    def install_signal_handlers(self) -> None:
+        def stop(signum: int, frame: Any) -> None:
+            self.stop.set()
+            self.store.wake.set()
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+
+
+def _summary_table(s: dict[str, Any]) -> str:
+    lines = [
+        f"observed {s['observed']}, agree {s['agree']}, ties {s['ties']}, "
+        f"sampled {s['outcomes']['sampled']}, differ {s['outcomes']['differ']}",
+        f"{'NAMESPACE':<30} {'OBSERVED':>8} {'AGREE':>8} {'TIES':>8}",
+    ]
+    for ns, c in s["byNamespace"].items():
+        lines.append(f"{ns:<30} {c['observed']:>8} {c['agree']:>8} {c['ties']:>8}")
+    change = s["wouldChange"]
+    lines.append(
+        f"unschedulable: actual {change['unschedulable']['actual']}, shadow {change['unschedulable']['shadow']}; "
+        f"nodes used: actual {change['nodesUsed']['actual']}, shadow {change['nodesUsed']['shadow']}; "
+        f"cpu of the chosen node: actual {change['cpuOfChosenNode']['actual']}%, "
+        f"shadow {change['cpuOfChosenNode']['shadow']}%"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,416 @@
+"""`kubesched shadow` without a cluster: the read-only clients, what counts as a decision, and the comparison.
+
+Watch events are put straight into the shadow's store (its informers never start), so
+each test says exactly what the cluster's scheduler did and checks what the shadow
+printed about it.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import re
+import ssl
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from kubernetes.client import Configuration
+
+from kubesched.backend.kube.api import APIError
+from kubesched.backend.kube.resources import SNAPSHOT
+from kubesched.cli import main
+from kubesched.config.load import load_config
+from kubesched.delegation import DelegationOptions
+from kubesched.framework.interface import APIClient
+from kubesched.framework.types import new_pod_info
+from kubesched.shadow.app import Shadow, ShadowOptions, observed_decision
+from kubesched.shadow.readonly import ReadOnlyAPI, ReadOnlyClient, WriteRefused
+from kubesched.shadow.report import ReportCollector, render
+from kubesched.shadow.serve import AddressError, ServingOptions, ShadowMetrics, parse_address, serve
+
+pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
+
+
+def unreachable() -> Configuration:
+    cfg = Configuration()
+    cfg.host = "https://127.0.0.1:1"
+    return cfg
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE", "post"])
+def test_read_only_api_refuses_writes_before_sending(method: str) -> None:
+    api = ReadOnlyAPI(unreachable(), qps=0)
+    with pytest.raises(WriteRefused, match=f"{method} /api/v1/pods refused"):
+        api.request(method, "/api/v1/pods", body={})
+    assert api.request_count == 0  # nothing went out
+
+
+def test_read_only_api_sends_reads() -> None:
+    api = ReadOnlyAPI(unreachable(), qps=0, retries=0)
+    with pytest.raises(APIError) as err:
+        api.request("GET", "/api/v1/pods")
+    assert err.value.status == 0  # it went out, and nobody answered
+    assert api.request_count == 1
+
+
+def _protocol_methods() -> list[str]:
+    return sorted(n for n in vars(APIClient) if not n.startswith("_") and callable(getattr(APIClient, n)))
+
+
+@pytest.mark.parametrize("name", [n for n in _protocol_methods() if n not in ("get", "timestamp")])
+def test_read_only_client_refuses_every_write(name: str) -> None:
+    pod = new_pod_info({"kind": "Pod", "metadata": {"name": "p", "namespace": "default", "uid": "u"}, "spec": {}})
+    obj = {"kind": "Pod", "metadata": {"name": "p"}}
+    args: dict[str, tuple[Any, ...]] = {
+        "bind": (pod, "n"),
+        "update": (obj,),
+        "update_status": (obj,),
+        "create": (obj,),
+        "delete": ("Pod", "default", "p"),
+        "merge_status": ("Pod", "default", "p", {}),
+        "delete_pod": (pod,),
+        "patch_pod_status": (pod, None, None),
+        "record_event": (pod, "Normal", "Scheduled", "Binding", "note"),
+        "apply_extender_binding": (pod, "n"),
+    }
+    with pytest.raises(WriteRefused):
+        getattr(ReadOnlyClient(), name)(*args[name])
+
+
+def _pod(name: str, cpu: str = "1", node: str = "", scheduler: str = "", unschedulable: bool = False) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+    if node:
+        spec["nodeName"] = node
+    if scheduler:
+        spec["schedulerName"] = scheduler
+    status: dict[str, Any] = {"phase": "Pending"}
+    if unschedulable:
+        status["conditions"] = [
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/2 nodes"}
+        ]
+    meta = {
+        "name": name,
+        "namespace": "default",
+        "uid": f"uid-{name}",
+        "ownerReferences": [{"kind": "ReplicaSet", "name": "web-1", "controller": True, "apiVersion": "apps/v1"}],
+    }
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+
+
+def _node(name: str, cpu: str) -> dict[str, Any]:
+    alloc = {"cpu": cpu, "memory": "16Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": alloc, "capacity": alloc},
+    }
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (_pod("p"), _pod("p", node="n1"), (True, "n1")),
+        (_pod("p"), _pod("p", unschedulable=True), (True, None)),
+        (_pod("p", unschedulable=True), _pod("p", unschedulable=True), (False, None)),  # no new decision
+        (_pod("p", unschedulable=True), _pod("p", node="n1"), (True, "n1")),  # retried, then bound
+        (_pod("p", node="n1"), _pod("p", node="n1"), (False, None)),  # a bound pod's update
+        (None, _pod("p", node="n1"), (False, None)),  # created bound: nobody decided
+        (_pod("p"), _pod("p"), (False, None)),
+    ],
+)
+def test_what_counts_as_a_decision(old: Any, new: Any, expected: tuple[bool, str | None]) -> None:
+    assert observed_decision(old, new) == expected
+
+
+@pytest.fixture
+def kubeconfig(tmp_path: Path) -> str:
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "c",
+    }
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+class Fed:
+    """A shadow whose watch events the test writes."""
+
+    def __init__(self, kubeconfig: str, config: dict[str, Any] | None = None, **opts: Any) -> None:
+        self.out = io.StringIO()
+        self.shadow = Shadow(load_config(config), ShadowOptions(kubeconfig=kubeconfig, **opts), out=self.out)
+        for r in self.shadow.store.reflectors:
+            r.synced.set()
+
+    def event(self, kind: str, event: str, old: Any, new: Any) -> None:
+        self.shadow.store._enqueue(kind, event, copy.deepcopy(old), copy.deepcopy(new))
+        self.shadow.store.drain()
+
+    def bind(self, pod: dict[str, Any], node: str) -> None:
+        bound = copy.deepcopy(pod)
+        bound["spec"]["nodeName"] = node
+        self.event("Pod", "MODIFIED", pod, bound)
+
+    def lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.out.getvalue().splitlines()]
+
+
+def test_the_shadow_compares_each_decision_on_the_state_before_it(kubeconfig: str) -> None:
+    fed = Fed(kubeconfig)
+    fed.event("Node", "ADDED", None, _node("small", "2"))
+    fed.event("Node", "ADDED", None, _node("big", "8"))
+    for name, cpu in (("a", "1"), ("b", "1"), ("c", "4"), ("d", "16")):
+        fed.event("Pod", "ADDED", None, _pod(name, cpu))
+    fed.bind(_pod("a", "1"), "big")  # what the default scores choose: the emptier node
+    fed.bind(_pod("b", "1"), "small")  # not what they choose
+    fed.bind(_pod("c", "4"), "small")  # does not even fit there: `b` took half of it
+    fed.event("Pod", "MODIFIED", _pod("d", "16"), _pod("d", "16", unschedulable=True))
+    a, b, c, d = fed.lines()
+    assert a["agree"] and a["outcome"] == "agree" and a["shadow"] == "big"
+    assert a["workload"] == "ReplicaSet/web-1" and a["reason"] == "Scheduled"
+    assert not b["agree"] and b["outcome"] == "differ" and (b["actual"], b["shadow"]) == ("small", "big")
+    assert b["totals"]["shadow"] > b["totals"]["actual"]
+    assert "NodeResourcesFit" in b["scores"]
+    assert b["scores"]["NodeResourcesFit"]["shadow"] > b["scores"]["NodeResourcesFit"]["actual"]
+    # The cache follows the cluster, not the shadow: b's cpu counts on `small`, so c no longer fits there.
+    assert c["outcome"] == "differ" and "Insufficient cpu" in c["actualRejected"]
+    assert d == {**d, "actual": None, "shadow": None, "agree": True, "reason": "Unschedulable"}
+    assert {p.name for p in fed.shadow.scheduler.cache.nodes["small"].pods} == {"b", "c"}  # as bound, not as shadowed
+    fed.shadow._print_summary()
+    change = fed.lines()[-1]["wouldChange"]
+    # The chosen node's cpu before each pod: the cluster's 0% (big), 0% and 50% (small); the shadow's 0%, then
+    # 12.5% twice (big, holding a). d, unschedulable on both sides, counts on neither.
+    assert change["cpuOfChosenNode"] == {"actual": 16.7, "shadow": 8.3}
+    assert change["unschedulable"] == {"actual": 1, "shadow": 1}
+
+
+def test_bindings_that_finish_out_of_order_are_decided_in_the_clusters_queue_order(kubeconfig: str) -> None:
+    """The cluster decided a (big) and then b, with a assumed; b's binding finished first. The shadow, given
+    both at once, takes a's decision first, and agrees on both; taken as they came, b's would differ."""
+    for settle_order, expected in ((True, ["agree", "agree"]), (False, ["differ", "agree"])):
+        fed = Fed(kubeconfig)
+        fed.event("Node", "ADDED", None, _node("small", "2"))
+        fed.event("Node", "ADDED", None, _node("big", "8"))
+        a, b = _pod("a", "6"), _pod("b", "1")
+        fed.event("Pod", "ADDED", None, a)
+        fed.event("Pod", "ADDED", None, b)
+        b_bound, a_bound = copy.deepcopy(b), copy.deepcopy(a)
+        b_bound["spec"]["nodeName"], a_bound["spec"]["nodeName"] = "small", "big"
+        store = fed.shadow.store
+        store._enqueue("Pod", "MODIFIED", b, b_bound)
+        if not settle_order:
+            store.drain()  # b alone: no settling
+        store._enqueue("Pod", "MODIFIED", a, a_bound)
+        store.drain()
+        lines = {line["pod"]: line for line in fed.lines()}
+        assert [lines["default/b"]["outcome"], lines["default/a"]["outcome"]] == expected
+        if settle_order:
+            assert [line["pod"] for line in fed.lines()] == ["default/a", "default/b"]
+
+
+def test_events_wait_to_settle(kubeconfig: str) -> None:
+    fed = Fed(kubeconfig, settle=60.0)
+    fed.shadow.store._enqueue("Node", "ADDED", None, _node("n1", "4"))
+    assert fed.shadow.store.drain(flush=False) == 0  # not yet
+    assert fed.shadow.store.drain() == 1
+
+
+def test_equal_nodes_make_ties_not_differences(kubeconfig: str) -> None:
+    """Pods bound round-robin over equal nodes always land on one of the emptiest: where the scores tie."""
+    fed = Fed(kubeconfig)
+    nodes = ("n1", "n2", "n3")
+    for name in nodes:
+        fed.event("Node", "ADDED", None, _node(name, "4"))
+    for i in range(24):
+        pod = _pod(f"p{i}", "100m")
+        fed.event("Pod", "ADDED", None, pod)
+        fed.bind(pod, nodes[i % 3])
+    lines = fed.lines()
+    assert {line["outcome"] for line in lines} <= {"agree", "tie"}
+    ties = [line for line in lines if line["tie"]]
+    assert ties  # a random pick among 3, then 2, agrees with the cluster eight times in a row once in 1.7 million
+    assert all(t["totals"]["actual"] == t["totals"]["shadow"] and not t["agree"] for t in ties)
+    summary = fed.shadow.tally.summary()
+    assert (summary["observed"], summary["agree"] + summary["ties"], summary["agreementTiesAside"]) == (24, 24, 1.0)
+    assert summary["byWorkload"]["default/ReplicaSet/web-1"]["observed"] == 24
+
+
+def test_pods_of_other_schedulers_are_not_shadowed(kubeconfig: str) -> None:
+    fed = Fed(kubeconfig)
+    fed.event("Node", "ADDED", None, _node("n1", "4"))
+    pod = _pod("p", scheduler="my-scheduler")
+    fed.event("Pod", "ADDED", None, pod)
+    fed.bind(pod, "n1")
+    assert fed.lines() == []
+    named = Fed(kubeconfig, scheduler_name="my-scheduler")
+    named.event("Node", "ADDED", None, _node("n1", "4"))
+    named.event("Pod", "ADDED", None, pod)
+    named.bind(pod, "n1")
+    assert [line["pod"] for line in named.lines()] == ["default/p"]
+
+
+def test_summary_and_table(kubeconfig: str) -> None:
+    fed = Fed(kubeconfig, output="table")
+    fed.event("Node", "ADDED", None, _node("n1", "4"))
+    pod = _pod("p")
+    fed.event("Pod", "ADDED", None, pod)
+    fed.bind(pod, "n1")
+    fed.shadow._print_summary()
+    text = fed.out.getvalue()
+    assert re.search(r"^= default/p\s+n1\s+n1$", text, re.M)
+    assert "observed 1, agree 1, ties 0, sampled 0, differ 0" in text
+
+
+def test_bad_input_is_one_line_and_status_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["shadow", "--kubeconfig", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no such file" in err
+    bad = tmp_path / "sched.yaml"
+    bad.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nparallelism: -1\n")
+    assert main(["shadow", "--kubeconfig", str(tmp_path / "none"), "--config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "parallelism" in err
+
+
+def _get(port: int, path: str) -> tuple[int, str]:
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    try:
+        with urllib.request.urlopen(f"https://127.0.0.1:{port}{path}", context=ctx, timeout=10) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def test_metrics_count_observed_and_agreeing_decisions_behind_the_secure_port(kubeconfig: str) -> None:
+    fed = Fed(kubeconfig)
+    metrics = ShadowMetrics()
+    fed.shadow.listeners.append(metrics)
+    fed.event("Node", "ADDED", None, _node("small", "2"))
+    fed.event("Node", "ADDED", None, _node("big", "8"))
+    for name, node in (("a", "big"), ("b", "small")):
+        pod = _pod(name)
+        fed.event("Pod", "ADDED", None, pod)
+        fed.bind(pod, node)
+    opened = ServingOptions("127.0.0.1:0", delegation=DelegationOptions(always_allow_paths=("/healthz", "/metrics")))
+    endpoints, _, port = serve(metrics, opened, fed.shadow.store.synced)
+    try:
+        status, text = _get(port, "/metrics")
+        assert status == 200
+        assert 'kubesched_shadow_decisions_observed_total{reason="Scheduled"} 2.0' in text
+        assert 'kubesched_shadow_decisions_agreeing_total{reason="Scheduled"} 1.0' in text
+        assert 'kubesched_shadow_decisions_total{outcome="differ"} 1.0' in text
+    finally:
+        endpoints.stop()
+    # Upstream's rules by default: health for all, metrics for whom the API server authorizes (here: nobody).
+    endpoints, _, port = serve(metrics, ServingOptions("127.0.0.1:0"), fed.shadow.store.synced)
+    try:
+        assert _get(port, "/healthz") == (200, "ok")
+        assert _get(port, "/metrics")[0] == 403
+    finally:
+        endpoints.stop()
+
+
+@pytest.mark.parametrize("address", ["10260", "host:", ":80", "h:99999", "h:x"])
+def test_a_bad_metrics_address_is_bad_input(address: str) -> None:
+    with pytest.raises(AddressError, match="expected HOST:PORT"):
+        parse_address(address)
+
+
+def test_the_report_lists_what_was_decided_otherwise(kubeconfig: str) -> None:
+    fed = Fed(kubeconfig)
+    collector = ReportCollector()
+    fed.shadow.listeners.append(collector)
+    fed.event("Node", "ADDED", None, _node("small", "2"))
+    fed.event("Node", "ADDED", None, _node("big", "8"))
+    for name, node in (("a", "big"), ("<b>", "small")):
+        pod = _pod(name)
+        fed.event("Pod", "ADDED", None, pod)
+        fed.bind(pod, node)
+    page = render(fed.shadow.tally, collector, "shadow: assuming ...", "")
+    assert [d.pod for d in collector.rows] == ["default/<b>"]
+    assert "default/&lt;b&gt;" in page and "default/<b>" not in page
+    assert "NodeResourcesFit" in page and "<td class=n>2</td>" in page
+
+
+def test_the_viewer_role_reads_what_the_informers_read_and_nothing_more() -> None:
+    """deploy/optional/shadow.yaml: get, list and watch only, on every resource shadow and record list."""
+    docs = list(yaml.safe_load_all((Path(__file__).parents[1] / "deploy" / "optional" / "shadow.yaml").read_text()))
+    role = next(d for d in docs if d["kind"] == "ClusterRole")
+    granted = {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    assert {verb for _, _, verb in granted} == {"get", "list", "watch"}
+    for r in SNAPSHOT.values():
+        group = r.group_version.rpartition("/")[0]
+        assert {(group, r.plural, verb) for verb in ("list", "watch")} <= granted, r.kind
+
+
+@pytest.mark.parametrize(
+    ("image", "says"),
+    [
+        (
+            "registry.k8s.io/kube-scheduler:v1.35.2",
+            "kube-scheduler runs registry.k8s.io/kube-scheduler:v1.35.2 (v1.35 may",
+        ),
+        ("registry.k8s.io/kube-scheduler:v1.36.0", "kube-scheduler runs registry.k8s.io/kube-scheduler:v1.36.0"),
+        ("example.com/my-scheduler:latest", "kube-scheduler runs example.com/my-scheduler:latest"),
+    ],
+)
+def test_the_assumption_names_the_clusters_kube_scheduler_image(kubeconfig: str, image: str, says: str) -> None:
+    fed = Fed(kubeconfig)
+    static = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "kube-scheduler-cp-0",
+            "namespace": "kube-system",
+            "labels": {"component": "kube-scheduler"},
+        },
+        "spec": {"nodeName": "cp-0", "containers": [{"name": "kube-scheduler", "image": image}]},
+    }
+    assert "kube-scheduler runs" not in fed.shadow.assumption()
+    fed.event("Pod", "ADDED", None, static)
+    text = fed.shadow.assumption()
+    assert text.startswith(
+        "shadow: assuming the cluster's scheduler is kube-scheduler v1.36 with profile default-scheduler"
+    )
+    assert says in text
+    assert ("may decide differently" in text) == ("v1.35" in image)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(order=st.permutations(range(6)))
+def test_decisions_are_taken_in_the_clusters_queue_order_whatever_order_bindings_finish(
+    kubeconfig: str, order: list[int]
+) -> None:
+    fed = Fed(kubeconfig)
+    fed.event("Node", "ADDED", None, _node("n1", "64"))
+    pods = [_pod(f"p{i}", "100m") for i in range(6)]
+    for p in pods:
+        fed.event("Pod", "ADDED", None, p)
+    for i in order:
+        bound = copy.deepcopy(pods[i])
+        bound["spec"]["nodeName"] = "n1"
+        fed.shadow.store._enqueue("Pod", "MODIFIED", pods[i], bound)
+    fed.shadow.store.drain()
+    assert [line["pod"] for line in fed.lines()] == [f"default/p{i}" for i in range(6)]
+    assert len(fed.shadow.scheduler.cache.nodes["n1"].pods) == 6
+    assert fed.shadow.store._queued_at == {}  # bound pods are out of the queue: nothing kept for them
