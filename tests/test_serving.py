@@ -272,10 +272,21 @@ def test_hostile_bytes_get_an_answer_or_a_closed_connection_and_the_server_carri
                 pass
             except TimeoutError:  # still open after 1.5 s: only a connection kept alive after an answer may be
                 assert received.startswith(b"HTTP/1.1 200 OK") and received.endswith(b"ok")
-        assert get(shared_port, "/healthz") == (200, "ok")
+        assert _healthz_within_short_deadline(shared_port) == (200, "ok")
     finally:
         threading.excepthook = hook
     assert failures == []
+
+
+def _healthz_within_short_deadline(port: int) -> Any:
+    """GET /healthz from the server whose handshake deadline is 0.3 s: on a loaded machine a handshake can
+    outlast it and be closed, as it should be; a server that stopped carrying on fails all three tries."""
+    for _ in range(2):
+        try:
+            return get(port, "/healthz")
+        except ssl.SSLEOFError:
+            continue
+    return get(port, "/healthz")
 
 
 @given(st.binary(max_size=300))
