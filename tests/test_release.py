@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from kubesched.config import names as n
@@ -169,3 +172,87 @@ def test_balanced_allocation_formula_per_release(minor: str, score: int, batch: 
     plugin = balanced_allocation.new(args, Handle(snapshot=snap, release=release(minor)))
     pod = make_pod().req({"cpu": "3", "memory": "5Gi"}).obj()
     assert score_nodes(plugin, pod, snap, batch=batch) == ([score], None)
+
+
+def _main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    from kubesched.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["simulate", "examples/cluster", "--kubernetes-version", "1.33"], "--kubernetes-version: unsupported"),
+        (["simulate", "examples/cluster", "--feature-gates", "Foo=true"], "--feature-gates: unrecognized feature gate"),
+        (["whatif", "compare", "examples/cluster", "--kubernetes-version", "1.3"], "--kubernetes-version: unsupported"),
+        (["sweep", "examples/whatif/sweep.yaml", "--kubernetes-version", "2.0"], "--kubernetes-version: unsupported"),
+        (["ui", "examples/cluster", "--kubernetes-version", "x", "--no-open"], "--kubernetes-version: unsupported"),
+        (["run", "--kubernetes-version", "1.33"], "--kubernetes-version: unsupported"),
+    ],
+)
+def test_bad_release_flags_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    code, _, err = _main(capsys, *argv)
+    assert code == 2 and err.startswith(f"kubesched: {message}") and "Traceback" not in err
+
+
+def test_upgrade_compare_names_the_changed_scores(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/dra from v1.34 to v1.36: DRA's off-by-default gates in v1.34 keep gpu-node-c out, and its
+    DynamicResources does not score; the notebook moves and the comparison says so."""
+    code, out, _ = _main(
+        capsys,
+        "whatif",
+        "compare",
+        "examples/dra",
+        "--kubernetes-version",
+        "1.34",
+        "--kubernetes-version",
+        "1.36",
+        "--output",
+        "json",
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert (doc["a"]["kubernetesVersion"], doc["b"]["kubernetesVersion"]) == ("v1.34", "v1.36")
+    notebook = next(m for m in doc["moved"] if m["pod"] == "default/notebook-0")
+    assert (notebook["nodeA"], notebook["nodeB"]) == ("gpu-node-b", "gpu-node-c")
+    why = {w["plugin"]: w for w in notebook["why"] if "scoresA" in w}
+    assert why["DynamicResources"]["scoresA"] == {"gpu-node-b": None, "gpu-node-c": None}
+    assert (
+        why["NodeResourcesBalancedAllocation"]["scoresA"]["gpu-node-b"]
+        != why["NodeResourcesBalancedAllocation"]["scoresB"]["gpu-node-b"]
+    )
+    assert {"plugin": "DynamicResources", "node": "gpu-node-c", "filterA": "cannot allocate all claims"} in notebook[
+        "why"
+    ]
+    code, out, _ = _main(
+        capsys,
+        "whatif",
+        "compare",
+        "examples/dra",
+        "--kubernetes-version",
+        "1.36",
+        "--output",
+        "table",
+        "--config",
+        "default",
+        "--config",
+        "default",
+    )
+    assert code == 0 and "Every pod lands on the same node" in out and "Why" not in out
+
+
+def test_sweep_varies_the_release(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"base: [{Path('examples/dra').resolve()}]\ngrid:\n  kubernetesVersion: ['1.34', 1.36]\n")
+    code, out, _ = _main(capsys, "sweep", str(spec), "--workers", "1", "--output", "json")
+    assert code == 0
+    rows = json.loads(out)["points"]
+    assert [r["kubernetesVersion"] for r in rows] == ["1.34", "1.36"]
+    assert rows[0]["scheduled"] < rows[1]["scheduled"]  # v1.34's DRA gates leave the shared viewers pending
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"base: [{Path('examples/dra').resolve()}]\nkubernetesVersion: '1.2'\n")
+    code, _, err = _main(capsys, "sweep", str(bad))
+    assert code == 2 and "kubernetesVersion: unsupported Kubernetes version" in err

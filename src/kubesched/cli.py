@@ -29,6 +29,7 @@ from kubesched.startup import without_gc
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from kubesched.release import Release
     from kubesched.simulator.budget import Budget
     from kubesched.simulator.explain import WorkloadDigest
     from kubesched.simulator.load import LoadedInput
@@ -96,12 +97,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="a legacy algorithm provider: DefaultProvider or ClusterAutoscalerProvider",
     )
-    s.add_argument(
-        "--feature-gates",
-        default="",
-        metavar="GATES",
-        help="for --policy-config-file/--algorithm-provider: DefaultPodTopologySpread=true|false",
-    )
+    _release_args(s)
     s.add_argument(
         "--output",
         choices=("json", "jsonl", "table"),
@@ -189,6 +185,7 @@ def _ui_parser(sub: argparse._SubParsersAction) -> None:
     u.add_argument("--until", type=_duration, default=None, help="stop at this virtual time (e.g. 10m)")
     u.add_argument("--bind-latency", type=_duration, default=0.0, help="virtual time a binding takes")
     u.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
+    _release_args(u)
     _budget_args(u)
 
 
@@ -223,6 +220,7 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="write each attempt's per-plugin results onto the pod (kube-scheduler-simulator's keys)",
     )
+    _release_args(r)
     r.add_argument("--logging-format", choices=("text", "json"), default="text")
     r.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
 
@@ -275,6 +273,60 @@ def _delegation_options(args: argparse.Namespace) -> Any:
         allowed_cache_ttl=args.authorization_webhook_cache_authorized_ttl,
         denied_cache_ttl=args.authorization_webhook_cache_unauthorized_ttl,
     )
+
+
+def _release_args(p: argparse.ArgumentParser, *, gates: bool = True, sides: bool = False) -> None:
+    """--kubernetes-version (and --feature-gates): the kube-scheduler release to follow (docs/versions.md)."""
+    p.add_argument(
+        "--kubernetes-version",
+        action="append" if sides else "store",
+        default=[] if sides else None,
+        metavar="MINOR",
+        help="give it twice, A then B, to compare releases (docs/versions.md)"
+        if sides
+        else "the kube-scheduler release to follow: 1.34, 1.35 or 1.36 (default: the version a snapshot recorded, "
+        "else 1.36; docs/versions.md)",
+    )
+    if gates:
+        p.add_argument(
+            "--feature-gates",
+            default="",
+            metavar="GATES",
+            help="A=true,B=false on top of the release's defaults, refused as its kube-scheduler refuses them "
+            "(with --policy-config-file/--algorithm-provider: DefaultPodTopologySpread=true|false)",
+        )
+
+
+def _release(args: argparse.Namespace, loaded: LoadedInput | None = None) -> Release:
+    """The release the command follows: --kubernetes-version, else the one a snapshot recorded (said once), else 1.36.
+
+    Raises LoadError naming the flag for a version or gate the release refuses.
+    """
+    from kubesched.release import ReleaseError, parse_version, release
+
+    version = args.kubernetes_version
+    if version is None and loaded is not None and loaded.cluster_version is not None:
+        source, recorded = loaded.cluster_version
+        try:
+            version = parse_version(recorded)
+        except ReleaseError:
+            _say(f"{source} records Kubernetes {recorded}; simulating v1.36 (--kubernetes-version to choose)")
+        else:
+            _say(f"{source} records Kubernetes {recorded}: following kube-scheduler v{version} (--kubernetes-version)")
+    try:
+        return release(version, getattr(args, "feature_gates", ""))
+    except ReleaseError as err:
+        raise LoadError(f"{err.flag}: {err}") from err
+
+
+def _releases(args: argparse.Namespace) -> list[Release]:
+    """whatif compare's --kubernetes-version, once per side (with --feature-gates on both)."""
+    from kubesched.release import ReleaseError, release
+
+    try:
+        return [release(v, args.feature_gates) for v in args.kubernetes_version]
+    except ReleaseError as err:
+        raise LoadError(f"{err.flag}: {err}") from err
 
 
 def _budget_args(p: argparse.ArgumentParser) -> None:
@@ -381,10 +433,14 @@ def _scheduler_config(args: argparse.Namespace, loaded: LoadedInput) -> tuple[Sc
         if v
     ]
     if not legacy:
-        if args.feature_gates:
-            raise LoadError("--feature-gates only applies with --policy-config-file or --algorithm-provider")
+        followed = _release(args, loaded)
         config_doc = read_object_file(args.config) if args.config else None
-        return build_config(loaded, config_doc, args.config or "", trust=TRUSTED, documents=UNTRUSTED), []
+        config = build_config(
+            loaded, config_doc, args.config or "", trust=TRUSTED, documents=UNTRUSTED, release=followed
+        )
+        return config, []
+    if args.kubernetes_version is not None:
+        raise LoadError(f"{legacy[0]} cannot be combined with --kubernetes-version")
     others = legacy[1:] + (["--config"] if args.config else [])
     if others:
         raise LoadError(f"{legacy[0]} cannot be combined with {', '.join(others)}")
@@ -626,7 +682,10 @@ def run_command(args: argparse.Namespace) -> int:
 
     try:
         config = load_config(
-            read_object_file(args.config) if args.config else None, source=args.config or "", trust=TRUSTED
+            read_object_file(args.config) if args.config else None,
+            source=args.config or "",
+            trust=TRUSTED,
+            release=_release(args),
         )
         opts = RunOptions(
             kubeconfig=args.kubeconfig,
@@ -668,7 +727,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 def snapshot_command(args: argparse.Namespace) -> int:
     from kubesched.backend.kube.api import APIError, CredentialsError, KubeAPI, describe, load_configuration
-    from kubesched.backend.kube.snapshot import take_snapshot, write_manifests
+    from kubesched.backend.kube.snapshot import cluster_version, take_snapshot, write_manifests
 
     try:
         target = None if args.output == "-" else _OutputFile(args.output)
@@ -686,15 +745,16 @@ def snapshot_command(args: argparse.Namespace) -> int:
             return EXIT_BAD_INPUT
         try:
             objects = take_snapshot(api)
+            version = cluster_version(api)
         except APIError as err:  # no answer, an untrusted server, refused credentials or rights
             _say(f"snapshot: {describe(err, api.host)}")
             return 1
         try:
             if target is None:
-                write_manifests(objects, sys.stdout)
+                write_manifests(objects, sys.stdout, version)
                 sys.stdout.flush()
             else:
-                target.write(lambda f: write_manifests(objects, f))
+                target.write(lambda f: write_manifests(objects, f, version))
         except BrokenPipeError:
             _silence_stdout()
             return 0
@@ -759,18 +819,23 @@ def _whatif_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--seed", type=int, default=0, help="the tie-break seed of every simulation (default 0)")
     c.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
     c.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
+    _release_args(c)
     _budget_args(c)
-    m = questions.add_parser("compare", help="the same manifests under two scheduler configurations")
+    m = questions.add_parser(
+        "compare", help="the same manifests under two scheduler configurations, or two kube-scheduler releases"
+    )
     m.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories")
     _overlay_arg(m)
     m.add_argument(
         "--config",
         action="append",
-        required=True,
+        default=[],
         dest="configs",
-        help="a KubeSchedulerConfiguration, or default for upstream's; give it twice (A, then B)",
+        help="a KubeSchedulerConfiguration, or default for upstream's; give it twice (A, then B), "
+        "or once for both sides of a release compare",
     )
     m.add_argument("--seed", type=int, default=0, help="the tie-break seed of both simulations (default 0)")
+    _release_args(m, sides=True)
     m.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
     m.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
     _budget_args(m)
@@ -790,6 +855,7 @@ def _sweep_parser(sub: argparse._SubParsersAction) -> None:
         help="a configuration the spec names that may use plugins by import path or extenders (repeatable)",
     )
     s.add_argument("--ray", default=None, metavar="ADDRESS", help="run on Ray: auto, ray://HOST:PORT, or local")
+    _release_args(s)
     s.add_argument(
         "--output", choices=("json", "table", "csv"), default=None, help="default: table on a terminal, else json"
     )
@@ -804,6 +870,7 @@ def whatif_command(args: argparse.Namespace) -> int:
     output = args.output or ("table" if sys.stdout.isatty() else "json")
     try:
         if args.question == "capacity":
+            followed = _release(args)
             answer = whatif.capacity(
                 args.files,
                 args.node_template,
@@ -812,12 +879,18 @@ def whatif_command(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 budget=_budget(args),
                 overlays=args.overlay,
+                release=followed,
             )
         else:
             comparison = whatif.compare(
-                args.files, args.configs, seed=args.seed, budget=_budget(args), overlays=args.overlay
+                args.files,
+                args.configs,
+                seed=args.seed,
+                budget=_budget(args),
+                overlays=args.overlay,
+                releases=_releases(args),
             )
-    except WhatIfError as err:
+    except (WhatIfError, LoadError) as err:
         _say(f"{err}")
         return EXIT_BAD_INPUT
     if output == "json":
@@ -838,9 +911,14 @@ def sweep_command(args: argparse.Namespace) -> int:
     output = args.output or ("table" if sys.stdout.isatty() else "json")
     try:
         result = sweep.sweep(
-            args.spec, workers=args.workers, ray_address=args.ray, configs=args.configs, budget=_budget(args)
+            args.spec,
+            workers=args.workers,
+            ray_address=args.ray,
+            configs=args.configs,
+            budget=_budget(args),
+            release=_release(args),
         )
-    except WhatIfError as err:
+    except (WhatIfError, LoadError) as err:
         _say(f"{err}")
         return EXIT_BAD_INPUT
     if output == "json":
@@ -864,8 +942,15 @@ def ui_command(args: argparse.Namespace) -> int:
     except ImportError as err:
         _say(f"ui needs {err.name or 'its web packages'}: pip install 'kubesched[ui]'")
         return EXIT_BAD_INPUT
+    try:
+        followed = _release(args)
+    except LoadError as err:
+        _say(f"{err}")
+        return EXIT_BAD_INPUT
     return run(
         args.files,
+        kubernetes_version=followed.minor,
+        feature_gates=args.feature_gates,
         config=args.config,
         overlays=args.overlay,
         host=args.host,

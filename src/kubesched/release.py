@@ -11,10 +11,10 @@ comparing version strings. docs/versions.md is the table a user reads.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 
 from kubesched.release_gates import GATES
 
@@ -117,7 +117,7 @@ class Release:
     """One kube-scheduler minor with its effective feature gates."""
 
     minor: str = LATEST
-    overrides: Mapping[str, bool] = field(default_factory=dict)  # what --feature-gates set, as given
+    overrides: tuple[tuple[str, bool], ...] = ()  # what --feature-gates set, in order (a tuple: hashable, picklable)
 
     @property
     def version(self) -> str:
@@ -130,14 +130,15 @@ class Release:
 
     def enabled(self, gate: str) -> bool:
         """The gate's value; False for a gate this release does not have."""
-        if gate in self.overrides:
-            return self.overrides[gate]
+        given = dict(self.overrides)
+        if gate in given:
+            return given[gate]
         spec = gate_specs(self.minor).get(gate)
         if spec is None:
             return False
         if not spec.locked and spec.stage in ("ALPHA", "BETA"):
             bulk = "AllAlpha" if spec.stage == "ALPHA" else "AllBeta"
-            if self.overrides.get(bulk):
+            if given.get(bulk):
                 return True
         return spec.default
 
@@ -171,7 +172,7 @@ class Release:
                     f"feature is locked to {str(spec.default).lower()}"
                 )
             overrides[name] = on
-        release = Release(self.minor, MappingProxyType(overrides))
+        release = Release(self.minor, tuple(overrides.items()))
         release.check_implemented()
         return release
 
@@ -229,11 +230,33 @@ class Release:
         """`v1.35` or `v1.35 (DRAPartitionableDevices=true)`, for messages and reports."""
         if not self.overrides:
             return self.version
-        gates = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(self.overrides.items()))
+        gates = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(self.overrides))
         return f"{self.version} ({gates})"
 
 
 DEFAULT: Final = Release()
+
+# The first line `kubesched snapshot` writes, naming the cluster's version (GET /version's gitVersion);
+# a comment, so that every YAML reader, kubectl included, still reads the file.
+SNAPSHOT_MARKER: Final = "# kubesched snapshot of a Kubernetes cluster at "
+
+
+def snapshot_header(git_version: str) -> str:
+    return f"{SNAPSHOT_MARKER}{git_version}\n"
+
+
+def recorded_version(text: str) -> str | None:
+    """The cluster version a snapshot's first line records, if the text starts with one."""
+    first = text[: len(SNAPSHOT_MARKER) + 80].split("\n", 1)[0]
+    if not first.startswith(SNAPSHOT_MARKER):
+        return None
+    return first[len(SNAPSHOT_MARKER) :].strip() or None
+
+
+def release_arguments(r: Release) -> dict[str, Any]:
+    """`r` as the Python API's keyword arguments (kubernetes_version, feature_gates)."""
+    gates = ",".join(f"{k}={str(v).lower()}" for k, v in r.overrides)
+    return {"kubernetes_version": r.minor, "feature_gates": gates}
 
 
 def release(version: str | None = None, feature_gates: str = "") -> Release:
