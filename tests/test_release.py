@@ -47,6 +47,7 @@ def test_versions_are_parsed_from_every_spelling() -> None:
     ("minor", "gates", "message"),
     [
         ("1.35", "Foo=true", "unrecognized feature gate: Foo"),
+        ("1.36", "Foo=maybe", 'invalid value of Foo=maybe, err: strconv.ParseBool: parsing "maybe": invalid syntax'),
         ("1.34", "NodeDeclaredFeatures=true", "unrecognized feature gate: NodeDeclaredFeatures"),
         ("1.34", "OpportunisticBatching=true", "unrecognized feature gate: OpportunisticBatching"),
         (
@@ -84,6 +85,12 @@ def test_feature_gates_apply_on_top_of_the_release() -> None:
         "Operators=false,VolumeLimitScaling=false,DRADeviceTaintRules=false,StorageCapacityScoring=false",
     ).enabled("DRAConsumableCapacity")
     assert not release("1.35").enabled("NoSuchGate")
+
+
+def test_v1_36_warns_about_unknown_gates_where_older_releases_refuse_them() -> None:
+    r = release("1.36", "NoSuchGate=true,AlsoNot=false,NoSuchGate=false")
+    assert r.warnings == ("unrecognized feature gate: AlsoNot", "unrecognized feature gate: NoSuchGate")
+    assert r == release("1.36") and not r.enabled("NoSuchGate")
 
 
 def test_gate_tables_know_each_release() -> None:
@@ -186,7 +193,10 @@ def _main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str
     ("argv", "message"),
     [
         (["simulate", "examples/cluster", "--kubernetes-version", "1.33"], "--kubernetes-version: unsupported"),
-        (["simulate", "examples/cluster", "--feature-gates", "Foo=true"], "--feature-gates: unrecognized feature gate"),
+        (
+            ["simulate", "examples/cluster", "--kubernetes-version", "1.35", "--feature-gates", "Foo=true"],
+            "--feature-gates: unrecognized",
+        ),
         (["whatif", "compare", "examples/cluster", "--kubernetes-version", "1.3"], "--kubernetes-version: unsupported"),
         (["sweep", "examples/whatif/sweep.yaml", "--kubernetes-version", "2.0"], "--kubernetes-version: unsupported"),
         (["ui", "examples/cluster", "--kubernetes-version", "x", "--no-open"], "--kubernetes-version: unsupported"),

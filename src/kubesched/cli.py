@@ -314,9 +314,12 @@ def _release(args: argparse.Namespace, loaded: LoadedInput | None = None) -> Rel
         else:
             _say(f"{source} records Kubernetes {recorded}: following kube-scheduler v{version} (--kubernetes-version)")
     try:
-        return release(version, getattr(args, "feature_gates", ""))
+        followed = release(version, getattr(args, "feature_gates", ""))
     except ReleaseError as err:
         raise LoadError(f"{err.flag}: {err}") from err
+    for warning in followed.warnings:
+        _say(f"warning: --feature-gates: {warning}")
+    return followed
 
 
 def _releases(args: argparse.Namespace) -> list[Release]:

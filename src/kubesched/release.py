@@ -11,7 +11,7 @@ comparing version strings. docs/versions.md is the table a user reads.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from types import MappingProxyType
 from typing import Any, Final
@@ -118,6 +118,7 @@ class Release:
 
     minor: str = LATEST
     overrides: tuple[tuple[str, bool], ...] = ()  # what --feature-gates set, in order (a tuple: hashable, picklable)
+    warnings: tuple[str, ...] = field(default=(), compare=False)  # what --feature-gates was warned about
 
     @property
     def version(self) -> str:
@@ -150,13 +151,12 @@ class Release:
         """--feature-gates A=true,B=false applied on top of this release; the binary's errors for bad entries."""
         overrides = dict(self.overrides)
         specs = gate_specs(self.minor)
+        unknown: list[str] = []
         for item in (part.strip() for part in text.split(",")):
             if not item:
                 continue
             name, sep, value = item.partition("=")
             name = name.strip().removeprefix("kube:")
-            if name not in specs:
-                raise ReleaseError(f"unrecognized feature gate: {name}")
             if not sep:
                 raise ReleaseError(f"missing bool value for {name}")
             value = value.strip()
@@ -164,6 +164,11 @@ class Release:
                 raise ReleaseError(
                     f'invalid value of {name}={value}, err: strconv.ParseBool: parsing "{value}": invalid syntax'
                 )
+            if name not in specs:
+                if self.refuses_unknown_gates:
+                    raise ReleaseError(f"unrecognized feature gate: {name}")
+                unknown.append(name)
+                continue
             on = value in _TRUE
             spec = specs[name]
             if spec.locked and on != spec.default:
@@ -172,7 +177,8 @@ class Release:
                     f"feature is locked to {str(spec.default).lower()}"
                 )
             overrides[name] = on
-        release = Release(self.minor, tuple(overrides.items()))
+        warned = tuple(f"unrecognized feature gate: {name}" for name in sorted(set(unknown)))
+        release = Release(self.minor, tuple(overrides.items()), (*self.warnings, *warned))
         release.check_implemented()
         return release
 
@@ -186,6 +192,11 @@ class Release:
                 raise ReleaseError(f"feature gate {name}=false is not implemented by kubesched")
 
     # The behaviours that differ between releases, each named once.
+
+    @property
+    def refuses_unknown_gates(self) -> bool:
+        """Up to v1.35 an unknown --feature-gates name is an error; v1.36 warns and goes on."""
+        return self.number < (1, 36)
 
     @property
     def balanced_allocation_scores_change(self) -> bool:

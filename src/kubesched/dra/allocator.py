@@ -84,6 +84,17 @@ class Features:
     device_binding_and_status: bool = True
     consumable_capacity: bool = True
 
+    @property
+    def knows_consumable_capacity(self) -> bool:
+        """Whether upstream picks an allocator that knows consumable capacity at all.
+
+        Upstream keeps allocator variants and uses the oldest that supports every enabled
+        feature; with neither consumable capacity nor binding conditions on, that variant
+        ignores capacity requests and refuses distinctAttribute as an unknown constraint (as
+        v1.34 and v1.35 do by default), where the newer one refuses the requests instead.
+        """
+        return self.consumable_capacity or self.device_binding_and_status
+
     @classmethod
     def none(cls, **enabled: bool) -> Features:
         """All off except those named: how upstream's tests pick features."""
@@ -405,7 +416,7 @@ class _Run:
                         f"claim {_kobj(claim)}, request {request.get('name', '')}: has subrequests, "
                         "but the DRAPrioritizedList feature is disabled"
                     )
-                if not self.features.consumable_capacity:
+                if not self.features.consumable_capacity and self.features.knows_consumable_capacity:
                     if (request.get("exactly") or {}).get("capacity") is not None:
                         raise AllocationError(
                             f"claim {_kobj(claim)}, request {request.get('name', '')}: has capacity requests, "
@@ -442,7 +453,7 @@ class _Run:
                 names = frozenset(str(n) for n in constraint.get("requests") or ())
                 if constraint.get("matchAttribute") is not None:
                     self.constraints[ci].append(MatchAttribute(names, str(constraint["matchAttribute"])))
-                elif constraint.get("distinctAttribute") is not None:
+                elif constraint.get("distinctAttribute") is not None and self.features.knows_consumable_capacity:
                     self.constraints[ci].append(DistinctAttribute(names, str(constraint["distinctAttribute"])))
                 else:
                     raise AllocationError(
