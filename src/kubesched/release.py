@@ -73,6 +73,22 @@ NOT_IMPLEMENTED_OFF: Final = frozenset(
 )
 
 
+# The words of configuration errors that changed since an older release: (v1.36's, the release's), in order.
+_SCHEME_V1_36: Final = 'in scheme "pkg/scheduler/apis/config/scheme/scheme.go:29"'
+_OVERFLOW: Final = "total score of Score plugins could overflow"
+MESSAGE_REWRITES: Final[dict[str, tuple[tuple[str, str], ...]]] = {
+    "1.34": (
+        (_SCHEME_V1_36, 'in scheme "pkg/runtime/scheme.go:110"'),
+        ("a valid label key must consist", "a qualified name must consist"),
+        (f"score plugins: {_OVERFLOW}", _OVERFLOW),
+    ),
+    "1.35": (
+        (_SCHEME_V1_36, 'in scheme "pkg/runtime/scheme.go:111"'),
+        (f"score plugins: {_OVERFLOW}", _OVERFLOW),
+    ),
+}
+
+
 class ReleaseError(ValueError):
     """A --kubernetes-version or --feature-gates value refused; the text is the binary's where it has one."""
 
@@ -231,6 +247,18 @@ class Release:
     def dynamic_resources_binding_timeout_field(self) -> bool:
         """DynamicResourcesArgs.bindingTimeout exists since v1.35."""
         return self.number >= (1, 35)
+
+    def config_message(self, text: str) -> str:
+        """A configuration error's text (v1.36's words) in this release's words."""
+        for new, old in MESSAGE_REWRITES.get(self.minor, ()):
+            text = text.replace(new, old)
+        return text
+
+    @property
+    def fit_ratio_checked_by_type(self) -> bool:
+        """v1.36 requires requestedToCapacityRatio exactly when the type is RequestedToCapacityRatio and checks
+        its shape there; before, a given requestedToCapacityRatio's shape was checked as scoringStrategy.shape."""
+        return self.number >= (1, 36)
 
     @property
     def placement_points(self) -> bool:

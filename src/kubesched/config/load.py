@@ -22,7 +22,7 @@ from kubesched.config.decode import DecodeError, decode_configuration
 from kubesched.config.defaults import default_args, enabled_plugin_names, set_defaults
 from kubesched.config.goduration import go_quote as q
 from kubesched.config.goduration import parse_go_duration
-from kubesched.config.release_checks import release_checks, release_decode_error
+from kubesched.config.release_checks import release_checks, release_decode_error, release_unknown_fields
 from kubesched.config.trust import UNTRUSTED, Trust, refusal
 from kubesched.config.types import ARGS_TYPES, KIND, KubeSchedulerConfiguration, NodeResourcesFitArgs
 from kubesched.config.validation import (
@@ -236,7 +236,7 @@ def _build_extenders(cfg: KubeSchedulerConfiguration) -> tuple[str, str] | None:
     return None
 
 
-def _framework_checks(cfg: KubeSchedulerConfiguration) -> tuple[str, str] | None:
+def _framework_checks(cfg: KubeSchedulerConfiguration, release: Release = DEFAULT) -> tuple[str, str] | None:
     """What upstream refuses while building each profile's framework, as far as the configuration decides
     it: (upstream's text, the field at fault), or None."""
     queue_sort, queue_sort_args = "", None
@@ -249,7 +249,8 @@ def _framework_checks(cfg: KubeSchedulerConfiguration) -> tuple[str, str] | None
             j, fit = next(
                 ((j, pc.args) for j, pc in enumerate(prof.pluginConfig) if pc.name == n.NODE_RESOURCES_FIT), (-1, None)
             )
-            errs = validate_fit_args("", fit) if isinstance(fit, NodeResourcesFitArgs) else []
+            by_type = release.fit_ratio_checked_by_type
+            errs = validate_fit_args("", fit, by_type) if isinstance(fit, NodeResourcesFitArgs) else []
             if errs:
                 detail = aggregate([str(e) for e in errs])
                 inner = f".{errs[0].path}" if errs[0].path else ""
@@ -315,6 +316,10 @@ def defaulted_configuration(
     doc: dict[str, Any] | None, *, source: str = "", release: Release = DEFAULT
 ) -> KubeSchedulerConfiguration:
     """Decode and default, as upstream's codec does before validation; pluginConfig args come out typed."""
+    unknown = release_unknown_fields(doc, release) if doc is not None else None
+    if unknown is not None:
+        at, problem = unknown
+        raise ConfigError([FieldError(at, problem)], source, message=problem)
     try:
         normalised = decode_configuration(DEFAULT_DOCUMENT if doc is None else doc)
     except DecodeError as err:
@@ -347,11 +352,20 @@ def load_config(
     before a profile is built or an extender probed. `release` is the kube-scheduler release
     whose defaults and checks apply (kubesched.release).
     """
+    try:
+        return _load_config(doc, source, trust, release)
+    except ConfigError as err:  # in the release's words
+        err.message = release.config_message(err.message)
+        err.args = tuple(release.config_message(a) if isinstance(a, str) else a for a in err.args)
+        raise
+
+
+def _load_config(doc: dict[str, Any] | None, source: str, trust: Trust, release: Release) -> SchedulerConfig:
     cfg = defaulted_configuration(doc, source=source, release=release)
-    errors = validate_configuration(cfg) + release_checks(cfg, release)
+    errors = release_checks(cfg, release, validate_configuration(cfg))
     if errors:
         raise ConfigError(errors, source)
-    found = _build_extenders(cfg) or _framework_checks(cfg)
+    found = _build_extenders(cfg) or _framework_checks(cfg, release)
     if found is not None:
         problem, at = found
         at = field_in_document(cfg, doc, at) if doc is not None else at

@@ -4,10 +4,13 @@ validation.py is v1.36's ValidateKubeSchedulerConfiguration; what an older relea
 refuses on top of it sits here, so that release differences in configuration stay in one
 file: v1.35 forbids DynamicResourcesArgs.bindingTimeout unless DRADeviceBindingConditions and
 DRAResourceClaimDeviceStatus are both on (they are off by default there), v1.34 has no such
-field, and neither release has v1.36's placement extension points.
+field, and neither release has v1.36's placement extension points (its strict decoding refuses them).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from kubesched.api.errors import FieldError
 from kubesched.config import names as n
@@ -31,16 +34,29 @@ def release_decode_error(cfg: KubeSchedulerConfiguration, release: Release) -> t
     return None
 
 
-def release_checks(cfg: KubeSchedulerConfiguration, release: Release) -> list[FieldError]:
-    """The errors `release`'s kube-scheduler gives that v1.36's validation does not."""
+def release_unknown_fields(doc: Mapping[str, Any], release: Release) -> tuple[str, str] | None:
+    """The placement points in a release without them: (the first one's path, the release's strict decoding
+    error), or None."""
+    if release.placement_points:
+        return None
+    profiles = doc.get("profiles")
+    found = []
+    for i, prof in enumerate(profiles if isinstance(profiles, list) else ()):
+        plugins = prof.get("plugins") if isinstance(prof, Mapping) else None
+        if isinstance(plugins, Mapping):
+            found += [f"profiles[{i}].plugins.{p}" for p in n.PLACEMENT_POINTS if p in plugins]
+    if not found:
+        return None
+    return found[0], "strict decoding error: " + ", ".join(f'unknown field "{f}"' for f in found)
+
+
+def release_checks(cfg: KubeSchedulerConfiguration, release: Release, errors: list[FieldError]) -> list[FieldError]:
+    """v1.36's validation `errors` as `release`'s kube-scheduler gives them: its own checks added, and a
+    bindingTimeout it forbids not also checked for its length."""
     errs: list[FieldError] = []
+    forbidden_at: set[str] = set()
     for i, prof in enumerate(cfg.profiles):
         path = f"profiles[{i}]"
-        if not release.placement_points and prof.plugins is not None:
-            for point in n.PLACEMENT_POINTS:
-                plugin_set = getattr(prof.plugins, point)
-                if plugin_set.enabled or plugin_set.disabled:
-                    errs.append(FieldError(f"{path}.plugins.{point}", f"unknown field in {release.version}"))
         for j, pc in enumerate(prof.pluginConfig):
             args = pc.args
             if (
@@ -51,10 +67,9 @@ def release_checks(cfg: KubeSchedulerConfiguration, release: Release) -> list[Fi
                     release.enabled("DRADeviceBindingConditions") and release.enabled("DRAResourceClaimDeviceStatus")
                 )
             ):
+                at = f"{path}.pluginConfig[{j}].args.bindingTimeout"
+                forbidden_at.add(at)
                 errs.append(
-                    forbidden(
-                        f"{path}.pluginConfig[{j}].args.bindingTimeout",
-                        "DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is disabled",
-                    )
+                    forbidden(at, "DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is disabled")
                 )
-    return errs
+    return [e for e in errors if e.path not in forbidden_at] + errs
