@@ -261,6 +261,32 @@ class Release:
         return self.number >= (1, 36)
 
     @property
+    def dra_newest_allocator(self) -> bool:
+        """Whether upstream's DRA allocator is its newest variant (which knows consumable capacity) for these gates.
+
+        It uses the oldest variant supporting every enabled allocator feature; v1.34 counts
+        device status (DRAResourceClaimDeviceStatus, on) apart from binding conditions, and
+        only the newest variant has it; from v1.35 the two count as one feature.
+        """
+        on = self.enabled
+        if on("DRAConsumableCapacity"):
+            return True
+        if self.number < (1, 35):
+            return on("DRADeviceBindingConditions") or on("DRAResourceClaimDeviceStatus")
+        return on("DRADeviceBindingConditions") and on("DRAResourceClaimDeviceStatus")
+
+    @property
+    def dra_result_tolerations(self) -> bool:
+        """Since v1.35 an allocation result carries its request's tolerations."""
+        return self.number >= (1, 35)
+
+    @property
+    def dra_v1_34_allocator(self) -> bool:
+        """v1.34's allocator allocates from incomplete pools (fails on invalid ones, which later releases skip)
+        and checks subrequests' capacity per request."""
+        return self.number < (1, 35)
+
+    @property
     def placement_points(self) -> bool:
         """v1.36's configuration has the pod-group points placementGenerate and placementScore."""
         return self.number >= (1, 36)

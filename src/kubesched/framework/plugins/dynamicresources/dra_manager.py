@@ -80,6 +80,10 @@ def allocator_features(release: Release) -> Features:
         device_taints=on("DRADeviceTaints"),
         device_binding_and_status=on("DRADeviceBindingConditions") and on("DRAResourceClaimDeviceStatus"),
         consumable_capacity=on("DRAConsumableCapacity"),
+        newest_variant=release.dra_newest_allocator,
+        result_tolerations=release.dra_result_tolerations,
+        incomplete_pools_usable=release.dra_v1_34_allocator,
+        capacity_checked_per_request=release.dra_v1_34_allocator,
     )
 
 
