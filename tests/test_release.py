@@ -230,7 +230,12 @@ def test_upgrade_compare_names_the_changed_scores(capsys: pytest.CaptureFixture[
     notebook = next(m for m in doc["moved"] if m["pod"] == "default/notebook-0")
     assert (notebook["nodeA"], notebook["nodeB"]) == ("gpu-node-b", "gpu-node-c")
     why = {w["plugin"]: w for w in notebook["why"] if "scoresA" in w}
-    assert why["DynamicResources"]["scoresA"] == {"gpu-node-b": None, "gpu-node-c": None}
+    assert why["DynamicResources"] == {
+        "plugin": "DynamicResources",
+        "scoresA": {"gpu-node-b": None},
+        "scoresB": {"gpu-node-b": 174},
+    }
+    assert "TaintToleration" not in why  # the same on the node both sides scored
     assert (
         why["NodeResourcesBalancedAllocation"]["scoresA"]["gpu-node-b"]
         != why["NodeResourcesBalancedAllocation"]["scoresB"]["gpu-node-b"]

@@ -482,15 +482,17 @@ def _moved(p: PodResult | None, q: PodResult | None) -> dict[str, Any]:
 
 def score_changes(p: PodResult, q: PodResult) -> list[dict[str, Any]]:
     """Why a pod moved from node X (under A) to node Y (under B): each plugin whose weighted scores of X and
-    Y differ between the sides (None: not scored there), and each filter that rejected X or Y on one side."""
+    Y (those both sides scored) differ between the sides (None: the plugin did not score there), and each
+    filter that rejected X or Y on one side."""
     assert p.plugins is not None and q.plugins is not None
     nodes = [n for n in dict.fromkeys((p.node, q.node)) if n is not None]
     a, b = p.plugins.final_score, q.plugins.final_score
-    plugins = sorted({name for rec in (a, b) for n in nodes for name in rec.get(n, {})})
+    scored = [n for n in nodes if n in a and n in b]  # a node one side filtered out is told by its filter below
+    plugins = sorted({name for rec in (a, b) for n in scored for name in rec.get(n, {})})
     out: list[dict[str, Any]] = []
     for name in plugins:
-        under_a = {n: a.get(n, {}).get(name) for n in nodes}
-        under_b = {n: b.get(n, {}).get(name) for n in nodes}
+        under_a = {n: a[n].get(name) for n in scored}
+        under_b = {n: b[n].get(name) for n in scored}
         if under_a != under_b:
             out.append({"plugin": name, "scoresA": under_a, "scoresB": under_b})
     for side, rec in (("A", p.plugins), ("B", q.plugins)):
