@@ -93,6 +93,15 @@ def test_v1_36_warns_about_unknown_gates_where_older_releases_refuse_them() -> N
     assert r == release("1.36") and not r.enabled("NoSuchGate")
 
 
+def test_a_simulation_lists_the_gates_v1_36_ignored(capsys: pytest.CaptureFixture[str]) -> None:
+    import kubesched
+
+    sim = kubesched.simulate("examples/cluster", feature_gates="NoSuchGate=true")
+    assert "--feature-gates: unrecognized feature gate: NoSuchGate" in sim.warnings
+    code, _, err = _main(capsys, "simulate", "examples/cluster", "--feature-gates", "NoSuchGate=true", "-q")
+    assert code == 0 and err.count("unrecognized feature gate: NoSuchGate") == 1
+
+
 def test_gate_tables_know_each_release() -> None:
     assert "OpportunisticBatching" not in gate_specs("1.34") and "GenericWorkload" not in gate_specs("1.34")
     assert gate_specs("1.35")["OpportunisticBatching"].default

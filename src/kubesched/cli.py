@@ -317,8 +317,9 @@ def _release(args: argparse.Namespace, loaded: LoadedInput | None = None) -> Rel
         followed = release(version, getattr(args, "feature_gates", ""))
     except ReleaseError as err:
         raise LoadError(f"{err.flag}: {err}") from err
-    for warning in followed.warnings:
-        _say(f"warning: --feature-gates: {warning}")
+    if loaded is None:  # a simulation lists them with its own warnings
+        for warning in followed.warnings:
+            _say(f"warning: --feature-gates: {warning}")
     return followed
 
 

@@ -142,6 +142,7 @@ def simulate(
     result.scheduler = sched
     source = f"{config.source}: " if config.source else ""
     result.warnings.extend(source + w for w in sched.unknown_plugin_configs)
+    result.warnings.extend(f"--feature-gates: {w}" for w in config.release.warnings)
     workloads = _workload_controllers(loaded, cluster, result, seed)
     claims = _claim_controller(loaded, cluster, result, seed)
     volumes = _ephemeral_volume_controller(loaded, cluster, result, seed)
