@@ -281,3 +281,45 @@ def test_sweep_varies_the_release(tmp_path: Path, capsys: pytest.CaptureFixture[
     bad.write_text(f"base: [{Path('examples/dra').resolve()}]\nkubernetesVersion: '1.2'\n")
     code, _, err = _main(capsys, "sweep", str(bad))
     assert code == 2 and "kubernetesVersion: unsupported Kubernetes version" in err
+
+
+SNAPSHOT = """# kubesched snapshot of a Kubernetes cluster at v1.35.7
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 10Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: "4", memory: 10Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec: {containers: [{name: c, image: i, resources: {requests: {cpu: "3", memory: 5Gi}}}]}
+"""
+
+
+@pytest.mark.parametrize(("version", "score", "noted"), [(None, 87, True), ("1.36", 68, False), ("1.34", 87, False)])
+def test_the_python_api_follows_a_snapshot_unless_told(
+    tmp_path: Path, version: str | None, score: int, noted: bool
+) -> None:
+    import kubesched
+
+    path = tmp_path / "cluster.yaml"
+    path.write_text(SNAPSHOT)
+    sim = kubesched.simulate(str(path), kubernetes_version=version, seed=1)
+    note = f"{path} records Kubernetes v1.35.7: following kube-scheduler v1.35 (--kubernetes-version)"
+    assert (note in sim.warnings) == noted
+    pod = sim.pod("default/p")
+    assert pod.plugins is not None and pod.plugins.score["n1"]["NodeResourcesBalancedAllocation"] == score
+
+
+def test_a_snapshot_of_an_unknown_release_is_simulated_as_v1_36(tmp_path: Path) -> None:
+    import kubesched
+
+    path = tmp_path / "cluster.yaml"
+    path.write_text(SNAPSHOT.replace("v1.35.7", "v1.33.2"))
+    sim = kubesched.simulate(str(path), seed=1)
+    assert f"{path} records Kubernetes v1.33.2; simulating v1.36 (--kubernetes-version to choose)" in sim.warnings

@@ -302,17 +302,11 @@ def _release(args: argparse.Namespace, loaded: LoadedInput | None = None) -> Rel
 
     Raises LoadError naming the flag for a version or gate the release refuses.
     """
-    from kubesched.release import ReleaseError, parse_version, release
+    from kubesched.release import ReleaseError, release, snapshot_version
 
-    version = args.kubernetes_version
-    if version is None and loaded is not None and loaded.cluster_version is not None:
-        source, recorded = loaded.cluster_version
-        try:
-            version = parse_version(recorded)
-        except ReleaseError:
-            _say(f"{source} records Kubernetes {recorded}; simulating v1.36 (--kubernetes-version to choose)")
-        else:
-            _say(f"{source} records Kubernetes {recorded}: following kube-scheduler v{version} (--kubernetes-version)")
+    version, note = snapshot_version(args.kubernetes_version, loaded.cluster_version if loaded else None)
+    if note is not None:
+        _say(note)
     try:
         followed = release(version, getattr(args, "feature_gates", ""))
     except ReleaseError as err:

@@ -318,6 +318,19 @@ def recorded_version(text: str) -> str | None:
     return first[len(SNAPSHOT_MARKER) :].strip() or None
 
 
+def snapshot_version(explicit: str | None, recorded: tuple[str, str] | None) -> tuple[str | None, str | None]:
+    """The version to follow and what to say about it: `explicit` wins, else the (source, gitVersion) a
+    snapshot recorded, when kubesched follows that release; the note is None when there is nothing to say."""
+    if explicit is not None or recorded is None:
+        return explicit, None
+    source, git_version = recorded
+    try:
+        minor = parse_version(git_version)
+    except ReleaseError:
+        return None, f"{source} records Kubernetes {git_version}; simulating v{LATEST} (--kubernetes-version to choose)"
+    return minor, f"{source} records Kubernetes {git_version}: following kube-scheduler v{minor} (--kubernetes-version)"
+
+
 def release_arguments(r: Release) -> dict[str, Any]:
     """`r` as the Python API's keyword arguments (kubernetes_version, feature_gates)."""
     gates = ",".join(f"{k}={str(v).lower()}" for k, v in r.overrides)

@@ -21,7 +21,7 @@ from kubesched.api.quantity import parse_quantity
 from kubesched.config.load import ConfigError
 from kubesched.config.trust import TRUSTED, UNTRUSTED, Trust
 from kubesched.framework.runtime.errors import FrameworkError
-from kubesched.release import ReleaseError, release
+from kubesched.release import ReleaseError, release, snapshot_version
 from kubesched.simulator.budget import Budget
 from kubesched.simulator.documents import check_text_size, read_object_file, valid_unicode
 from kubesched.simulator.load import (
@@ -312,8 +312,10 @@ def _simulate(
     source = ""  # the configuration's, for a profile that cannot be built
     try:
         budget = _budget(max_pods, max_objects, max_input_bytes)
-        followed = release(kubernetes_version, feature_gates)
+        release(kubernetes_version, feature_gates)  # a bad version or gate before any input is read
         loaded = _load(inputs, text, tuple(overlays), budget)
+        version, note = snapshot_version(kubernetes_version, loaded.cluster_version)
+        followed = release(version, feature_gates)
         config_doc, config_source = _config_document(config)
         scheduler_config = build_config(
             loaded, config_doc, config_source, trust=config_trust, documents=documents_trust, release=followed
@@ -327,6 +329,8 @@ def _simulate(
             until=_seconds("until", until),
             bind_latency=_seconds("bind_latency", bind_latency) or 0.0,
         )
+        if note is not None:
+            result.warnings.insert(0, note)
     except (LoadError, ConfigError) as err:
         raise InputError(str(err)) from err
     except ReleaseError as err:
