@@ -102,6 +102,13 @@ def test_a_simulation_lists_the_gates_v1_36_ignored(capsys: pytest.CaptureFixtur
     assert code == 0 and err.count("unrecognized feature gate: NoSuchGate") == 1
 
 
+def test_the_refused_gates_are_real_gates() -> None:
+    from kubesched.release import NOT_IMPLEMENTED_OFF, NOT_IMPLEMENTED_ON
+
+    known = {name for minor in SUPPORTED for name in gate_specs(minor)}
+    assert NOT_IMPLEMENTED_ON | NOT_IMPLEMENTED_OFF <= known
+
+
 def test_gate_tables_know_each_release() -> None:
     assert "OpportunisticBatching" not in gate_specs("1.34") and "GenericWorkload" not in gate_specs("1.34")
     assert gate_specs("1.35")["OpportunisticBatching"].default

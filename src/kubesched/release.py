@@ -20,27 +20,14 @@ from kubesched.release_gates import GATES
 
 SUPPORTED: Final = ("1.34", "1.35", "1.36")
 LATEST: Final = "1.36"
-PATCH: Final = {"1.34": "v1.34.7", "1.35": "v1.35.7", "1.36": "v1.36.3"}  # the binaries kubesched was compared with
 
 _STAGES: Final = {"A": "ALPHA", "B": "BETA", "G": "GA", "D": "DEPRECATED"}
 # strconv.ParseBool's spellings.
 _TRUE: Final = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _FALSE: Final = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 
-# Gates whose value kubesched follows; the scheduler reads them through the properties below.
-MODELLED: Final = frozenset(
-    {
-        "NodeDeclaredFeatures",
-        "DRAAdminAccess",
-        "DRAPrioritizedList",
-        "DRAPartitionableDevices",
-        "DRADeviceTaints",
-        "DRAConsumableCapacity",
-        "DRADeviceBindingConditions",
-        "DRAResourceClaimDeviceStatus",
-        "DRAExtendedResource",
-    }
-)
+# kubesched follows the DRA gates (allocator switches, extended resources, bindingTimeout) and
+# NodeDeclaredFeatures (the default plugins); gates of other components change nothing it simulates.
 # Scheduler gates off by default whose behaviour kubesched does not implement: turning one on is refused
 # rather than silently simulated without it.
 NOT_IMPLEMENTED_ON: Final = frozenset(
@@ -158,10 +145,6 @@ class Release:
             if given.get(bulk):
                 return True
         return spec.default
-
-    def gates(self) -> dict[str, bool]:
-        """Every gate's effective value."""
-        return {name: self.enabled(name) for name in gate_specs(self.minor)}
 
     def with_feature_gates(self, text: str) -> Release:
         """--feature-gates A=true,B=false applied on top of this release; the binary's errors for bad entries."""
