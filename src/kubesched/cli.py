@@ -275,7 +275,7 @@ def _delegation_options(args: argparse.Namespace) -> Any:
     )
 
 
-def _release_args(p: argparse.ArgumentParser, *, gates: bool = True, sides: bool = False) -> None:
+def _release_args(p: argparse.ArgumentParser, *, sides: bool = False) -> None:
     """--kubernetes-version (and --feature-gates): the kube-scheduler release to follow (docs/versions.md)."""
     p.add_argument(
         "--kubernetes-version",
@@ -287,14 +287,13 @@ def _release_args(p: argparse.ArgumentParser, *, gates: bool = True, sides: bool
         else "the kube-scheduler release to follow: 1.34, 1.35 or 1.36 (default: the version a snapshot recorded, "
         "else 1.36; docs/versions.md)",
     )
-    if gates:
-        p.add_argument(
-            "--feature-gates",
-            default="",
-            metavar="GATES",
-            help="A=true,B=false on top of the release's defaults, refused as its kube-scheduler refuses them "
-            "(with --policy-config-file/--algorithm-provider: DefaultPodTopologySpread=true|false)",
-        )
+    p.add_argument(
+        "--feature-gates",
+        default="",
+        metavar="GATES",
+        help="A=true,B=false on top of the release's defaults, refused as its kube-scheduler refuses them "
+        "(with --policy-config-file/--algorithm-provider: DefaultPodTopologySpread=true|false)",
+    )
 
 
 def _release(args: argparse.Namespace, loaded: LoadedInput | None = None) -> Release:
@@ -308,7 +307,7 @@ def _release(args: argparse.Namespace, loaded: LoadedInput | None = None) -> Rel
     if note is not None:
         _say(note)
     try:
-        followed = release(version, getattr(args, "feature_gates", ""))
+        followed = release(version, args.feature_gates)
     except ReleaseError as err:
         raise LoadError(f"{err.flag}: {err}") from err
     if loaded is None:  # a simulation lists them with its own warnings
