@@ -330,3 +330,12 @@ def test_a_snapshot_of_an_unknown_release_is_simulated_as_v1_36(tmp_path: Path) 
     path.write_text(SNAPSHOT.replace("v1.35.7", "v1.33.2"))
     sim = kubesched.simulate(str(path), seed=1)
     assert f"{path} records Kubernetes v1.33.2; simulating v1.36 (--kubernetes-version to choose)" in sim.warnings
+
+
+def test_the_ui_workspace_follows_its_release() -> None:
+    """kubesched ui --kubernetes-version: every run of the workspace (edits too) follows the release."""
+    from kubesched.ui.workspace import Workspace
+
+    old = Workspace.from_files(["examples/dra"], kubernetes_version="1.34")
+    new = Workspace.from_files(["examples/dra"], kubernetes_version="1.36")
+    assert (len(old.view.sim.scheduled), len(new.view.sim.scheduled)) == (3, 5)
