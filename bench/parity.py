@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Parity with real kube-scheduler v1.36: the same decisions, one by one, from both schedulers.
+"""Parity with real kube-scheduler v1.36 (or v1.35, v1.34): the same decisions, one by one, from both schedulers.
 
     export KUBESCHED_K8S_ASSETS=$(../shared/k8s/install.sh)
     python3 bench/parity.py --family plain --seeds 1-50 [--family preemption ...] [--out DIR]
     python3 bench/parity.py --family dra --seeds 1-20      # issue 16's bar: 300+ decisions, all exact
+    python3 bench/parity.py --kubernetes-version 1.35 --seeds 1-5   # after ../shared/k8s/install.sh 1.35
 
 For every seeded cluster of a family, upstream kube-scheduler schedules its pods
 one at a time on a real etcd + kube-apiserver; kubesched then replays each
@@ -37,6 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", default="1-10", help="e.g. 1-50 or 1,4,9-12 (default 1-10)")
     p.add_argument("--out", type=Path, help="where mismatch files go (default: a new temporary folder)")
     p.add_argument("--max-listed", type=int, default=50, help="mismatches printed per family")
+    p.add_argument(
+        "--kubernetes-version",
+        default="1.36",
+        choices=("1.34", "1.35", "1.36"),
+        help="upstream's kube-scheduler of this release against kubesched --kubernetes-version (default 1.36)",
+    )
     args = p.parse_args(argv)
     # A replay's scheduling errors (a plugin failing on the pod, as upstream's did) are compared, not logged.
     logging.getLogger("kubesched").setLevel(logging.CRITICAL)
@@ -48,12 +55,24 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with control_plane() as cp:
             for fam in families:
-                reports.append(run_family(cp, fam, seeds, out, progress=lambda s: print(s, file=sys.stderr)))
+                reports.append(
+                    run_family(
+                        cp,
+                        fam,
+                        seeds,
+                        out,
+                        progress=lambda s: print(s, file=sys.stderr),
+                        kubernetes_version=args.kubernetes_version,
+                    )
+                )
     except ControlPlaneError as err:
         print(f"parity: {err}", file=sys.stderr)
         return 2
     print(format_table(reports))
-    print(f"\n{sum(r.decisions for r in reports)} decisions in {time.monotonic() - started:.0f}s; files in {out}")
+    print(
+        f"\nkube-scheduler v{args.kubernetes_version} against kubesched --kubernetes-version {args.kubernetes_version}"
+    )
+    print(f"{sum(r.decisions for r in reports)} decisions in {time.monotonic() - started:.0f}s; files in {out}")
     for r in reports:
         for key, n in r.notes.items():
             print(f"{r.family}: {key}: {n}")

@@ -46,7 +46,10 @@ def test_cluster_autoscaler_provider_packs_nodes(capsys: pytest.CaptureFixture[s
     [
         (["--policy-config-file", POLICY, "--algorithm-provider", "DefaultProvider"], "cannot be combined with"),
         (["--algorithm-provider", "DefaultProvider", "--config", POLICY], "cannot be combined with --config"),
-        (["--feature-gates", "DefaultPodTopologySpread=false"], "--feature-gates only applies"),
+        (
+            ["--kubernetes-version", "1.35", "--feature-gates", "DefaultPodTopologySpread=false"],
+            "--feature-gates: unrecognized feature gate: Default",
+        ),
         (["--policy-config-file", "no/such/policy.json"], "no/such/policy.json: cannot read"),
         (["--algorithm-provider", "Nope"], 'algorithm provider "Nope" is not registered'),
     ],

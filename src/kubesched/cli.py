@@ -64,12 +64,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="a legacy algorithm provider: DefaultProvider or ClusterAutoscalerProvider",
     )
-    s.add_argument(
-        "--feature-gates",
-        default="",
-        metavar="GATES",
-        help="for --policy-config-file/--algorithm-provider: DefaultPodTopologySpread=true|false",
-    )
+    _release_args(s)
     s.add_argument(
         "--output",
         choices=("json", "jsonl", "table"),
@@ -165,6 +160,7 @@ def _ui_parser(sub: argparse._SubParsersAction) -> None:
     u.add_argument("--until", type=_duration, default=None, help="stop at this virtual time (e.g. 10m)")
     u.add_argument("--bind-latency", type=_duration, default=0.0, help="virtual time a binding takes")
     u.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
+    _release_args(u)
     _budget_args(u)
 
 
@@ -199,6 +195,7 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="write each attempt's per-plugin results onto the pod (kube-scheduler-simulator's keys)",
     )
+    _release_args(r)
     r.add_argument("--logging-format", choices=("text", "json"), default="text")
     r.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
 
@@ -250,6 +247,27 @@ def _delegation_options(args: argparse.Namespace) -> Any:
         token_cache_ttl=args.authentication_token_webhook_cache_ttl,
         allowed_cache_ttl=args.authorization_webhook_cache_authorized_ttl,
         denied_cache_ttl=args.authorization_webhook_cache_unauthorized_ttl,
+    )
+
+
+def _release_args(p: argparse.ArgumentParser, *, sides: bool = False) -> None:
+    """--kubernetes-version (and --feature-gates): the kube-scheduler release to follow (docs/versions.md)."""
+    p.add_argument(
+        "--kubernetes-version",
+        action="append" if sides else "store",
+        default=[] if sides else None,
+        metavar="MINOR",
+        help="give it twice, A then B, to compare releases (docs/versions.md)"
+        if sides
+        else "the kube-scheduler release to follow: 1.34, 1.35 or 1.36 (default: the version a snapshot recorded, "
+        "else 1.36; docs/versions.md)",
+    )
+    p.add_argument(
+        "--feature-gates",
+        default="",
+        metavar="GATES",
+        help="A=true,B=false on top of the release's defaults, refused as its kube-scheduler refuses them "
+        "(with --policy-config-file/--algorithm-provider: DefaultPodTopologySpread=true|false)",
     )
 
 
@@ -370,10 +388,14 @@ def run_command(args: argparse.Namespace) -> int:
     from kubesched.app import RunOptions, SchedulerApp
     from kubesched.backend.kube.api import ClientConfigError
     from kubesched.delegation import DelegationError
+    from kubesched.release_flags import followed_release
 
     try:
         config = load_config(
-            read_object_file(args.config) if args.config else None, source=args.config or "", trust=TRUSTED
+            read_object_file(args.config) if args.config else None,
+            source=args.config or "",
+            trust=TRUSTED,
+            release=followed_release(args.kubernetes_version, args.feature_gates),
         )
         opts = RunOptions(
             kubeconfig=args.kubeconfig,
@@ -427,7 +449,7 @@ def _record_command(args: argparse.Namespace) -> int:
 
 def snapshot_command(args: argparse.Namespace) -> int:
     from kubesched.backend.kube.api import APIError, CredentialsError, KubeAPI, describe, load_configuration
-    from kubesched.backend.kube.snapshot import take_snapshot, write_manifests
+    from kubesched.backend.kube.snapshot import cluster_version, take_snapshot, write_manifests
 
     try:
         target = None if args.output == "-" else AtomicFile(args.output)
@@ -445,15 +467,16 @@ def snapshot_command(args: argparse.Namespace) -> int:
             return EXIT_BAD_INPUT
         try:
             objects = take_snapshot(api)
+            version = cluster_version(api)
         except APIError as err:  # no answer, an untrusted server, refused credentials or rights
             say(f"snapshot: {describe(err, api.host)}")
             return 1
         try:
             if target is None:
-                write_manifests(objects, sys.stdout)
+                write_manifests(objects, sys.stdout, version)
                 sys.stdout.flush()
             else:
-                target.write(lambda f: write_manifests(objects, f))
+                target.write(lambda f: write_manifests(objects, f, version))
         except BrokenPipeError:
             silence_stdout()
             return 0
@@ -483,18 +506,23 @@ def _whatif_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--seed", type=int, default=0, help="the tie-break seed of every simulation (default 0)")
     c.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
     c.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
+    _release_args(c)
     _budget_args(c)
-    m = questions.add_parser("compare", help="the same manifests under two scheduler configurations")
+    m = questions.add_parser(
+        "compare", help="the same manifests under two scheduler configurations, or two kube-scheduler releases"
+    )
     m.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories")
     _overlay_arg(m)
     m.add_argument(
         "--config",
         action="append",
-        required=True,
+        default=[],
         dest="configs",
-        help="a KubeSchedulerConfiguration, or default for upstream's; give it twice (A, then B)",
+        help="a KubeSchedulerConfiguration, or default for upstream's; give it twice (A, then B), "
+        "or once for both sides of a release compare",
     )
     m.add_argument("--seed", type=int, default=0, help="the tie-break seed of both simulations (default 0)")
+    _release_args(m, sides=True)
     m.add_argument("--output", choices=("json", "table"), default=None, help="default: table on a terminal, else json")
     m.add_argument("-v", "--v", type=_verbosity, default=0, dest="verbosity", help="log verbosity")
     _budget_args(m)
@@ -514,6 +542,7 @@ def _sweep_parser(sub: argparse._SubParsersAction) -> None:
         help="a configuration the spec names that may use plugins by import path or extenders (repeatable)",
     )
     s.add_argument("--ray", default=None, metavar="ADDRESS", help="run on Ray: auto, ray://HOST:PORT, or local")
+    _release_args(s)
     s.add_argument(
         "--output", choices=("json", "table", "csv"), default=None, help="default: table on a terminal, else json"
     )
@@ -528,8 +557,17 @@ def ui_command(args: argparse.Namespace) -> int:
     except ImportError as err:
         say(f"ui needs {err.name or 'its web packages'}: pip install 'kubesched[ui]'")
         return EXIT_BAD_INPUT
+    from kubesched.release_flags import followed_release
+
+    try:
+        followed = followed_release(args.kubernetes_version, args.feature_gates)
+    except LoadError as err:
+        say(f"{err}")
+        return EXIT_BAD_INPUT
     return run(
         args.files,
+        kubernetes_version=followed.minor,
+        feature_gates=args.feature_gates,
         config=args.config,
         overlays=args.overlay,
         host=args.host,

@@ -28,7 +28,7 @@ def plugin_registry(config: SchedulerConfig, registry: Registry | None = None) -
     configuration the trust policy refuses (one not made by load_config) is refused here,
     before any of its import paths becomes an import.
     """
-    reg = new_in_tree_registry()
+    reg = new_in_tree_registry(config.release)
     if registry is not None:
         reg.merge(registry)
     for name, factory in entry_point_registry().items():

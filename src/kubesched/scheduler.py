@@ -97,7 +97,8 @@ class Scheduler:
             report=self._reporter.event,
             extenders=self.extenders,
             metrics=metrics,
-            dra_manager=DRAManager(lister),
+            dra_manager=DRAManager(lister, config.release),
+            release=config.release,
         )
         self.profiles = new_map(config, reg, services)
         self.queue = self._new_queue(config, nominator, metrics)

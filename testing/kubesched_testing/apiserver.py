@@ -123,6 +123,7 @@ class FakeAPIServer:
 
     def __init__(self, *, bookmark_interval: float = 1.0) -> None:
         self.bookmark_interval = bookmark_interval
+        self.version: str | None = None  # GET /version's gitVersion; None: not served (404)
         self._cond = threading.Condition()
         self._rv = 0
         self.objects: dict[str, dict[tuple[str, str], Obj]] = {r.plural: {} for r in BY_KIND.values()}
@@ -524,6 +525,9 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if method == "POST" and url.path in (SSAR_PATH, SSR_PATH):
                 self._reply(201, self._review(url.path))
+                return
+            if method == "GET" and url.path == "/version" and self.api.version is not None:
+                self._reply(200, {"major": "1", "gitVersion": self.api.version})
                 return
             res, namespace, name, sub = self._route(url.path)
             api = self.api

@@ -59,6 +59,25 @@ def missing_assets_reason() -> str:
     return f"{ASSETS_ENV}={raw} does not hold executable {', '.join(BINARIES)}"
 
 
+def scheduler_binary(minor: str = "1.36") -> Path | None:
+    """kube-scheduler of release `minor`: v1.36's among the assets; an older one from $KUBESCHED_K8S_SCHEDULER_V1_35
+    (for 1.35) or beside the assets where `install.sh 1.35` unpacks it (the v1.35 folder next to v1.36's)."""
+    assets = assets_dir()
+    if minor == "1.36":
+        return assets / "kube-scheduler" if assets is not None else None
+    raw = os.environ.get(f"KUBESCHED_K8S_SCHEDULER_V{minor.replace('.', '_')}", "")
+    candidates = [Path(raw) / "kube-scheduler"] if raw else []
+    if assets is not None:
+        candidates.append(assets.parent / f"v{minor}" / "kube-scheduler")
+    return next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
+
+
+def missing_scheduler_reason(minor: str) -> str:
+    if assets_dir() is None:
+        return missing_assets_reason()
+    return f"no kube-scheduler v{minor} (run ../shared/k8s/install.sh {minor}; it unpacks beside {ASSETS_ENV})"
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -306,9 +325,15 @@ class ControlPlane:
         return rev
 
     def start_scheduler(
-        self, config: dict[str, Any], *, verbosity: int = 2, name: str = "kube-scheduler", args: tuple[str, ...] = ()
+        self,
+        config: dict[str, Any],
+        *,
+        verbosity: int = 2,
+        name: str = "kube-scheduler",
+        args: tuple[str, ...] = (),
+        binary: Path | None = None,
     ) -> Process:
-        """Upstream kube-scheduler against this API server with `config` (clientConnection filled in)."""
+        """Upstream kube-scheduler (`binary`, default v1.36's) against this API server with `config`."""
         cfg = dict(config)
         cfg.setdefault("apiVersion", "kubescheduler.config.k8s.io/v1")
         cfg.setdefault("kind", "KubeSchedulerConfiguration")
@@ -320,7 +345,13 @@ class ControlPlane:
         path.write_text(yaml.safe_dump(cfg))
         proc = Process(
             name,
-            [str(self.assets / "kube-scheduler"), f"--config={path}", "--secure-port=0", f"--v={verbosity}", *args],
+            [
+                str(binary or self.assets / "kube-scheduler"),
+                f"--config={path}",
+                "--secure-port=0",
+                f"--v={verbosity}",
+                *args,
+            ],
             self.workdir / f"{name}-{n}.log",
         ).start()
         self.schedulers.append(proc)

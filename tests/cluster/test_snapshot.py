@@ -151,3 +151,36 @@ def test_master_holds_for_every_request_not_only_the_first(apiserver: FakeAPISer
     assert "n1" in out.read_text()
     lists = {p for m, p in apiserver.requests if m == "GET"}
     assert len(lists) >= 15  # every kind listed, from the server --master names
+
+
+def test_snapshot_records_the_version_and_simulate_follows_it(
+    apiserver: FakeAPIServer, kubeconfig: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GET /version's gitVersion becomes the file's first line; simulate follows it (said once), a flag wins."""
+    apiserver.version = "v1.34.7-eks-1234"
+    apiserver.create(node("n1", cpu="4"))
+    apiserver.create(node("n2", cpu="4"))  # two feasible nodes, so that scores are computed
+    apiserver.create(pod("pending", cpu="3", memory="4Gi"))
+    out = tmp_path / "cluster.yaml"
+    assert main(["snapshot", "--kubeconfig", kubeconfig, "-o", str(out)]) == 0
+    assert out.read_text().splitlines()[0] == "# kubesched snapshot of a Kubernetes cluster at v1.34.7-eks-1234"
+    capsys.readouterr()
+    assert main(["simulate", str(out), "--output", "json", "--seed", "1"]) == 0
+    captured = capsys.readouterr()
+    said = [line for line in captured.err.splitlines() if "records Kubernetes" in line]
+    assert said == [
+        f"kubesched: {out} records Kubernetes v1.34.7-eks-1234: following kube-scheduler v1.34 (--kubernetes-version)"
+    ]
+    scores = json.loads(captured.out)["pods"][0]["plugins"]["score"]["n1"]
+    assert scores["NodeResourcesBalancedAllocation"] == 87  # v1.34's formula: the balance after the pod
+    assert main(["simulate", str(out), "--output", "json", "--kubernetes-version", "1.36"]) == 0
+    captured = capsys.readouterr()
+    assert "records Kubernetes" not in captured.err
+    assert json.loads(captured.out)["pods"][0]["plugins"]["score"]["n1"]["NodeResourcesBalancedAllocation"] == 68
+
+
+def test_snapshot_without_version_writes_no_marker(apiserver: FakeAPIServer, kubeconfig: str, tmp_path: Path) -> None:
+    apiserver.create(node("n1", cpu="4"))
+    out = tmp_path / "cluster.yaml"
+    assert main(["snapshot", "--kubeconfig", kubeconfig, "-o", str(out)]) == 0
+    assert not out.read_text().startswith("#")

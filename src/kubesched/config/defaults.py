@@ -5,7 +5,8 @@ joins the default set), DynamicResourceAllocation (on: DynamicResources, weight 
 DRASchedulerFilterTimeout (on: filterTimeout 10s), DRADeviceBindingConditions and
 DRAResourceClaimDeviceStatus (on: bindingTimeout 10m), StorageCapacityScoring (off:
 VolumeBinding gets no shape), GangScheduling and TopologyAwareWorkloadScheduling
-(off: their plugins stay out of the default set).
+(off: their plugins stay out of the default set). Another release (`kubesched.release`)
+changes the default plugin list and DynamicResources' defaults as that release's binary does.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from kubesched.config.types import (
     VolumeBindingArgs,
     _Args,
 )
+from kubesched.release import DEFAULT, Release
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0
@@ -62,8 +64,24 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
 )
 
 
-def default_plugins() -> Plugins:
-    return Plugins(multiPoint=PluginSet(enabled=[Plugin(name=name, weight=w) for name, w in DEFAULT_MULTI_POINT]))
+def default_multi_point(release: Release = DEFAULT) -> list[tuple[str, int | None]]:
+    """getDefaultPlugins of `release` with its gates: DynamicResources' weight, NodeDeclaredFeatures by its gate."""
+    out: list[tuple[str, int | None]] = []
+    for name, weight in DEFAULT_MULTI_POINT:
+        if name == n.DYNAMIC_RESOURCES:
+            weight = release.dynamic_resources_weight
+        elif name == n.NODE_DECLARED_FEATURES and not (
+            release.has_node_declared_features and release.enabled("NodeDeclaredFeatures")
+        ):
+            continue
+        out.append((name, weight))
+    return out
+
+
+def default_plugins(release: Release = DEFAULT) -> Plugins:
+    return Plugins(
+        multiPoint=PluginSet(enabled=[Plugin(name=name, weight=w) for name, w in default_multi_point(release)])
+    )
 
 
 def default_resources() -> list[ResourceSpec]:
@@ -101,8 +119,8 @@ def merge_plugins(default: Plugins, custom: Plugins | None) -> Plugins:
     )
 
 
-def default_args(name: str, args: _Args | None) -> _Args | None:
-    """SetDefaults_<Kind>Args for in-tree plugins; None for plugins without args."""
+def default_args(name: str, args: _Args | None, release: Release = DEFAULT) -> _Args | None:
+    """SetDefaults_<Kind>Args for in-tree plugins (of `release`); None for plugins without args."""
     kind = ARGS_TYPES.get(name)
     if kind is None:
         return args
@@ -135,7 +153,7 @@ def default_args(name: str, args: _Args | None) -> _Args | None:
     elif isinstance(args, DynamicResourcesArgs):
         if args.filterTimeout is None:
             args.filterTimeout = DYNAMIC_RESOURCES_FILTER_TIMEOUT
-        if args.bindingTimeout is None:
+        if args.bindingTimeout is None and release.dynamic_resources_binding_timeout_default:
             args.bindingTimeout = DYNAMIC_RESOURCES_BINDING_TIMEOUT
     return args
 
@@ -149,23 +167,23 @@ def enabled_plugin_names(plugins: Plugins) -> list[str]:
     return list(seen)
 
 
-def set_defaults_profile(profile: KubeSchedulerProfile) -> None:
+def set_defaults_profile(profile: KubeSchedulerProfile, release: Release = DEFAULT) -> None:
     """Merged plugins; then a default config for each enabled in-tree args kind not configured, by name."""
-    profile.plugins = merge_plugins(default_plugins(), profile.plugins)
+    profile.plugins = merge_plugins(default_plugins(release), profile.plugins)
     configured = {pc.name for pc in profile.pluginConfig}
     for name in sorted(enabled_plugin_names(profile.plugins)):
         if name in ARGS_TYPES and name not in configured:
             profile.pluginConfig.append(PluginConfig(name=name, args=None))
 
 
-def set_defaults(cfg: KubeSchedulerConfiguration) -> None:
+def set_defaults(cfg: KubeSchedulerConfiguration, release: Release = DEFAULT) -> None:
     """SetDefaults_KubeSchedulerConfiguration; zero durations and empty strings count as unset, as in Go."""
     if not cfg.profiles:
         cfg.profiles.append(KubeSchedulerProfile())
     if len(cfg.profiles) == 1 and cfg.profiles[0].schedulerName is None:
         cfg.profiles[0].schedulerName = DEFAULT_SCHEDULER_NAME
     for prof in cfg.profiles:
-        set_defaults_profile(prof)
+        set_defaults_profile(prof, release)
     if cfg.percentageOfNodesToScore is None:
         cfg.percentageOfNodesToScore = DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE
     le = cfg.leaderElection

@@ -22,6 +22,7 @@ from kubesched.config.decode import DecodeError, decode_configuration
 from kubesched.config.defaults import default_args, enabled_plugin_names, set_defaults
 from kubesched.config.goduration import go_quote as q
 from kubesched.config.goduration import parse_go_duration
+from kubesched.config.release_checks import release_checks, release_decode_error, release_unknown_fields
 from kubesched.config.trust import UNTRUSTED, Trust, refusal
 from kubesched.config.types import ARGS_TYPES, KIND, KubeSchedulerConfiguration, NodeResourcesFitArgs
 from kubesched.config.validation import (
@@ -30,6 +31,7 @@ from kubesched.config.validation import (
     validate_configuration,
     validate_fit_args,
 )
+from kubesched.release import DEFAULT, Release
 
 DEFAULT_DOCUMENT = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": KIND}
 # v1.36's in-tree registry beyond kubesched's: accepted upstream, no implementation here.
@@ -125,6 +127,7 @@ class SchedulerConfig:
     source: str = ""
     document: dict[str, Any] | None = None  # as the user wrote it, to say where an error is; None: not a file's
     trust: Trust = UNTRUSTED
+    release: Release = DEFAULT  # the kube-scheduler release it was defaulted and validated as
 
     def field_in_document(self, path: str) -> str:
         """`path` (into the defaulted configuration) as it reads in the user's document; '' when there is none."""
@@ -233,7 +236,7 @@ def _build_extenders(cfg: KubeSchedulerConfiguration) -> tuple[str, str] | None:
     return None
 
 
-def _framework_checks(cfg: KubeSchedulerConfiguration) -> tuple[str, str] | None:
+def _framework_checks(cfg: KubeSchedulerConfiguration, release: Release = DEFAULT) -> tuple[str, str] | None:
     """What upstream refuses while building each profile's framework, as far as the configuration decides
     it: (upstream's text, the field at fault), or None."""
     queue_sort, queue_sort_args = "", None
@@ -246,7 +249,8 @@ def _framework_checks(cfg: KubeSchedulerConfiguration) -> tuple[str, str] | None
             j, fit = next(
                 ((j, pc.args) for j, pc in enumerate(prof.pluginConfig) if pc.name == n.NODE_RESOURCES_FIT), (-1, None)
             )
-            errs = validate_fit_args("", fit) if isinstance(fit, NodeResourcesFitArgs) else []
+            by_type = release.fit_ratio_checked_by_type
+            errs = validate_fit_args("", fit, by_type) if isinstance(fit, NodeResourcesFitArgs) else []
             if errs:
                 detail = aggregate([str(e) for e in errs])
                 inner = f".{errs[0].path}" if errs[0].path else ""
@@ -308,8 +312,14 @@ def _queue_sort_of(prof: Any) -> str:
     return ""
 
 
-def defaulted_configuration(doc: dict[str, Any] | None, *, source: str = "") -> KubeSchedulerConfiguration:
+def defaulted_configuration(
+    doc: dict[str, Any] | None, *, source: str = "", release: Release = DEFAULT
+) -> KubeSchedulerConfiguration:
     """Decode and default, as upstream's codec does before validation; pluginConfig args come out typed."""
+    unknown = release_unknown_fields(doc, release) if doc is not None else None
+    if unknown is not None:
+        at, problem = unknown
+        raise ConfigError([FieldError(at, problem)], source, message=problem)
     try:
         normalised = decode_configuration(DEFAULT_DOCUMENT if doc is None else doc)
     except DecodeError as err:
@@ -318,28 +328,44 @@ def defaulted_configuration(doc: dict[str, Any] | None, *, source: str = "") -> 
         cfg = KubeSchedulerConfiguration.model_validate(normalised)
     except pydantic.ValidationError as err:  # decoding let through what the models refuse
         raise ConfigError(pydantic_errors(err), source) from err
-    set_defaults(cfg)
+    set_defaults(cfg, release)
     for prof in cfg.profiles:
         for pc in prof.pluginConfig:
             kind = ARGS_TYPES.get(pc.name)
             if kind is not None:
                 typed = kind.model_validate(pc.args) if pc.args is not None else None
-                pc.args = default_args(pc.name, typed)
+                pc.args = default_args(pc.name, typed, release)
+    refused = release_decode_error(cfg, release)
+    if refused is not None:
+        at, problem = refused
+        raise ConfigError([FieldError(at, problem)], source, message=problem, field=at)
     return cfg
 
 
-def load_config(doc: dict[str, Any] | None, *, source: str = "", trust: Trust = UNTRUSTED) -> SchedulerConfig:
+def load_config(
+    doc: dict[str, Any] | None, *, source: str = "", trust: Trust = UNTRUSTED, release: Release = DEFAULT
+) -> SchedulerConfig:
     """Turn a parsed YAML document (or None for the defaults) into a SchedulerConfig.
 
     `trust` says where the document came from: only a configuration the user gave on purpose
     (`TRUSTED`) may name plugins by import path or extenders; anything else is refused here,
-    before a profile is built or an extender probed.
+    before a profile is built or an extender probed. `release` is the kube-scheduler release
+    whose defaults and checks apply (kubesched.release).
     """
-    cfg = defaulted_configuration(doc, source=source)
-    errors = validate_configuration(cfg)
+    try:
+        return _load_config(doc, source, trust, release)
+    except ConfigError as err:  # in the release's words
+        err.message = release.config_message(err.message)
+        err.args = tuple(release.config_message(a) if isinstance(a, str) else a for a in err.args)
+        raise
+
+
+def _load_config(doc: dict[str, Any] | None, source: str, trust: Trust, release: Release) -> SchedulerConfig:
+    cfg = defaulted_configuration(doc, source=source, release=release)
+    errors = release_checks(cfg, release, validate_configuration(cfg))
     if errors:
         raise ConfigError(errors, source)
-    found = _build_extenders(cfg) or _framework_checks(cfg)
+    found = _build_extenders(cfg) or _framework_checks(cfg, release)
     if found is not None:
         problem, at = found
         at = field_in_document(cfg, doc, at) if doc is not None else at
@@ -349,4 +375,4 @@ def load_config(doc: dict[str, Any] | None, *, source: str = "", trust: Trust = 
         at = field_in_document(cfg, doc, refused.field) if doc is not None else refused.field
         raise ConfigError([FieldError(at, refused.message)], source, message=refused.message, field=at, framework=True)
     profile_args = [{pc.name: pc.args for pc in prof.pluginConfig} for prof in cfg.profiles]
-    return SchedulerConfig(cfg, profile_args, source, doc, trust)
+    return SchedulerConfig(cfg, profile_args, source, doc, trust, release)

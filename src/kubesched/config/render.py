@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from kubesched.config.decode import Spec, field_spec, is_string
 from kubesched.config.defaults import enabled_plugin_names
 from kubesched.config.load import SchedulerConfig
-from kubesched.config.names import PLUGIN_SETS
+from kubesched.config.names import PLACEMENT_POINTS, PLUGIN_SETS
 from kubesched.config.types import API_VERSION, KubeSchedulerProfile, PluginSet, _Args
 
 _OMIT = object()
@@ -95,12 +95,14 @@ def _args(args: Any) -> Any:
     return args
 
 
-def _profile(prof: KubeSchedulerProfile, completed: bool) -> dict[str, Any]:
+def _profile(prof: KubeSchedulerProfile, completed: bool, placement: bool = True) -> dict[str, Any]:
+    """`placement`: the release's configuration has the placement points (v1.36)."""
     out: dict[str, Any] = {"schedulerName": prof.schedulerName or ""}
     if prof.percentageOfNodesToScore is not None:
         out["percentageOfNodesToScore"] = prof.percentageOfNodesToScore
     assert prof.plugins is not None
-    out["plugins"] = {point: _plugin_set(getattr(prof.plugins, point)) for point in PLUGIN_SETS}
+    points = PLUGIN_SETS if placement else [p for p in PLUGIN_SETS if p not in PLACEMENT_POINTS]
+    out["plugins"] = {point: _plugin_set(getattr(prof.plugins, point)) for point in points}
     configs = prof.pluginConfig
     if completed:
         needed = set(enabled_plugin_names(prof.plugins))
@@ -139,7 +141,7 @@ def render_config(config: SchedulerConfig, *, completed: bool = True) -> dict[st
         "percentageOfNodesToScore": raw.percentageOfNodesToScore or 0,
         "podInitialBackoffSeconds": raw.podInitialBackoffSeconds,
         "podMaxBackoffSeconds": raw.podMaxBackoffSeconds,
-        "profiles": [_profile(p, completed) for p in raw.profiles],
+        "profiles": [_profile(p, completed, config.release.placement_points) for p in raw.profiles],
     }
     if raw.extenders:
         out["extenders"] = [_object(e) for e in raw.extenders]

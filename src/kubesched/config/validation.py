@@ -541,8 +541,9 @@ def _volume_binding(path: str, args: VolumeBindingArgs) -> list[FieldError]:
     return errs
 
 
-def validate_fit_args(path: str, args: NodeResourcesFitArgs) -> list[FieldError]:
-    """ValidateNodeResourcesFitArgs (run by the plugin when it is built)."""
+def validate_fit_args(path: str, args: NodeResourcesFitArgs, ratio_by_type: bool = True) -> list[FieldError]:
+    """ValidateNodeResourcesFitArgs (run by the plugin when it is built); `ratio_by_type`: v1.36's checks of
+    requestedToCapacityRatio (Release.fit_ratio_checked_by_type), else v1.34's and v1.35's."""
     errs: list[FieldError] = []
     for i, r in enumerate(args.ignoredResources):
         p = f"{child(path, 'ignoredResources')}[{i}]"
@@ -560,6 +561,11 @@ def validate_fit_args(path: str, args: NodeResourcesFitArgs) -> list[FieldError]
     if st.type not in SCORING_STRATEGIES:
         errs.append(not_supported(f"{sp}.type", st.type, list(SCORING_STRATEGIES)))
     errs += _validate_resources(f"{sp}.resources", st.resources)
+    if not ratio_by_type and (st.requestedToCapacityRatio is not None or st.type != "RequestedToCapacityRatio"):
+        # (the type without its ratio crashes v1.34 and v1.35: refused below in v1.36's words instead)
+        if st.requestedToCapacityRatio is not None:
+            errs += validate_shape(f"{sp}.shape", st.requestedToCapacityRatio.shape)
+        return errs
     if st.type == "RequestedToCapacityRatio":
         if st.requestedToCapacityRatio is None:
             errs.append(

@@ -84,10 +84,35 @@ class Features:
     device_binding_and_status: bool = True
     consumable_capacity: bool = True
 
+    # Upstream keeps allocator variants and uses the oldest that supports every enabled feature. The
+    # one v1.35 picks by default ignores capacity requests and refuses distinctAttribute as an unknown
+    # constraint, where the newest refuses the requests instead (and v1.34 picks the newest, as it counts
+    # device status as a feature of its own). None: the newest unless neither feature needs it.
+    newest_variant: bool | None = None
+    result_tolerations: bool = True  # the requests' tolerations copied into the results (since v1.35)
+    # v1.34: an incomplete pool is allocated from (an invalid one is an error), and a request whose
+    # subrequests ask for capacity is refused naming the request.
+    incomplete_pools_usable: bool = False
+    capacity_checked_per_request: bool = False
+
+    @property
+    def knows_consumable_capacity(self) -> bool:
+        """Whether the allocator upstream picks for these features knows consumable capacity at all."""
+        if self.newest_variant is not None:
+            return self.newest_variant
+        return self.consumable_capacity or self.device_binding_and_status
+
     @classmethod
     def none(cls, **enabled: bool) -> Features:
         """All off except those named: how upstream's tests pick features."""
-        return cls(**{name: enabled.get(name, False) for name in cls.__dataclass_fields__})
+        release_only = (
+            "newest_variant",
+            "result_tolerations",
+            "incomplete_pools_usable",
+            "capacity_checked_per_request",
+        )
+        switches = [name for name in cls.__dataclass_fields__ if name not in release_only]
+        return cls(**{name: enabled.get(name, False) for name in switches})
 
 
 @dataclass(slots=True)
@@ -298,7 +323,13 @@ class Allocator:
             return known
         slices_for_node = self.slices_on_node.get(name, []) + self.slices_shared
         try:
-            pools = gather_pools(slices_for_node, node, self.features.partitionable_devices, self.all_slices)
+            pools = gather_pools(
+                slices_for_node,
+                node,
+                self.features.partitionable_devices,
+                self.all_slices,
+                self.features.incomplete_pools_usable,
+            )
         except GatherError as err:
             raise AllocationError(f"gather pool information: {err}") from err
         found = self.pools_by_node[name] = _NodePools(node, pools, _signature(pools))
@@ -405,8 +436,15 @@ class _Run:
                         f"claim {_kobj(claim)}, request {request.get('name', '')}: has subrequests, "
                         "but the DRAPrioritizedList feature is disabled"
                     )
-                if not self.features.consumable_capacity:
+                if not self.features.consumable_capacity and self.features.knows_consumable_capacity:
                     if (request.get("exactly") or {}).get("capacity") is not None:
+                        raise AllocationError(
+                            f"claim {_kobj(claim)}, request {request.get('name', '')}: has capacity requests, "
+                            "but the DRAConsumableCapacity feature is disabled"
+                        )
+                    if self.features.capacity_checked_per_request and any(
+                        sub.get("capacity") is not None for sub in subs
+                    ):
                         raise AllocationError(
                             f"claim {_kobj(claim)}, request {request.get('name', '')}: has capacity requests, "
                             "but the DRAConsumableCapacity feature is disabled"
@@ -442,7 +480,7 @@ class _Run:
                 names = frozenset(str(n) for n in constraint.get("requests") or ())
                 if constraint.get("matchAttribute") is not None:
                     self.constraints[ci].append(MatchAttribute(names, str(constraint["matchAttribute"])))
-                elif constraint.get("distinctAttribute") is not None:
+                elif constraint.get("distinctAttribute") is not None and self.features.knows_consumable_capacity:
                     self.constraints[ci].append(DistinctAttribute(names, str(constraint["distinctAttribute"])))
                 else:
                     raise AllocationError(
@@ -604,7 +642,10 @@ class _Run:
         pools = self.pools
         for pi in range(start[0], len(pools)):
             pool = pools[pi]
-            if pool.incomplete or pool.invalid:
+            if self.features.incomplete_pools_usable:
+                if pool.invalid:
+                    raise AllocationError(f"pool {pool.pool} is invalid: {pool.invalid_reason}")
+            elif pool.incomplete or pool.invalid:
                 continue
             first_slice = start[1] if pi == start[0] else 0
             for sli in range(first_slice, len(pool.slices)):
@@ -873,7 +914,7 @@ class _Run:
             }
             if r.request.request.admin_access:
                 out["adminAccess"] = True
-            if r.request.request.tolerations:
+            if r.request.request.tolerations and self.features.result_tolerations:
                 out["tolerations"] = copy.deepcopy(r.request.request.tolerations)
             if self.features.device_binding_and_status:
                 if r.candidate.device.binding_conditions:

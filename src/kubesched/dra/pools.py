@@ -42,8 +42,12 @@ def gather_pools(
     node: Mapping[str, Any],
     partitionable_devices: bool,
     all_slices: Sequence[Slice],
+    incomplete_with_devices: bool = False,
 ) -> list[Pool]:
-    """GatherPools: the pools whose devices the node can reach, in allocation order."""
+    """GatherPools: the pools whose devices the node can reach, in allocation order.
+
+    `incomplete_with_devices`: an incomplete pool keeps the devices it has (v1.34 allocates from them).
+    """
     by_pool: dict[tuple[str, str], list[Slice]] = {}
     for s in slices_for_node:
         if not partitionable_devices and (s.per_device_node_selection is not None or s.shared_counters):
@@ -84,9 +88,13 @@ def gather_pools(
             if obsolete:
                 continue  # the driver is replacing this generation
             if len(all_for_pool) != first.resource_slice_count:
-                result.append(Pool(driver, pool_name, incomplete=True))
-                continue
-            pool = _build_pool(driver, pool_name, pool_slices, partitionable_devices, all_for_pool)
+                if not incomplete_with_devices:
+                    result.append(Pool(driver, pool_name, incomplete=True))
+                    continue
+                pool = _build_pool(driver, pool_name, pool_slices, partitionable_devices, all_for_pool)
+                pool.incomplete = True
+            else:
+                pool = _build_pool(driver, pool_name, pool_slices, partitionable_devices, all_for_pool)
         if _has_binding_conditions(pool):
             with_binding_conditions.append(pool)
         else:

@@ -27,6 +27,7 @@ from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeToStatus, PodInfo
+from kubesched.release import DEFAULT, Release
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -444,6 +445,7 @@ class Handle:
     extenders: list[Extender] = field(default_factory=list)  # HTTP extenders, for preemption to consult
     metrics: MetricsRecorder | None = None  # when running against a cluster; None in simulations
     dra_manager: SharedDRAManager | None = None  # claims, slices and classes the profiles share
+    release: Release = DEFAULT  # the kube-scheduler release whose behaviour plugins follow (kubesched.release)
 
     # The getters plugins use: a scheduler gives every field, so a missing one is a wiring
     # bug (or a plugin built alone), reported as such rather than as an AttributeError.

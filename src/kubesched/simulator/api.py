@@ -22,6 +22,7 @@ from kubesched.apiserver.documents import check_text_size, read_object_file, val
 from kubesched.config.load import ConfigError
 from kubesched.config.trust import TRUSTED, UNTRUSTED, Trust
 from kubesched.framework.runtime.errors import FrameworkError
+from kubesched.release import ReleaseError, release, snapshot_version
 from kubesched.simulator.budget import Budget
 from kubesched.simulator.load import (
     LoadedInput,
@@ -235,6 +236,8 @@ def simulate(
     max_pods: int | None = None,
     max_objects: int | None = None,
     max_input_bytes: int | None = None,
+    kubernetes_version: str | None = None,
+    feature_gates: str = "",
 ) -> Simulation:
     """Simulate scheduling: manifests in, a `Simulation` out.
 
@@ -249,6 +252,9 @@ def simulate(
     (`--overlay`). `max_pods`, `max_objects` and `max_input_bytes` raise (or lower) the
     simulation's budget (docs/security.md); input over it raises InputError before anything
     is built.
+
+    `kubernetes_version` ("1.34", "1.35" or "1.36", the default) is the kube-scheduler release
+    to follow, with `feature_gates` ("A=true,B=false") on top of its defaults (docs/versions.md).
 
     Only `config` may name plugins by import path or extenders: a KubeSchedulerConfiguration
     among the inputs, the text or the overlays is data, and one that does raises InputError.
@@ -265,6 +271,8 @@ def simulate(
         max_pods=max_pods,
         max_objects=max_objects,
         max_input_bytes=max_input_bytes,
+        kubernetes_version=kubernetes_version,
+        feature_gates=feature_gates,
         config_trust=TRUSTED,
         documents_trust=UNTRUSTED.hinted(API_HINT),
     )
@@ -290,6 +298,8 @@ def _simulate(
     max_pods: int | None = None,
     max_objects: int | None = None,
     max_input_bytes: int | None = None,
+    kubernetes_version: str | None = None,
+    feature_gates: str = "",
     config_trust: Trust,
     documents_trust: Trust,
 ) -> Simulation:
@@ -302,10 +312,13 @@ def _simulate(
     source = ""  # the configuration's, for a profile that cannot be built
     try:
         budget = _budget(max_pods, max_objects, max_input_bytes)
+        release(kubernetes_version, feature_gates)  # a bad version or gate before any input is read
         loaded = _load(inputs, text, tuple(overlays), budget)
+        version, note = snapshot_version(kubernetes_version, loaded.cluster_version)
+        followed = release(version, feature_gates)
         config_doc, config_source = _config_document(config)
         scheduler_config = build_config(
-            loaded, config_doc, config_source, trust=config_trust, documents=documents_trust
+            loaded, config_doc, config_source, trust=config_trust, documents=documents_trust, release=followed
         )
         source = scheduler_config.source
         result = run_simulation(
@@ -316,8 +329,12 @@ def _simulate(
             until=_seconds("until", until),
             bind_latency=_seconds("bind_latency", bind_latency) or 0.0,
         )
+        if note is not None:
+            result.warnings.insert(0, note)
     except (LoadError, ConfigError) as err:
         raise InputError(str(err)) from err
+    except ReleaseError as err:
+        raise InputError(f"{err.flag.removeprefix('--').replace('-', '_')}: {err}") from err
     except FrameworkError as err:  # its field and file are kept apart from its text: put them back
         raise InputError(err.located(source)) from err
     summary = summarize(result)

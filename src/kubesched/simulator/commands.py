@@ -18,6 +18,7 @@ from kubesched.apiserver.documents import LoadError, read_object_file
 from kubesched.config.load import ConfigError, SchedulerConfig
 from kubesched.config.trust import TRUSTED, UNTRUSTED
 from kubesched.framework.runtime.errors import FrameworkError
+from kubesched.release_flags import compared_releases, followed_release
 from kubesched.userio import EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR, AtomicFile, say, silence_stdout
 
 if TYPE_CHECKING:
@@ -48,10 +49,16 @@ def _scheduler_config(args: argparse.Namespace, loaded: LoadedInput) -> tuple[Sc
         if v
     ]
     if not legacy:
-        if args.feature_gates:
-            raise LoadError("--feature-gates only applies with --policy-config-file or --algorithm-provider")
+        followed = followed_release(
+            args.kubernetes_version, args.feature_gates, loaded.cluster_version, say_warnings=False
+        )
         config_doc = read_object_file(args.config) if args.config else None
-        return build_config(loaded, config_doc, args.config or "", trust=TRUSTED, documents=UNTRUSTED), []
+        config = build_config(
+            loaded, config_doc, args.config or "", trust=TRUSTED, documents=UNTRUSTED, release=followed
+        )
+        return config, []
+    if args.kubernetes_version is not None:
+        raise LoadError(f"{legacy[0]} cannot be combined with --kubernetes-version")
     others = legacy[1:] + (["--config"] if args.config else [])
     if others:
         raise LoadError(f"{legacy[0]} cannot be combined with {', '.join(others)}")
@@ -279,6 +286,7 @@ def whatif_command(args: argparse.Namespace, budget: Budget) -> int:
     output = args.output or ("table" if sys.stdout.isatty() else "json")
     try:
         if args.question == "capacity":
+            followed = followed_release(args.kubernetes_version, args.feature_gates)
             answer = whatif.capacity(
                 args.files,
                 args.node_template,
@@ -287,10 +295,18 @@ def whatif_command(args: argparse.Namespace, budget: Budget) -> int:
                 seed=args.seed,
                 budget=budget,
                 overlays=args.overlay,
+                release=followed,
             )
         else:
-            comparison = whatif.compare(args.files, args.configs, seed=args.seed, budget=budget, overlays=args.overlay)
-    except WhatIfError as err:
+            comparison = whatif.compare(
+                args.files,
+                args.configs,
+                seed=args.seed,
+                budget=budget,
+                overlays=args.overlay,
+                releases=compared_releases(args.kubernetes_version, args.feature_gates),
+            )
+    except (WhatIfError, LoadError) as err:
         say(f"{err}")
         return EXIT_BAD_INPUT
     if output == "json":
@@ -310,8 +326,15 @@ def sweep_command(args: argparse.Namespace, budget: Budget) -> int:
 
     output = args.output or ("table" if sys.stdout.isatty() else "json")
     try:
-        result = sweep.sweep(args.spec, workers=args.workers, ray_address=args.ray, configs=args.configs, budget=budget)
-    except WhatIfError as err:
+        result = sweep.sweep(
+            args.spec,
+            workers=args.workers,
+            ray_address=args.ray,
+            configs=args.configs,
+            budget=budget,
+            release=followed_release(args.kubernetes_version, args.feature_gates),
+        )
+    except (WhatIfError, LoadError) as err:
         say(f"{err}")
         return EXIT_BAD_INPUT
     if output == "json":

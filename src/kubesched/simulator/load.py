@@ -39,6 +39,7 @@ from kubesched.config.goduration import go_quote
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.framework.node_info import parse_node
 from kubesched.framework.types import new_pod_info
+from kubesched.release import recorded_version
 from kubesched.simulator import helm
 from kubesched.simulator.budget import Budget, check, check_objects_read, expansion
 from kubesched.simulator.scenario import KIND as SCENARIO_KIND
@@ -100,6 +101,7 @@ class LoadedInput:
     skipped: dict[str, int] = field(default_factory=dict)  # objects of kinds kubesched does not use, by kind
     admission: admission.Context | None = None  # what prepare_objects admitted against, for objects made later
     budget: Budget = field(default_factory=Budget)  # the most the simulation may read, hold and create
+    cluster_version: tuple[str, str] | None = None  # (source, gitVersion) a `kubesched snapshot` file recorded
 
 
 def manifest_files(p: str, budget: Budget | None = None) -> Iterator[tuple[str, str]]:
@@ -170,6 +172,9 @@ def load_manifests(
 def add_text(loaded: LoadedInput, source: str, text: str, overlay: bool = False) -> None:
     """Every document of one YAML or JSON text, named `source` in errors."""
     loaded.sources.append(source)
+    version = recorded_version(text)
+    if version is not None and loaded.cluster_version is None:
+        loaded.cluster_version = (source, version)
     docs = iter_documents(text, max_nodes=loaded.budget.max_input_nodes)
     for i, doc in enumerate(_located(docs, source, text), start=1):
         if doc is None:

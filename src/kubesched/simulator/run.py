@@ -23,6 +23,7 @@ from kubesched.config.trust import UNTRUSTED, Trust
 from kubesched.event_handlers import informed_scheduler
 from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.framework.types import PodInfo, new_pod_info
+from kubesched.release import DEFAULT, Release
 from kubesched.scheduler import Scheduler
 from kubesched.simulator.load import LoadedInput, admit_update, create_problems, prepare_objects
 from kubesched.simulator.scenario import Step, merge_patch
@@ -98,12 +99,14 @@ def build_config(
     *,
     trust: Trust = UNTRUSTED,
     documents: Trust = UNTRUSTED,
+    release: Release = DEFAULT,
 ) -> SchedulerConfig:
     """The configuration given on its own (`config_doc`, trusted as far as `trust` says), else the one among
-    the documents, files and overlays (as far as `documents` says: they are data). Trusting is asked for."""
+    the documents, files and overlays (as far as `documents` says: they are data). Trusting is asked for.
+    Either is defaulted and checked as `release`'s kube-scheduler would."""
     if config_doc is not None:
-        return load_config(config_doc, source=config_source, trust=trust)
-    return load_config(loaded.config, source=loaded.config_source, trust=documents)
+        return load_config(config_doc, source=config_source, trust=trust, release=release)
+    return load_config(loaded.config, source=loaded.config_source, trust=documents, release=release)
 
 
 def embedded_scheduler(config: SchedulerConfig, cluster: EmbeddedCluster, clock: VirtualClock, **kw: Any) -> Scheduler:
@@ -139,6 +142,7 @@ def simulate(
     result.scheduler = sched
     source = f"{config.source}: " if config.source else ""
     result.warnings.extend(source + w for w in sched.unknown_plugin_configs)
+    result.warnings.extend(f"--feature-gates: {w}" for w in config.release.warnings)
     workloads = _workload_controllers(loaded, cluster, result, seed)
     claims = _claim_controller(loaded, cluster, result, seed)
     volumes = _ephemeral_volume_controller(loaded, cluster, result, seed)

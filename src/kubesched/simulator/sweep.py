@@ -19,12 +19,13 @@ import signal
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kubesched.apiserver.documents import DocumentError, parse_documents
 from kubesched.config.trust import TRUSTED, UNTRUSTED, Trust
+from kubesched.release import DEFAULT, LATEST, Release, ReleaseError, parse_version, release_arguments
 from kubesched.simulator.budget import Budget
 from kubesched.simulator.inputs import (
     NodeTemplate,
@@ -39,8 +40,8 @@ from kubesched.simulator.inputs import (
 )
 from kubesched.simulator.load import LoadError, read_text
 
-AXES = ("nodes", "template", "config", "scale", "seed")
-TOP_LEVEL = ("base", "overlays", "template", "config", "seed", "grid", "sample")
+AXES = ("nodes", "template", "config", "scale", "seed", "kubernetesVersion")
+TOP_LEVEL = ("base", "overlays", "template", "config", "seed", "kubernetesVersion", "grid", "sample")
 SAMPLE_KEYS = ("n", "randomSeed")
 DEFAULT_CONFIG = "default"
 MAX_POINTS = 100_000
@@ -58,6 +59,7 @@ class Point:
     config: str
     scale: float
     seed: int
+    kubernetesVersion: str = ""  # the kube-scheduler release, as "1.35" ("": the command's --kubernetes-version)
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,8 @@ class Context:
     taken: frozenset[str]  # node names of the base cluster, which added nodes avoid
     trusted: frozenset[str] = frozenset()  # the configs (as the spec names them) given with --config too
     budget: Budget = Budget()  # every point's, checked before the point's objects are built
+    kubernetes_version: str = LATEST  # --kubernetes-version, for points whose spec names none
+    feature_gates: str = ""  # --feature-gates, on every point's release
 
 
 # --- the spec -----------------------------------------------------------------------------------------------
@@ -104,6 +108,7 @@ def load_spec(path: str, budget: Budget | None = None) -> Spec:
         "config": _string(path, "config", doc.get("config")) or DEFAULT_CONFIG,
         "scale": 1.0,
         "seed": _integer(path, "seed", doc.get("seed", 0)),
+        "kubernetesVersion": _version(path, "kubernetesVersion", doc.get("kubernetesVersion")) or "",
     }
     if "grid" in doc and "sample" in doc:
         raise WhatIfError(f"{path}: grid, sample: give one of them, not both")
@@ -181,7 +186,19 @@ def _value(path: str, axis: str, where: str, value: Any) -> Any:
         return _integer(path, where, value)
     if axis == "scale":
         return _number(path, where, value)
+    if axis == "kubernetesVersion":
+        return _version(path, where, value)
     return _string(path, where, value)
+
+
+def _version(path: str, where: str, value: Any) -> str | None:
+    """A release as "1.35" (a number such as 1.35 is read as its text); None when not given."""
+    if value is None:
+        return None
+    try:
+        return parse_version(str(value))
+    except ReleaseError as err:
+        raise WhatIfError(f"{path}: {where}: {err}") from err
 
 
 def _mapping(path: str, where: str, value: Any, allowed: Sequence[str]) -> dict[str, Any]:
@@ -291,6 +308,7 @@ def run_point(context: Context, point: Point) -> dict[str, Any]:
     """One simulation, measured: counts, utilisation per resource, wall and CPU seconds."""
     wall, cpu = time.perf_counter(), time.process_time()
     row: dict[str, Any] = asdict(point)
+    row["kubernetesVersion"] = point.kubernetesVersion or context.kubernetes_version
     added = point.nodes if point.template is not None else 0
     try:
         check_room(context.base, point.scale, added, context.budget)
@@ -307,6 +325,8 @@ def run_point(context: Context, point: Point) -> dict[str, Any]:
             config_trust=trust,
             documents_trust=_BASE,
             budget=context.budget,
+            kubernetes_version=point.kubernetesVersion or context.kubernetes_version,
+            feature_gates=context.feature_gates,
         )
     except WhatIfError as err:
         return {**row, "error": str(err)}
@@ -408,6 +428,7 @@ def sweep(
     ray_address: str | None = None,
     configs: Sequence[str] = (),
     budget: Budget | None = None,
+    release: Release = DEFAULT,
 ) -> SweepResult:
     """The spec's points, run, each within `budget` (a point over it is a row with its error); `configs`
     (--config) are the configuration files trusted to name plugins by import path and extenders, when the
@@ -418,7 +439,11 @@ def sweep(
         if not os.path.isfile(c):
             raise WhatIfError(f"--config {c}: no such file")
     spec = load_spec(spec_path, budget)
-    context = prepare(spec, configs, budget)
+    context = replace(
+        prepare(spec, configs, budget),
+        kubernetes_version=release.minor,
+        feature_gates=release_arguments(release)["feature_gates"],
+    )
     start = time.perf_counter()
     if ray_address:
         rows, workers = run_ray(context, spec.points, ray_address, workers)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from kubesched.api.kinds import SCALED_KINDS
 from kubesched.config import names
 from kubesched.config.trust import TRUSTED
+from kubesched.release import DEFAULT, Release, release_arguments
 from kubesched.simulator.budget import Budget
 from kubesched.simulator.inputs import (
     NodeTemplate,
@@ -133,27 +134,29 @@ def capacity(
     seed: int = DEFAULT_SEED,
     budget: Budget | None = None,
     overlays: Sequence[str] = (),
+    release: Release = DEFAULT,
 ) -> CapacityAnswer:
     """How many nodes like the template the cluster needs for all its pending pods; every simulation within
     `budget` (the nodes a trial adds are counted before they are made). `overlays` replace objects of `paths`
-    as `kubesched simulate --overlay` does, in every simulation."""
+    as `kubesched simulate --overlay` does, in every simulation; each follows `release`'s kube-scheduler."""
     if max_nodes < 1:
         raise WhatIfError(f"--max-nodes: must be at least 1, got {max_nodes}")
     budget = budget or Budget()
     paths, overlays = rereadable(paths), rereadable(overlays)
     template = load_template(template_path, budget)
+    rk = release_arguments(release)
     base = simulate_checked(
-        *paths, overlays=overlays, config=config, seed=seed, record=False, config_trust=TRUSTED, budget=budget
+        *paths, overlays=overlays, config=config, seed=seed, record=False, config_trust=TRUSTED, budget=budget, **rk
     )
     answer = CapacityAnswer(template=template, seed=seed, max_nodes=max_nodes, pending_before=len(base.pending))
     taken = {n.name for n in base.nodes}
     objects = read_objects(paths, budget, overlays)
-    answer.blocked = _blocked(base.pending, objects, template, taken, config, seed, budget) if base.pending else []
+    answer.blocked = _blocked(base.pending, objects, template, taken, config, seed, budget, rk) if base.pending else []
     blocked_ids = {i for b in answer.blocked for i in b.idents}
 
     def trial(n: int) -> Trial:
         check_room(objects, 1, n, budget)
-        sim = base if n == 0 else _with_nodes(paths, overlays, template, n, taken, config, seed, budget)
+        sim = base if n == 0 else _with_nodes(paths, overlays, template, n, taken, config, seed, budget, rk)
         return Trial(
             n, len(sim.pending), tuple((p.key, p.message) for p in sim.pending if identity(p) not in blocked_ids)
         )
@@ -182,6 +185,7 @@ def _with_nodes(
     config: str | None,
     seed: int,
     budget: Budget,
+    rk: dict[str, Any],
 ) -> Simulation:
     return simulate_checked(
         *paths,
@@ -192,6 +196,7 @@ def _with_nodes(
         record=False,
         config_trust=TRUSTED,
         budget=budget,
+        **rk,
     )
 
 
@@ -284,6 +289,7 @@ def _blocked(
     config: str | None,
     seed: int,
     budget: Budget,
+    rk: dict[str, Any],
 ) -> list[Blocked]:
     """Pending pods that cannot run on an empty node of the template's shape, whatever the count."""
     out: list[Blocked] = []
@@ -303,7 +309,7 @@ def _blocked(
             groups.setdefault(identity(p), []).append(p)
     if any(o.get("kind") == "DaemonSet" for o in context):
         # every added node runs the DaemonSets' pods: one that does not fit pends on each of them
-        sim = simulate_checked(context, node, config=config, seed=seed, config_trust=TRUSTED, budget=budget)
+        sim = simulate_checked(context, node, config=config, seed=seed, config_trust=TRUSTED, budget=budget, **rk)
         for p in sim.pending:
             members = groups.pop(identity(p), [])
             out.append(_refused(members[0] if members else p, members, p, node_name))
@@ -314,7 +320,9 @@ def _blocked(
             shapes.setdefault(shape, (subject, []))[1].extend(members)
     for subject, members in shapes.values():
         first = members[0]
-        sim = simulate_checked(context, node, subject, config=config, seed=seed, config_trust=TRUSTED, budget=budget)
+        sim = simulate_checked(
+            context, node, subject, config=config, seed=seed, config_trust=TRUSTED, budget=budget, **rk
+        )
         alone = next((p for p in sim.pods if identity(p) == identity(first) or p.key == first.key), None)
         if alone is None or alone.scheduled:
             continue
@@ -378,6 +386,7 @@ class Side:
 
     config: str
     sim: Simulation
+    release: str = ""  # "v1.35" (with any gates): the kube-scheduler release this side followed
 
     @property
     def zones(self) -> dict[str, str]:
@@ -412,6 +421,7 @@ class Side:
         node_util = {r: _stats(self.node_utilisations(r)) for r in util if r in ("cpu", "memory")}
         return {
             "config": self.config,
+            "kubernetesVersion": self.release,
             "pods": len(self.sim.pods),
             "scheduled": len(self.sim.scheduled),
             "pending": len(self.sim.pending),
@@ -441,7 +451,8 @@ class Comparison:
     seed: int
 
     def moved(self) -> list[dict[str, Any]]:
-        """Pods whose node or result differs, in A's order, then pods only B has."""
+        """Pods whose node or result differs, in A's order, then pods only B has; with the plugin scores
+        that changed between the two nodes when both sides recorded them (a release compare)."""
         a, b = self.a.sim, self.b.sim
         in_b = {p.key: p for p in b.pods}
         out = []
@@ -449,6 +460,8 @@ class Comparison:
             q = in_b.pop(p.key, None)
             if q is None or (p.node, p.result) != (q.node, q.result):
                 out.append(_moved(p, q))
+                if q is not None and p.plugins is not None and q.plugins is not None:
+                    out[-1]["why"] = score_changes(p, q)
         out.extend(_moved(None, q) for q in in_b.values())
         return out
 
@@ -467,6 +480,29 @@ def _moved(p: PodResult | None, q: PodResult | None) -> dict[str, Any]:
     }
 
 
+def score_changes(p: PodResult, q: PodResult) -> list[dict[str, Any]]:
+    """Why a pod moved from node X (under A) to node Y (under B): each plugin whose weighted scores of X and
+    Y (those both sides scored) differ between the sides (None: the plugin did not score there), and each
+    filter that rejected X or Y on one side."""
+    assert p.plugins is not None and q.plugins is not None
+    nodes = [n for n in dict.fromkeys((p.node, q.node)) if n is not None]
+    a, b = p.plugins.final_score, q.plugins.final_score
+    scored = [n for n in nodes if n in a and n in b]  # a node one side filtered out is told by its filter below
+    plugins = sorted({name for rec in (a, b) for n in scored for name in rec.get(n, {})})
+    out: list[dict[str, Any]] = []
+    for name in plugins:
+        under_a = {n: a[n].get(name) for n in scored}
+        under_b = {n: b[n].get(name) for n in scored}
+        if under_a != under_b:
+            out.append({"plugin": name, "scoresA": under_a, "scoresB": under_b})
+    for side, rec in (("A", p.plugins), ("B", q.plugins)):
+        for node in nodes:
+            for name, verdict in rec.filter.get(node, {}).items():
+                if verdict != "passed":
+                    out.append({"plugin": name, "node": node, f"filter{side}": verdict})
+    return out
+
+
 DEFAULT_CONFIG = "default"
 
 
@@ -477,18 +513,43 @@ def compare(
     seed: int = DEFAULT_SEED,
     budget: Budget | None = None,
     overlays: Sequence[str] = (),
+    releases: Sequence[Release] = (),
 ) -> Comparison:
     """The manifests (with `overlays` replacing their objects, as `kubesched simulate --overlay`) under two
-    configurations (a file, or `default` for upstream's), with one seed, each simulation within `budget`."""
-    if len(configs) != 2:
-        raise WhatIfError(f"--config: give exactly two configurations to compare, got {len(configs)}")
+    configurations (a file, or `default` for upstream's), with one seed, each simulation within `budget`.
+
+    `releases`: the kube-scheduler release of each side (none: v1.36 for both; one: both). When the sides'
+    releases differ, every pod's scores are recorded so that a moved pod says which plugin scores changed.
+    """
+    if len(releases) > 2:
+        raise WhatIfError(f"--kubernetes-version: give at most two releases to compare, got {len(releases)}")
+    if len(configs) > 2 or (len(configs) < 2 and len(releases) < 2):
+        raise WhatIfError(
+            f"--config: give exactly two configurations to compare, got {len(configs)} "
+            "(or two releases: --kubernetes-version A --kubernetes-version B)"
+        )
+    sides = list(configs) or [DEFAULT_CONFIG]
+    configs = sides * 2 if len(sides) == 1 else sides
+    chosen = list(releases) or [DEFAULT]
+    pair = chosen * 2 if len(chosen) == 1 else chosen
+    record = pair[0] != pair[1]
     paths, overlays = rereadable(paths), rereadable(overlays)
-    a, b = (_side(label, c, paths, overlays, seed, budget) for label, c in zip("AB", configs, strict=True))
+    a, b = (
+        _side(label, c, r, paths, overlays, seed, budget, record)
+        for label, c, r in zip("AB", configs, pair, strict=True)
+    )
     return Comparison(a, b, seed)
 
 
 def _side(
-    label: str, config: str, paths: Sequence[str], overlays: Sequence[str], seed: int, budget: Budget | None
+    label: str,
+    config: str,
+    release: Release,
+    paths: Sequence[str],
+    overlays: Sequence[str],
+    seed: int,
+    budget: Budget | None,
+    record: bool,
 ) -> Side:
     """One configuration's simulation; a problem in its configuration file says which side it is (A or B)."""
     try:
@@ -497,13 +558,14 @@ def _side(
             overlays=overlays,
             config=None if config == DEFAULT_CONFIG else config,
             seed=seed,
-            record=False,
+            record=record,
             config_trust=TRUSTED,
             budget=budget,
+            **release_arguments(release),
         )
     except WhatIfError as err:
         text = str(err)
         if config != DEFAULT_CONFIG and text.startswith(f"{config}: "):
             raise WhatIfError(f"{config} (config {label}): {text[len(config) + 2 :]}") from err
         raise
-    return Side(config, sim)
+    return Side(config, sim, release.describe())

@@ -114,8 +114,10 @@ def print_comparison(cmp: Comparison, out: TextIO) -> None:
     console = _console(out)
     doc = cmp.to_json()
     a, b = doc["a"], doc["b"]
-    console.print(f"A: {escape(a['config'])}")
-    console.print(f"B: {escape(b['config'])}")
+    releases = a["kubernetesVersion"] != b["kubernetesVersion"]  # an upgrade compare names them
+    for label, side in (("A", a), ("B", b)):
+        named = f", kube-scheduler {escape(side['kubernetesVersion'])}" if releases else ""
+        console.print(f"{label}: {escape(side['config'])}{named}")
     console.print(f"The same manifests and seed ({cmp.seed}) under both.")
     table = Table()
     table.add_column("Measure")
@@ -172,6 +174,30 @@ def print_comparison(cmp: Comparison, out: TextIO) -> None:
     tables.print_table(console, title, [(h, "fold") for h in headers], rows, names=(0, 1, 3))
     if suffix:
         console.print(f"Node names without {escape(suffix)}")
+    _print_why(console, moved, suffix)
+
+
+def _print_why(console: Any, moved: list[dict[str, Any]], suffix: str) -> None:
+    """Per moved pod (a release compare records scores), the plugins whose scores of its two nodes changed."""
+    explained = [m for m in moved if m.get("why")]
+    if not explained:
+        return
+    console.print("Why (weighted plugin scores of the two nodes that changed, A -> B):")
+    for m in explained:
+        console.print(f"  {escape(m['pod'])}")
+        for change in m["why"]:
+            if "scoresA" not in change:
+                side = "A" if "filterA" in change else "B"
+                node = tables.without(change["node"], suffix) if suffix else change["node"]
+                verdict = change[f"filter{side}"]
+                console.print(f"    {escape(change['plugin'])} under {side} rejects {escape(node)}: {escape(verdict)}")
+                continue
+            parts = []
+            for node in change["scoresA"]:
+                x, y = change["scoresA"][node], change["scoresB"][node]
+                shown = tables.without(node, suffix) if suffix else node
+                parts.append(f"{escape(shown)} {'-' if x is None else x} -> {'-' if y is None else y}")
+            console.print(f"    {escape(change['plugin'])}: " + ", ".join(parts))
 
 
 _FORMATS: dict[str, tuple[Any, Any]] = {
@@ -194,6 +220,7 @@ COLUMNS = (
     "config",
     "scale",
     "seed",
+    "kubernetesVersion",
     "pods",
     "scheduled",
     "pending",

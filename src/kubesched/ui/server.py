@@ -313,6 +313,8 @@ def run(
     token: str | None = None,
     require_token: bool = False,
     budget: Budget | None = None,
+    kubernetes_version: str | None = None,
+    feature_gates: str = "",
 ) -> int:
     """`kubesched ui`: simulate FILES, then serve the page until Ctrl-C. 2 for unusable input or address.
 
@@ -329,7 +331,14 @@ def run(
             host,
             port,
             open_browser,
-            {"seed": seed, "until": until, "bind_latency": bind_latency, "budget": budget},
+            {
+                "seed": seed,
+                "until": until,
+                "bind_latency": bind_latency,
+                "budget": budget,
+                "kubernetes_version": kubernetes_version,
+                "feature_gates": feature_gates,
+            },
             allowed_host or [],
             token,
             require_token,

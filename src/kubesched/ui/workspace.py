@@ -35,6 +35,7 @@ from kubesched.apiserver.documents import (
 from kubesched.config.load import load_config
 from kubesched.config.trust import TRUSTED, Trust
 from kubesched.config.types import KIND as CONFIG_KIND
+from kubesched.release import release
 from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation, simulate_trusting
 from kubesched.simulator.budget import Budget
 from kubesched.simulator.load import manifest_files
@@ -142,7 +143,11 @@ class Workspace:
         record_pairs: int = FULL_RECORD_PAIRS,
         budget: Budget | None = None,
         notes: Sequence[str] = (),
+        kubernetes_version: str | None = None,
+        feature_gates: str = "",
     ) -> None:
+        self.kubernetes_version = kubernetes_version  # the kube-scheduler release every run follows
+        self.feature_gates = feature_gates
         self.budget = budget or Budget()  # every run's, and every edit's text
         self.notes = list(notes)  # how the files were combined (--overlay's replacements), shown with the warnings
         self.entries = entries
@@ -158,7 +163,8 @@ class Workspace:
         self._version = 0
         self.config_trust = config_trust
         self.view = self._simulate(_Candidate(entries, config, config_origin, seed, config_trust))
-        trusted = load_config(config, trust=config_trust).raw if config_trust.everything else None
+        followed = release(kubernetes_version, feature_gates)
+        trusted = load_config(config, trust=config_trust, release=followed).raw if config_trust.everything else None
         self._edit_trust = Trust.keeping(trusted, UI_HINT)
 
     @classmethod
@@ -208,6 +214,8 @@ class Workspace:
                 max_pods=self.budget.max_pods,
                 max_objects=self.budget.max_objects,
                 max_input_bytes=self.budget.max_input_bytes,
+                kubernetes_version=self.kubernetes_version,
+                feature_gates=self.feature_gates,
             )
         except InputError as err:
             raise InputError(_located(str(err), c.entries, c.config_origin)) from err

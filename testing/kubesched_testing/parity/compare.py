@@ -99,7 +99,12 @@ RACED = "filter errors raced between nodes"
 
 
 def check(
-    decision: Decision, config: dict[str, Any], *, restrict: bool = False, notes: dict[str, int] | None = None
+    decision: Decision,
+    config: dict[str, Any],
+    *,
+    restrict: bool = False,
+    notes: dict[str, int] | None = None,
+    kubernetes_version: str = "1.36",
 ) -> Mismatch | None:
     """`restrict`: replay on upstream's feasible nodes (large clusters, where which nodes it examined is timing).
 
@@ -108,12 +113,15 @@ def check(
     up = decision.upstream
     only = set(up.scores) if restrict and up.node is not None and up.scores else None
     try:
-        ours = replay(decision.state, decision.pod, config, only_nodes=only)
+        v = kubernetes_version
+        ours = replay(decision.state, decision.pod, config, only_nodes=only, kubernetes_version=v)
         if up.node is not None and ours.node not in (None, up.node) and up.node in ours.top and up.allocations:
             # A tie broken the other way: the devices to compare are those kubesched allocates on upstream's node.
-            ours.allocations = replay(decision.state, decision.pod, config, only_nodes={up.node}).allocations
+            ours.allocations = replay(
+                decision.state, decision.pod, config, only_nodes={up.node}, kubernetes_version=v
+            ).allocations
         if up.error and ours.error and up.message != ours.message:
-            ours.raced_errors = _errors_per_node(decision, config)
+            ours.raced_errors = _errors_per_node(decision, config, v)
     except Exception as err:  # the replay itself failing is a finding, not a crash of the harness
         return Mismatch(decision, None, ["replay"], [f"replay: {type(err).__name__}: {err}"])
     kinds, details = compare(decision.upstream, ours)
@@ -122,12 +130,13 @@ def check(
     return Mismatch(decision, ours, kinds, details) if kinds else None
 
 
-def _errors_per_node(decision: Decision, config: dict[str, Any]) -> list[str]:
+def _errors_per_node(decision: Decision, config: dict[str, Any], kubernetes_version: str) -> list[str]:
     """The error each node alone gives: any of them is what upstream's parallel Filter may report."""
     out = []
     for o in decision.state:
         if o.get("kind") == "Node":
-            alone = replay(decision.state, decision.pod, config, examine={o["metadata"]["name"]})
+            name = o["metadata"]["name"]
+            alone = replay(decision.state, decision.pod, config, examine={name}, kubernetes_version=kubernetes_version)
             if alone.error and alone.message:
                 out.append(alone.message)
     return out
@@ -139,6 +148,7 @@ def tally(
     config_of: Callable[[Decision], dict[str, Any]],
     *,
     restrict: bool = False,
+    kubernetes_version: str = "1.36",
 ) -> FamilyReport:
     report = FamilyReport(family)
     for d in decisions:
@@ -159,7 +169,7 @@ def tally(
             report.ambiguous += 1
             continue
         report.decisions += 1
-        m = check(d, config_of(d), restrict=restrict, notes=report.notes)
+        m = check(d, config_of(d), restrict=restrict, notes=report.notes, kubernetes_version=kubernetes_version)
         if m is None:
             report.exact += 1
             continue

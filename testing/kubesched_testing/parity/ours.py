@@ -24,6 +24,7 @@ from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
+from kubesched.release import release
 from kubesched.simulator.load import LoadedInput, SourcedObject, prepare_objects
 from kubesched.simulator.run import _FIRST
 from kubesched_testing.parity.allocations import allocation_record, claim_names
@@ -121,6 +122,7 @@ def replay(
     seed: int = 0,
     only_nodes: set[str] | None = None,
     examine: set[str] | None = None,
+    kubernetes_version: str = "1.36",
 ) -> OurAttempt:
     """One scheduling cycle for `pod_key` on `state` (the pod pending in it).
 
@@ -138,7 +140,9 @@ def replay(
     loaded = LoadedInput(objects=[SourcedObject(copy.deepcopy(o), "state", i + 1) for i, o in enumerate(state)])
     objects = prepare_objects(loaded)
     cfg = load_config(
-        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **config}, trust=TRUSTED
+        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **config},
+        trust=TRUSTED,
+        release=release(kubernetes_version),
     )
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock, pv_controller=False)

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from kubesched_testing.controlplane import ControlPlane
+from kubesched_testing.controlplane import ControlPlane, ControlPlaneError, missing_scheduler_reason, scheduler_binary
 from kubesched_testing.parity.compare import FamilyReport, tally, write_mismatch
 from kubesched_testing.parity.families import generate
 from kubesched_testing.parity.upstream import Decision, UpstreamRunner
@@ -39,8 +39,13 @@ def run_family(
     seeds: Iterable[int],
     out_dir: Path | None = None,
     progress: Callable[[str], None] = lambda _: None,
+    kubernetes_version: str = "1.36",
 ) -> FamilyReport:
-    runner = UpstreamRunner(cp)
+    """`kubernetes_version`: the release both sides follow (its binary upstream, --kubernetes-version here)."""
+    binary = scheduler_binary(kubernetes_version)
+    if binary is None:
+        raise ControlPlaneError(missing_scheduler_reason(kubernetes_version))
+    runner = UpstreamRunner(cp, binary=binary)
     decisions: list[Decision] = []
     configs: dict[int, dict[str, object]] = {}
     failures: list[str] = []
@@ -56,7 +61,13 @@ def run_family(
             continue
         decisions.extend(got)
         progress(f"{family} seed {seed}: {len(got)} decisions in {time.monotonic() - started:.1f}s")
-    report = tally(family, decisions, lambda d: configs[d.seed], restrict=family in RESTRICTED_FAMILIES)
+    report = tally(
+        family,
+        decisions,
+        lambda d: configs[d.seed],
+        restrict=family in RESTRICTED_FAMILIES,
+        kubernetes_version=kubernetes_version,
+    )
     report.notes.update({"harness failures": len(failures)} if failures else {})
     if out_dir is not None:
         for m in report.mismatches:

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from kubesched.api import volumes as vol
@@ -180,8 +181,9 @@ def wait(cond: Callable[[], Any], timeout: float, what: str, poll: Callable[[], 
 class UpstreamRunner:
     """Runs Cases on one control plane, one kube-scheduler per Case."""
 
-    def __init__(self, cp: ControlPlane, *, verbosity: int = 3) -> None:
+    def __init__(self, cp: ControlPlane, *, verbosity: int = 3, binary: Path | None = None) -> None:
         self.cp = cp
+        self.binary = binary  # an older release's kube-scheduler; None: v1.36's
         self.api = KubeAPI(load_configuration(str(cp.kubeconfig_path)), qps=0, retries=5)
         self.verbosity = verbosity
         self._clock = 0
@@ -498,6 +500,7 @@ class UpstreamRunner:
             verbosity=self.verbosity,
             name=f"sched-{case.family}-{case.seed}",
             args=(f"--vmodule={VMODULE}",),
+            binary=self.binary,
         )
         self.scheduler = proc
         attempts = AttemptLog(proc)

@@ -14,9 +14,10 @@ from typing import TextIO
 import yaml
 
 from kubesched.api.object import Obj
-from kubesched.backend.kube.api import KubeAPI
+from kubesched.backend.kube.api import APIError, KubeAPI
 from kubesched.backend.kube.reflector import list_all
 from kubesched.backend.kube.resources import SNAPSHOT, Resource
+from kubesched.release import snapshot_header
 
 _META_NOISE = ("managedFields", "resourceVersion", "selfLink", "generation", "creationTimestamp", "generateName")
 _ANNOTATION_NOISE = ("kubectl.kubernetes.io/last-applied-configuration",)
@@ -62,6 +63,19 @@ def take_snapshot(api: KubeAPI, resources: Iterable[Resource] = SNAPSHOT.values(
     return [clean(obj, r) for r in order for obj in list_all(api, r)[0]]
 
 
-def write_manifests(objects: list[Obj], out: TextIO) -> None:
+def cluster_version(api: KubeAPI) -> str | None:
+    """GET /version's gitVersion, for simulate to follow that release; None when the server does not say."""
+    try:
+        answer = api.request("GET", "/version", retries=0)
+    except APIError:
+        return None
+    version = answer.get("gitVersion") if isinstance(answer, dict) else None
+    return version if isinstance(version, str) and version else None
+
+
+def write_manifests(objects: list[Obj], out: TextIO, version: str | None = None) -> None:
+    """The objects as YAML documents; with `version`, a first comment line recording the cluster's release."""
+    if version is not None:
+        out.write(snapshot_header(version))
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     yaml.dump_all(objects, out, Dumper=dumper, sort_keys=False, default_flow_style=False)

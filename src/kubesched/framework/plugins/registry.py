@@ -27,9 +27,11 @@ from kubesched.framework.plugins.volumebinding import volume_binding
 from kubesched.framework.plugins.volumerestrictions import volume_restrictions
 from kubesched.framework.plugins.volumezone import volume_zone
 from kubesched.framework.runtime.registry import Registry
+from kubesched.release import DEFAULT, Release
 
 
-def new_in_tree_registry() -> Registry:
+def new_in_tree_registry(release: Release = DEFAULT) -> Registry:
+    """The plugins `release` has; which variant of a plugin it has is the plugin's own `new` to choose."""
     r = Registry()
     r.register(names.SCHEDULING_GATES, scheduling_gates.new)
     r.register(names.PRIORITY_SORT, priority_sort.new)
@@ -50,7 +52,8 @@ def new_in_tree_registry() -> Registry:
     r.register(names.DEFAULT_BINDER, default_binder.new)
     r.register(names.DEFAULT_PREEMPTION, default_preemption.new)
     r.register(names.DYNAMIC_RESOURCES, dynamic_resources.new)
-    r.register(names.NODE_DECLARED_FEATURES, node_declared_features.new)
+    if release.has_node_declared_features:
+        r.register(names.NODE_DECLARED_FEATURES, node_declared_features.new)
     # Removed upstream; a v1 configuration cannot enable them, a translated Policy can.
     r.register(names.SELECTOR_SPREAD, selector_spread.new)
     r.register(names.NODE_LABEL, node_label.new)

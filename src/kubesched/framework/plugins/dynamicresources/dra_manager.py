@@ -34,6 +34,7 @@ from kubesched.dra.quantity import parse as parse_quantity
 from kubesched.dra.selector import CELSelectors, DeviceView, SelectorError
 from kubesched.framework.interface import Handle, Lister
 from kubesched.framework.plugins.dynamicresources.extended import EXTENDED_CLAIM_ANNOTATION, ExtendedResourceCache
+from kubesched.release import DEFAULT, Release
 
 CLAIM = "ResourceClaim"
 SLICE = "ResourceSlice"
@@ -67,6 +68,23 @@ class DeviceUse:
     ids: list[DeviceID] = field(default_factory=list)
     share_ids: list[SharedDeviceID] = field(default_factory=list)
     capacities: list[tuple[DeviceID, dict[str, Fraction]]] = field(default_factory=list)
+
+
+def allocator_features(release: Release) -> Features:
+    """The allocator's switches from the release's DRA gates (AllocatorFeatures in upstream's plugin)."""
+    on = release.enabled
+    return Features(
+        admin_access=on("DRAAdminAccess"),
+        prioritized_list=on("DRAPrioritizedList"),
+        partitionable_devices=on("DRAPartitionableDevices"),
+        device_taints=on("DRADeviceTaints"),
+        device_binding_and_status=on("DRADeviceBindingConditions") and on("DRAResourceClaimDeviceStatus"),
+        consumable_capacity=on("DRAConsumableCapacity"),
+        newest_variant=release.dra_newest_allocator,
+        result_tolerations=release.dra_result_tolerations,
+        incomplete_pools_usable=release.dra_v1_34_allocator,
+        capacity_checked_per_request=release.dra_v1_34_allocator,
+    )
 
 
 def device_use(allocation: Mapping[str, Any], consumable_capacity: bool = True) -> DeviceUse:
@@ -181,8 +199,9 @@ class _InFlight:
 class ClaimTracker:
     """ResourceClaimTracker: claims through an assume cache, their devices, and in-flight allocations."""
 
-    def __init__(self, lister: Lister) -> None:
+    def __init__(self, lister: Lister, release: Release = DEFAULT) -> None:
         self.lister = lister
+        self.release = release
         self.epochs = PoolEpochs()
         self.devices = AllocatedDevices(self.epochs)
         self._assumed: dict[Key, Obj] = {}
@@ -404,7 +423,14 @@ class CachedSelectors:
 class SliceIndex:
     """ResourceSlices parsed once per object version, and an allocator built once per set of slices."""
 
-    def __init__(self, lister: Lister, selectors: CachedSelectors, classes: Mapping[str, Mapping[str, Any]]) -> None:
+    def __init__(
+        self,
+        lister: Lister,
+        selectors: CachedSelectors,
+        classes: Mapping[str, Mapping[str, Any]],
+        features: Features | None = None,
+    ) -> None:
+        self.features = features if features is not None else Features()
         self.lister = lister
         self.selectors = selectors
         self.classes = classes
@@ -480,7 +506,7 @@ class SliceIndex:
                 classes=self.classes,
                 slices=[s for _, s in self._parsed.values()],
                 evaluator=self.selectors,
-                features=Features(),
+                features=self.features,
             )
         return self._allocator.with_allocated(allocated)
 
@@ -539,8 +565,9 @@ def _same_version(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 class DeviceClasses(Mapping[str, Mapping[str, Any]]):
     """DeviceClasses by name, read from the lister when asked (the allocator looks classes up by name)."""
 
-    def __init__(self, lister: Lister) -> None:
+    def __init__(self, lister: Lister, release: Release = DEFAULT) -> None:
         self.lister = lister
+        self.release = release
 
     def __getitem__(self, name: str) -> Mapping[str, Any]:
         found = self.lister.get(CLASS, "", name)
@@ -562,12 +589,13 @@ class DeviceClasses(Mapping[str, Mapping[str, Any]]):
 class DRAManager:
     """SharedDRAManager: claims, slices and classes as every profile's DynamicResources sees them."""
 
-    def __init__(self, lister: Lister) -> None:
+    def __init__(self, lister: Lister, release: Release = DEFAULT) -> None:
         self.lister = lister
+        self.release = release
         self.claims = ClaimTracker(lister)
         self.classes = DeviceClasses(lister)
         self.selectors = CachedSelectors()
-        self.slices = SliceIndex(lister, self.selectors, self.classes)
+        self.slices = SliceIndex(lister, self.selectors, self.classes, allocator_features(release))
         self.memo = AllocationMemo()
         self._extended = ExtendedResourceCache()
         self._classes_version = -1

@@ -217,16 +217,20 @@ def _parse_time(text: str) -> datetime | None:
         return None
 
 
-class DynamicResources(
+class DynamicResourcesWithoutScore(
     PreEnqueuePlugin,
     PreFilterPlugin,
     FilterPlugin,
     PostFilterPlugin,
-    ScorePlugin,
     ReservePlugin,
     PreBindPlugin,
     EnqueueExtensions,
 ):
+    """The plugin as v1.34 has it: no Score point, so a configuration cannot enable it there.
+
+    Its score methods are kept for DynamicResources below, which adds the ScorePlugin type.
+    """
+
     NAME = NAME
 
     def __init__(self, args: DynamicResourcesArgs, handle: Handle) -> None:
@@ -394,6 +398,8 @@ class DynamicResources(
         The claim made in an earlier cycle if there is one (allocated or not), else one in memory
         without requests (Filter gives each node its own).
         """
+        if not self.handle.release.enabled("DRAExtendedResource"):
+            return None
         if not any(v and is_dra_extended_resource_name(n) for n, v in pod.requests.items()):
             return None
         manager = self.manager
@@ -1036,5 +1042,11 @@ def compute_score(claims: Sequence[Mapping[str, Any]], allocations: Sequence[Map
     return score
 
 
-def new(args: Any, handle: Handle) -> DynamicResources:
-    return DynamicResources(args if isinstance(args, DynamicResourcesArgs) else DynamicResourcesArgs(), handle)
+class DynamicResources(DynamicResourcesWithoutScore, ScorePlugin):
+    """Since v1.35 DynamicResources also scores nodes by the prioritized-list alternatives they allow."""
+
+
+def new(args: Any, handle: Handle) -> DynamicResourcesWithoutScore:
+    """The release's plugin: v1.34's does not score."""
+    kind = DynamicResources if handle.release.dynamic_resources_scores else DynamicResourcesWithoutScore
+    return kind(args if isinstance(args, DynamicResourcesArgs) else DynamicResourcesArgs(), handle)

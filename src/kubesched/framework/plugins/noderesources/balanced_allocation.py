@@ -4,8 +4,9 @@ Mirrors framework/plugins/noderesources/balanced_allocation.go (v1.36). The bala
 node is (1 - std of its usage fractions) * 100 over plain requests, fractions capped at
 1. Since v1.36 the score is the change the pod makes to it, 50 + (50 + after - before) / 2:
 75 for a pod that leaves the balance as it was, towards 100 for one that evens the node
-out, towards 50 for one that skews it. Best-effort pods skip scoring (PreScore Skip, or
-0 when Score runs without PreScore).
+out, towards 50 for one that skews it. Up to v1.35 the score was the balance after the pod
+alone (`Release.balanced_allocation_scores_change` picks). Best-effort pods skip scoring
+(PreScore Skip, or 0 when Score runs without PreScore).
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ class _PreScoreState:
 class BalancedAllocation(PreScorePlugin, ScorePlugin):
     NAME = NAME
 
-    def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs, scores_change: bool = True) -> None:
         self.resources: list[ResourceSpec] = list(args.resources)
+        self.scores_change = scores_change  # v1.36's formula; v1.34 and v1.35 score the balance after the pod
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Any) -> Status | None:
         reqs = ra.pod_request_list(pod, self.resources, use_requested=True)
@@ -63,6 +65,8 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
         requested, allocated, allocatable = ra.node_allocatable_request(
             node_info, self.resources, reqs, use_requested=True
         )
+        if not self.scores_change:
+            return ra.balanced_resource_score(requested, allocatable), None
         return ra.balanced_resource_scorer(requested, allocated, allocatable), None
 
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:
@@ -76,9 +80,11 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
             allocated.append(used)
             requested.append(used + want)
         with_pod = ra.balanced_resource_scores(requested, allocatable)
+        if not self.scores_change:
+            return np.asarray(with_pod, dtype=np.int64)
         without_pod = ra.balanced_resource_scores(allocated, allocatable)
         return np.asarray(ra.balance_change_score(with_pod, without_pod), dtype=np.int64)
 
 
 def new(args: NodeResourcesBalancedAllocationArgs, handle: Handle) -> BalancedAllocation:
-    return BalancedAllocation(args)
+    return BalancedAllocation(args, handle.release.balanced_allocation_scores_change)

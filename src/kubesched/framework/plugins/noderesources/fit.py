@@ -336,4 +336,6 @@ def _rtcr_batch(shape_points: Sequence[UtilizationShapePoint], q: IntArray, a: I
 
 def new(args: NodeResourcesFitArgs, handle: Handle) -> Fit:
     manager = handle.dra_manager
-    return Fit(args) if manager is None else Fit(args, manager.device_class_for)
+    if manager is None or not handle.release.enabled("DRAExtendedResource"):
+        return Fit(args)  # extended resources are the node's alone, as with the gate off
+    return Fit(args, manager.device_class_for)
