@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import errno
 import gc
 import json
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from kubesched import klog
 from kubesched.api.duration import parse_duration
+from kubesched.api.errors import FieldError
 from kubesched.config.load import ConfigError, SchedulerConfig, load_config
 from kubesched.config.trust import TRUSTED, UNTRUSTED
 from kubesched.framework.runtime.errors import FrameworkError
@@ -100,7 +102,8 @@ def _parser() -> argparse.ArgumentParser:
         "--feature-gates",
         default="",
         metavar="GATES",
-        help="for --policy-config-file/--algorithm-provider: DefaultPodTopologySpread=true|false",
+        help="NAME=true|false,...: OpportunisticBatching (on by default, as in v1.36); with "
+        "--policy-config-file/--algorithm-provider: DefaultPodTopologySpread",
     )
     s.add_argument(
         "--output",
@@ -200,6 +203,9 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
         r,
         "default: clientConnection.kubeconfig, else in-cluster credentials; "
         "as kube-scheduler, $KUBECONFIG and ~/.kube/config are not read",
+    )
+    r.add_argument(
+        "--feature-gates", default="", metavar="GATES", help="NAME=true|false,...: OpportunisticBatching (default on)"
     )
     r.add_argument("--kube-api-qps", type=float, default=None, help="client-side requests per second (default 50)")
     r.add_argument("--kube-api-burst", type=int, default=None, help="client-side burst (default 100)")
@@ -381,10 +387,9 @@ def _scheduler_config(args: argparse.Namespace, loaded: LoadedInput) -> tuple[Sc
         if v
     ]
     if not legacy:
-        if args.feature_gates:
-            raise LoadError("--feature-gates only applies with --policy-config-file or --algorithm-provider")
         config_doc = read_object_file(args.config) if args.config else None
-        return build_config(loaded, config_doc, args.config or "", trust=TRUSTED, documents=UNTRUSTED), []
+        built = build_config(loaded, config_doc, args.config or "", trust=TRUSTED, documents=UNTRUSTED)
+        return _with_feature_gates(built, args.feature_gates), []
     others = legacy[1:] + (["--config"] if args.config else [])
     if others:
         raise LoadError(f"{legacy[0]} cannot be combined with {', '.join(others)}")
@@ -397,6 +402,22 @@ def _scheduler_config(args: argparse.Namespace, loaded: LoadedInput) -> tuple[Sc
         return result.config, [f"{args.policy_config_file}: {w}" for w in result.warnings]
     result = load_algorithm_provider(args.algorithm_provider, gates=gates)
     return result.config, result.warnings
+
+
+def _with_feature_gates(config: SchedulerConfig, text: str) -> SchedulerConfig:
+    """The configuration with --feature-gates applied (a bad item is a one-line LoadError)."""
+    from kubesched.config.features import parse_feature_gates as parse_gates
+    from kubesched.config.legacy import FEATURE_GATES as LEGACY_GATES
+
+    named = {item.partition("=")[0].strip() for item in text.split(",")}
+    if legacy := sorted(named & set(LEGACY_GATES)):
+        raise LoadError(
+            f"--feature-gates only applies with --policy-config-file or --algorithm-provider for {legacy[0]}"
+        )
+    try:
+        return dataclasses.replace(config, feature_gates=parse_gates(text))
+    except FieldError as err:
+        raise LoadError(str(err)) from err
 
 
 def _check_extenders(config: SchedulerConfig) -> None:
@@ -628,6 +649,7 @@ def run_command(args: argparse.Namespace) -> int:
         config = load_config(
             read_object_file(args.config) if args.config else None, source=args.config or "", trust=TRUSTED
         )
+        config = _with_feature_gates(config, args.feature_gates)
         opts = RunOptions(
             kubeconfig=args.kubeconfig,
             master=args.master,

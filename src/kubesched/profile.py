@@ -9,6 +9,7 @@ with the same plugin and the same arguments, and no two may answer to one name.
 
 from __future__ import annotations
 
+from kubesched.config import features
 from kubesched.config.load import SchedulerConfig
 from kubesched.config.trust import import_paths, is_import_path, refusal
 from kubesched.framework.interface import Handle
@@ -61,12 +62,20 @@ def new_map(config: SchedulerConfig, registry: Registry, handle: Handle) -> Map:
     raises FrameworkError located in the configuration's document.
     """
     raw = config.raw
+    batching = features.enabled(config.feature_gates, features.OPPORTUNISTIC_BATCHING)
     out: Map = {}
     first: tuple[str, object] | None = None  # the first profile's queue sort plugin and its args
     for i, (prof, args) in enumerate(zip(raw.profiles, config.profile_args, strict=True)):
         name = prof.schedulerName or ""
         try:
-            fwk = Framework(registry, prof, args, handle, percentage_of_nodes_to_score=raw.percentageOfNodesToScore)
+            fwk = Framework(
+                registry,
+                prof,
+                args,
+                handle,
+                percentage_of_nodes_to_score=raw.percentageOfNodesToScore,
+                opportunistic_batching=batching,
+            )
             if name in out:
                 raise FrameworkError(f'a profile with scheduler name "{name}" is already defined', "schedulerName")
             sort = (fwk.queue_sort.name, args.get(fwk.queue_sort.name))

@@ -125,6 +125,7 @@ class SchedulerConfig:
     source: str = ""
     document: dict[str, Any] | None = None  # as the user wrote it, to say where an error is; None: not a file's
     trust: Trust = UNTRUSTED
+    feature_gates: dict[str, bool] = field(default_factory=dict)  # over v1.36's defaults (config/features.py)
 
     def field_in_document(self, path: str) -> str:
         """`path` (into the defaulted configuration) as it reads in the user's document; '' when there is none."""

@@ -22,6 +22,7 @@ from kubesched.config import names
 from kubesched.config.trust import is_import_path
 from kubesched.config.types import KubeSchedulerProfile, Plugins, PluginSet
 from kubesched.framework import interface as fw
+from kubesched.framework import signers
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
@@ -39,12 +40,14 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
+from kubesched.framework.runtime.batch import OpportunisticBatch
 from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.framework.runtime.out_of_tree import PluginLoadError
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.runtime.waiting_pods import WaitingPod
 from kubesched.framework.status import Code, Status, as_status
 from kubesched.framework.types import NodeToStatus, PodInfo
+from kubesched.klog import V, info
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +122,21 @@ class FilterPass:
         return len(self.batch_rejected) + len(self.node_rejected)
 
 
+def _sign_plugins(fwk: Framework) -> tuple[list[fw.SignPlugin], set[str]]:
+    """The PreFilter, Filter, PreScore and Score plugins that sign pods (each once), and those that cannot."""
+    signing: dict[str, fw.SignPlugin] = {}
+    unsigned: set[str] = set()
+    for point in (names.PRE_FILTER, names.FILTER, names.PRE_SCORE, names.SCORE):
+        for pl in fwk.points[point]:
+            if pl.name in signing or pl.name in unsigned:
+                continue
+            if isinstance(pl, fw.SignPlugin):
+                signing[pl.name] = pl
+            else:
+                unsigned.add(pl.name)
+    return list(signing.values()), unsigned
+
+
 def _has_batch_filter(plugin: Plugin) -> bool:
     return callable(getattr(plugin, "filter_batch", None))
 
@@ -165,6 +183,7 @@ class Framework:
         handle: Handle,
         *,
         percentage_of_nodes_to_score: int | None = None,
+        opportunistic_batching: bool = False,
     ) -> None:
         self.profile_name = profile.schedulerName or ""
         # The profile's own handle: the scheduler's services, naming this profile and framework.
@@ -242,6 +261,24 @@ class Framework:
         # Which filter plugins have a vectorised twin: decided once, not per pod.
         self.batch_filter_plugins = [cast(fw.BatchFilterPlugin, p) for p in self.filter_plugins if _has_batch_filter(p)]
         self.per_node_filter_plugins = [p for p in self.filter_plugins if not _has_batch_filter(p)]
+        self.sign_plugins, self.unsigned_plugins = _sign_plugins(self)
+        # Signatures only when every plugin that judges or scores a pod can sign it, and no extender does.
+        self.enable_signatures = opportunistic_batching and not self.unsigned_plugins and not handle.extenders
+        if opportunistic_batching and not self.enable_signatures:
+            log.info(
+                "Disabling signatures for profile %s: %s",
+                self.profile_name,
+                "it has extenders" if handle.extenders else f"plugins {sorted(self.unsigned_plugins)} cannot sign pods",
+            )
+        self.batch: OpportunisticBatch | None = None
+        if opportunistic_batching:
+            self.batch = OpportunisticBatch(
+                self.profile_name,
+                lambda: handle.scheduler_clock().now,
+                self.run_filter_plugins,
+                lambda name: handle.shared_lister().get(name),
+                handle.metrics,
+            )
 
     def _specific_point(self, point: str, specific: PluginSet) -> list[str]:
         """updatePluginList: the point's own list, every name known and of the point's type, once."""
@@ -290,6 +327,24 @@ class Framework:
             *from_multi,
             *(n for n in enabled if n not in overrides),
         ]
+
+    # Signatures (OpportunisticBatching)
+
+    def sign_pod(self, pod: PodInfo) -> str | None:
+        """SignPod: every signing plugin's fragments and the scheduler name as one canonical text; None when
+        signatures are off for the profile or a plugin will not sign this pod (it is then never batched)."""
+        if not self.enable_signatures:
+            return None
+        sig: dict[str, Any] = {signers.SCHEDULER_NAME: pod.scheduler_name}
+        for pl in self.sign_plugins:
+            fragments, s = pl.sign_pod(pod)
+            if s is not None and not s.is_success():
+                if s.code == Code.ERROR:
+                    log.error("SignPod failed for plugin %s: %s", pl.name, s.message())
+                info(log, V(5), "SignPod can't sign pod due to plugin", plugin=pl.name, status=s.message())
+                return None
+            sig.update(fragments)
+        return signers.canonical(sig)
 
     # PreEnqueue / QueueSort
 

@@ -17,7 +17,7 @@ import numpy as np
 from kubesched.api.selectors import NOTHING
 from kubesched.config import names
 from kubesched.config.types import InterPodAffinityArgs
-from kubesched.framework import events
+from kubesched.framework import events, signers
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
@@ -34,6 +34,7 @@ from kubesched.framework.interface import (
     PreScorePlugin,
     QueueingHint,
     ScorePlugin,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import (
@@ -193,6 +194,16 @@ class InterPodAffinity(
     PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions
 ):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """A pod with (anti-)affinity is never batched; others sign with their labels, which existing pods'
+        terms may match, unless those terms are ignored for pods without terms of their own."""
+        affinity = (pod.obj.get("spec") or {}).get("affinity") or {}
+        if affinity.get("podAffinity") is not None or affinity.get("podAntiAffinity") is not None:
+            return [], Status(Code.UNSCHEDULABLE, "pods with InterPodAffinity are not signable")
+        if self.ignore_preferred_terms_of_existing_pods:
+            return [], None
+        return [(signers.LABELS, signers.labels(pod))], None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

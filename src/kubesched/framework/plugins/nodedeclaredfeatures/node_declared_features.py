@@ -12,7 +12,7 @@ from typing import Any, Final
 import numpy as np
 
 from kubesched.config import names
-from kubesched.framework import events
+from kubesched.framework import events, signers
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
     BoolArray,
@@ -23,6 +23,7 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     QueueingHint,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import NodeTable
@@ -52,6 +53,9 @@ def _spec(pod: PodInfo) -> dict[str, Any]:
 
 class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return [(signers.FEATURES, sorted(self.requirements(pod)))], None
 
     def __init__(self, registry: FeatureRegistry = DEFAULT_REGISTRY, version: Version = COMPONENT_VERSION) -> None:
         self._registry = registry

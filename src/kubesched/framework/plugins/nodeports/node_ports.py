@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from kubesched.api.taints import HostPort, host_ports_conflict
 from kubesched.config import names
-from kubesched.framework import events
+from kubesched.framework import events, signers
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
     ClusterEventWithHint,
@@ -17,6 +17,7 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     QueueingHint,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.status import Code, Status
@@ -37,6 +38,9 @@ class _PreFilterState:
 
 class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return [(signers.HOST_PORTS, signers.host_ports(pod))], None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -18,10 +18,11 @@ import numpy as np
 from kubesched.config import names
 from kubesched.config.types import NodeResourcesBalancedAllocationArgs, ResourceSpec
 from kubesched.framework.cycle_state import CycleState, read_state
-from kubesched.framework.interface import Handle, IntArray, PreScorePlugin, ScorePlugin
+from kubesched.framework.interface import Handle, IntArray, PreScorePlugin, ScorePlugin, SignFragment
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.plugins.noderesources import resource_allocation as ra
+from kubesched.framework.plugins.noderesources.fit import Resolver, sign_requests
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 
@@ -40,8 +41,12 @@ class _PreScoreState:
 class BalancedAllocation(PreScorePlugin, ScorePlugin):
     NAME = NAME
 
-    def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return sign_requests(pod, self.resolver)
+
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs, resolver: Resolver | None = None) -> None:
         self.resources: list[ResourceSpec] = list(args.resources)
+        self.resolver = resolver  # which extended resources DRA serves: such pods are not signed
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Any) -> Status | None:
         reqs = ra.pod_request_list(pod, self.resources, use_requested=True)
@@ -81,4 +86,5 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
 
 
 def new(args: NodeResourcesBalancedAllocationArgs, handle: Handle) -> BalancedAllocation:
-    return BalancedAllocation(args)
+    manager = handle.dra_manager
+    return BalancedAllocation(args) if manager is None else BalancedAllocation(args, manager.device_class_for)

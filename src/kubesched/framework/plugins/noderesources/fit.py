@@ -33,7 +33,7 @@ from kubesched.api.resources import (
 )
 from kubesched.config import names
 from kubesched.config.types import NodeResourcesFitArgs, ResourceSpec, UtilizationShapePoint
-from kubesched.framework import events
+from kubesched.framework import events, signers
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
@@ -48,6 +48,7 @@ from kubesched.framework.interface import (
     PreScorePlugin,
     QueueingHint,
     ScorePlugin,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import POD_COUNT, NodeTable
@@ -108,6 +109,17 @@ def delegated_to_dra(name: str, allocatable: int, resolver: Resolver | None) -> 
     return resolver is not None and allocatable <= 0 and resolver(name) is not None
 
 
+def sign_requests(pod: PodInfo, resolver: Resolver | None) -> tuple[list[SignFragment], Status | None]:
+    """The pod's requests as a signature fragment; none when DRA may serve one of its extended resources,
+    since where that fits depends on devices, not on the node's counts."""
+    for name, amount in pod.requests.items():
+        if amount and name not in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS) and delegated_to_dra(name, 0, resolver):
+            return [], Status(
+                Code.UNSCHEDULABLE, "signature disabled when dra extended resources are used in the cluster"
+            )
+    return [(signers.RESOURCES, dict(sorted(pod.requests.items())))], None
+
+
 def fits_request(
     requests: dict[str, int],
     node_info: NodeInfo,
@@ -157,6 +169,9 @@ def have_any_requested_resources_increased(
 
 class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return sign_requests(pod, self.resolver)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -37,6 +37,7 @@ from kubesched.framework.interface import (
     PreScorePlugin,
     QueueingHint,
     ScorePlugin,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import ABSENT, NodeTable
@@ -216,6 +217,15 @@ class PodTopologySpread(
     PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions
 ):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Spreading depends on where every matching pod is, so a pod with constraints, its own or the
+        profile's defaults, is never batched."""
+        if pod.topology_spread_constraints:
+            return [], Status(Code.UNSCHEDULABLE, "pods with topology constraints are not signable")
+        if self.default_constraints:
+            return [], Status(Code.UNSCHEDULABLE, "pods with default topology constraints are not signable")
+        return [], None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         pod_actions = events.ADD | events.UPDATE_POD_LABEL | events.UPDATE_POD_TOLERATION | events.DELETE

@@ -8,7 +8,7 @@ from typing import Any, Final
 from kubesched.api import volumes as vol
 from kubesched.api.object import ObjView
 from kubesched.config import names
-from kubesched.framework import events
+from kubesched.framework import events, signers
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
     ClusterEventWithHint,
@@ -19,6 +19,7 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     QueueingHint,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.status import Code, Status
@@ -89,6 +90,9 @@ def satisfy_volume_conflicts(pod: ObjView, pods: list[PodInfo]) -> bool:
 
 class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, EnqueueExtensions):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return [(signers.VOLUMES, signers.volumes(pod))], None
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
