@@ -4,6 +4,7 @@
     export KUBESCHED_K8S_ASSETS=$(../shared/k8s/install.sh)
     python3 bench/parity.py --family plain --seeds 1-50 [--family preemption ...] [--out DIR]
     python3 bench/parity.py --family dra --seeds 1-20      # issue 16's bar: 300+ decisions, all exact
+    python3 bench/parity.py --family configs --seeds 1-10  # random configurations, one or two profiles
 
 For every seeded cluster of a family, upstream kube-scheduler schedules its pods
 one at a time on a real etcd + kube-apiserver; kubesched then replays each

@@ -90,16 +90,23 @@ class _Examine(PreFilterPlugin):
 
 
 def _restricted(config: Obj, nodes: set[str] | None, examine: set[str] | None) -> tuple[Obj, Registry]:
+    """The configuration with the parity plugins added to each of its profiles (or to a default one)."""
     registry = Registry()
-    plugins: Obj = {}
+    extra: dict[str, list[Obj]] = {}
     if nodes is not None:
         registry.register(RESTRICT, lambda args, handle: _Restrict(nodes))
-        plugins["filter"] = {"enabled": [{"name": RESTRICT}]}
+        extra["filter"] = [{"name": RESTRICT}]
     if examine is not None:
         registry.register(EXAMINE, lambda args, handle: _Examine(examine))
-        plugins["preFilter"] = {"enabled": [{"name": EXAMINE}]}
-    profile = {"schedulerName": "default-scheduler", "plugins": plugins}
-    return {**config, "profiles": [profile]}, registry
+        extra["preFilter"] = [{"name": EXAMINE}]
+    profiles = []
+    for prof in copy.deepcopy(config.get("profiles")) or [{"schedulerName": "default-scheduler"}]:
+        plugins = prof.setdefault("plugins", {})
+        for point, entries in extra.items():
+            at = plugins.setdefault(point, {})
+            at["enabled"] = [*(at.get("enabled") or ()), *entries]
+        profiles.append(prof)
+    return {**config, "profiles": profiles}, registry
 
 
 class _Observer:
