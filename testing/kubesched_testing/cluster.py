@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,14 +44,16 @@ def new_test_cluster(
     pods: list[dict[str, Any]] = (),  # type: ignore[assignment]
     *,
     config: dict[str, Any] | None = None,
+    feature_gates: dict[str, bool] | None = None,
     **kw: Any,
 ) -> Harness:
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
     recorder = Recorder()
-    sched = embedded_scheduler(
-        load_config(config, trust=TRUSTED), cluster, clock, seed=kw.pop("seed", 1), observer=recorder, **kw
-    )
+    cfg = load_config(config, trust=TRUSTED)
+    if feature_gates is not None:
+        cfg = dataclasses.replace(cfg, feature_gates=feature_gates)
+    sched = embedded_scheduler(cfg, cluster, clock, seed=kw.pop("seed", 1), observer=recorder, **kw)
     tc = Harness(clock, cluster, sched, recorder)
     tc.create(*nodes, *pods)
     return tc

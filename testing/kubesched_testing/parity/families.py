@@ -1106,14 +1106,14 @@ def _profile(rng: random.Random, name: str) -> Obj:
             }
             for key in rng.sample(("topology.kubernetes.io/zone", "kubernetes.io/hostname"), rng.randint(1, 2))
         ]
-        args = {"defaultingType": "List", "defaultConstraints": constraints}
-        plugin_config.append({"name": "PodTopologySpread", "args": args})
+        spread_args: Obj = {"defaultingType": "List", "defaultConstraints": constraints}
+        plugin_config.append({"name": "PodTopologySpread", "args": spread_args})
     if rng.random() < 0.3:
-        args = {
+        affinity_args: Obj = {
             "hardPodAffinityWeight": rng.randint(0, 100),
             "ignorePreferredTermsOfExistingPods": rng.random() < 0.5,
         }
-        plugin_config.append({"name": "InterPodAffinity", "args": args})
+        plugin_config.append({"name": "InterPodAffinity", "args": affinity_args})
     if rng.random() < 0.15:
         preferred = [
             {"weight": rng.randint(1, 100), "preference": {"matchExpressions": [{"key": "tier", "operator": "Exists"}]}}
