@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,16 +99,29 @@ RACED = "filter errors raced between nodes"
 
 
 def check(
-    decision: Decision, config: dict[str, Any], *, restrict: bool = False, notes: dict[str, int] | None = None
+    decision: Decision,
+    config: dict[str, Any],
+    *,
+    restrict: bool = False,
+    notes: dict[str, int] | None = None,
+    before: Sequence[Decision] = (),
 ) -> Mismatch | None:
     """`restrict`: replay on upstream's feasible nodes (large clusters, where which nodes it examined is timing).
 
     `notes` counts the decisions matched only as one of several possible outcomes (RACED).
+
+    `before`: when upstream gave this decision an OpportunisticBatching hint, the decisions of
+    the cycles before it back to the one that filled the cache: all are replayed in one
+    scheduler, so that kubesched's batch cache holds what upstream's did.
     """
     up = decision.upstream
     only = set(up.scores) if restrict and up.node is not None and up.scores else None
     try:
-        ours = replay(decision.state, decision.pod, config, only_nodes=only)
+        if before:
+            then = [_pending(d) for d in (*before[1:], decision)]
+            ours = replay(before[0].state, before[0].pod, config, then=then)
+        else:
+            ours = replay(decision.state, decision.pod, config, only_nodes=only)
         if up.node is not None and ours.node not in (None, up.node) and up.node in ours.top and up.allocations:
             # A tie broken the other way: the devices to compare are those kubesched allocates on upstream's node.
             ours.allocations = replay(decision.state, decision.pod, config, only_nodes={up.node}).allocations
@@ -141,7 +154,11 @@ def tally(
     restrict: bool = False,
 ) -> FamilyReport:
     report = FamilyReport(family)
+    chain: dict[int, list[Decision]] = {}  # per seed: the last bound pod's decision, after those it took hints from
     for d in decisions:
+        before = list(chain.get(d.seed, ())) if d.upstream.batch_hint else []
+        if d.upstream.node is not None:
+            chain[d.seed] = [*before, d]
         for note, counted in (
             ("batch hints", d.upstream.batch_hint),
             ("preemptions (a node nominated)", d.upstream.nominated is not None and d.upstream.node is None),
@@ -159,7 +176,7 @@ def tally(
             report.ambiguous += 1
             continue
         report.decisions += 1
-        m = check(d, config_of(d), restrict=restrict, notes=report.notes)
+        m = check(d, config_of(d), restrict=restrict, notes=report.notes, before=before)
         if m is None:
             report.exact += 1
             continue
@@ -167,6 +184,16 @@ def tally(
         for k in m.kinds:
             report.by_kind[k] = report.by_kind.get(k, 0) + 1
     return report
+
+
+def _key(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace', 'default')}/{meta.get('name')}"
+
+
+def _pending(d: Decision) -> dict[str, Any]:
+    """The decision's pod as it was created, from the state upstream decided on."""
+    return next(o for o in d.state if o.get("kind") == "Pod" and _key(o) == d.pod)
 
 
 def write_mismatch(m: Mismatch, out_dir: Path, config: dict[str, Any]) -> Path:

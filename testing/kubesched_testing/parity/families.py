@@ -1144,6 +1144,20 @@ def _profile(rng: random.Random, name: str) -> Obj:
     return profile
 
 
+def _one_per_node(pod: Obj, port: int) -> Obj:
+    """The pod signable (no pod affinity, no spreading of its own) and one to a node (a host port)."""
+    out = copy.deepcopy(pod)
+    spec = out["spec"]
+    spec.pop("topologySpreadConstraints", None)
+    affinity = spec.get("affinity") or {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        affinity.pop(kind, None)
+    if not affinity:
+        spec.pop("affinity", None)
+    spec["containers"][0]["ports"] = [{"containerPort": port, "hostPort": port, "protocol": "TCP"}]
+    return out
+
+
 def configs(seed: int) -> Case:
     """The plain and preemption clusters (odd and even seeds) under random valid configurations.
 
@@ -1161,9 +1175,11 @@ def configs(seed: int) -> Case:
     if rng.random() < 0.3:
         config["percentageOfNodesToScore"] = rng.choice((0, 5, 30, 100))
     pending: list[Obj] = []
-    for pod in base.pending:
+    for i, pod in enumerate(base.pending):
         copies = rng.choice((1, 1, 1, 2, 3))
         scheduler = ALT_SCHEDULER if two and rng.random() < 0.4 else None
+        if copies > 1 and rng.random() < 0.6:
+            pod = _one_per_node(pod, 7000 + i)
         for k in range(copies):
             p = copy.deepcopy(pod)
             if k:

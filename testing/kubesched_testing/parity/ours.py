@@ -128,6 +128,7 @@ def replay(
     seed: int = 0,
     only_nodes: set[str] | None = None,
     examine: set[str] | None = None,
+    then: Sequence[Obj] = (),
 ) -> OurAttempt:
     """One scheduling cycle for `pod_key` on `state` (the pod pending in it).
 
@@ -138,6 +139,10 @@ def replay(
 
     `only_nodes`: score exactly these (upstream's feasible nodes) where upstream's choice of
     nodes to examine cannot be reproduced.
+
+    `then`: pods created one by one once `pod_key` is bound, each scheduled in the very next
+    cycle; the attempt returned is the last one's. That is how upstream came to hand them
+    OpportunisticBatching hints, which only the cycle right after a like pod's can have.
     """
     registry = None
     if only_nodes is not None or examine is not None:
@@ -173,6 +178,17 @@ def replay(
         raise LookupError(f"{pod_key} is not pending in the state")
     sched.schedule_one(target)
     clock.run_due()  # the binding cycle, which reports the outcome and its record
+    for pod in then:
+        meta = pod["metadata"]
+        pod_key = f"{meta.get('namespace', 'default')}/{meta['name']}"
+        observer.events.clear()
+        (prepared,) = prepare_objects(LoadedInput(objects=[SourcedObject(copy.deepcopy(pod), "state", 1)]))
+        cluster.create(prepared.obj)
+        nxt = sched.queue.pop()
+        if nxt is None or nxt.pod_info.key != pod_key:
+            raise LookupError(f"{pod_key} is not the next pod to schedule")
+        sched.schedule_one(nxt)
+        clock.run_due()
     out = OurAttempt()
     for ev in observer.events:
         if ev.pod == pod_key and ev.type == "Scheduled":
