@@ -118,8 +118,7 @@ def check(
     only = set(up.scores) if restrict and up.node is not None and up.scores else None
     try:
         if before:
-            then = [_pending(d) for d in (*before[1:], decision)]
-            ours = replay(before[0].state, before[0].pod, config, then=then)
+            ours = _replay_chain(before, decision, config)
         else:
             ours = replay(decision.state, decision.pod, config, only_nodes=only)
         if up.node is not None and ours.node not in (None, up.node) and up.node in ours.top and up.allocations:
@@ -189,6 +188,25 @@ def tally(
 def _key(obj: dict[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     return f"{meta.get('namespace', 'default')}/{meta.get('name')}"
+
+
+CHAIN_SEEDS = 32  # tie-break seeds tried until the earlier pods land where upstream's did
+
+
+def _replay_chain(before: Sequence[Decision], decision: Decision, config: dict[str, Any]) -> OurAttempt:
+    """The cycles that filled upstream's batch cache, then this one, in one scheduler.
+
+    Where an earlier pod had nodes tied at the top, upstream's random pick decided the cache
+    this pod drew from: tie-break seeds are tried until every earlier pod lands on upstream's node.
+    """
+    then = [_pending(d) for d in (*before[1:], decision)]
+    wanted = [d.upstream.node for d in before]
+    ours = replay(before[0].state, before[0].pod, config, then=then)
+    for seed in range(1, CHAIN_SEEDS):
+        if ours.earlier == wanted:
+            break
+        ours = replay(before[0].state, before[0].pod, config, seed=seed, then=then)
+    return ours
 
 
 def _pending(d: Decision) -> dict[str, Any]:

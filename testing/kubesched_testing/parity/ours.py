@@ -42,6 +42,7 @@ class OurAttempt:
     top: list[str] = field(default_factory=list)  # nodes with the highest total
     allocations: dict[str, Obj | None] = field(default_factory=dict)  # claim -> its allocation, once bound
     raced_errors: list[str] = field(default_factory=list)  # the errors single nodes give, when filtering erred
+    earlier: list[str | None] = field(default_factory=list)  # with `then`: where each pod before the last went
 
 
 RESTRICT = "ParityRestrict"
@@ -109,6 +110,11 @@ def _restricted(config: Obj, nodes: set[str] | None, examine: set[str] | None) -
     return {**config, "profiles": profiles}, registry
 
 
+def _pod_key(obj: Obj) -> str:
+    meta = obj["metadata"]
+    return f"{meta.get('namespace', 'default')}/{meta['name']}"
+
+
 class _Observer:
     def __init__(self) -> None:
         self.outcome: Outcome | None = None
@@ -147,8 +153,18 @@ def replay(
     registry = None
     if only_nodes is not None or examine is not None:
         config, registry = _restricted(config, only_nodes, examine)
-    loaded = LoadedInput(objects=[SourcedObject(copy.deepcopy(o), "state", i + 1) for i, o in enumerate(state)])
-    objects = prepare_objects(loaded)
+    # The later pods are admitted with the state (their PriorityClasses are there), and created later.
+    docs = [*state, *then]
+    loaded = LoadedInput(objects=[SourcedObject(copy.deepcopy(o), "state", i + 1) for i, o in enumerate(docs)])
+    later_keys = [_pod_key(p) for p in then]
+    objects: list[SourcedObject] = []
+    by_key: dict[str, SourcedObject] = {}
+    for so in prepare_objects(loaded):
+        if so.obj["kind"] == "Pod" and _pod_key(so.obj) in later_keys:
+            by_key[_pod_key(so.obj)] = so
+        else:
+            objects.append(so)
+    later = [by_key[k] for k in later_keys]
     cfg = load_config(
         {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **config}, trust=TRUSTED
     )
@@ -178,18 +194,18 @@ def replay(
         raise LookupError(f"{pod_key} is not pending in the state")
     sched.schedule_one(target)
     clock.run_due()  # the binding cycle, which reports the outcome and its record
-    for pod in then:
-        meta = pod["metadata"]
-        pod_key = f"{meta.get('namespace', 'default')}/{meta['name']}"
+    earlier: list[str | None] = []
+    for next_pod in later:
+        earlier.append(next((ev.node for ev in observer.events if ev.pod == pod_key and ev.type == "Scheduled"), None))
+        pod_key = _pod_key(next_pod.obj)
         observer.events.clear()
-        (prepared,) = prepare_objects(LoadedInput(objects=[SourcedObject(copy.deepcopy(pod), "state", 1)]))
-        cluster.create(prepared.obj)
+        cluster.create(next_pod.obj)
         nxt = sched.queue.pop()
         if nxt is None or nxt.pod_info.key != pod_key:
             raise LookupError(f"{pod_key} is not the next pod to schedule")
         sched.schedule_one(nxt)
         clock.run_due()
-    out = OurAttempt()
+    out = OurAttempt(earlier=earlier)
     for ev in observer.events:
         if ev.pod == pod_key and ev.type == "Scheduled":
             out.node = ev.node

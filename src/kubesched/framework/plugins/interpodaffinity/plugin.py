@@ -353,7 +353,6 @@ class InterPodAffinity(
             self._namespace_labels(pod.namespace),
             self._handle.shared_lister().table,
             self.hard_pod_affinity_weight,
-            self.ignore_preferred_terms_of_existing_pods,
         )
         if not scores.keys():
             return Status(Code.SKIP)
@@ -543,7 +542,6 @@ def topology_scores(
     ns_labels: Mapping[str, str] | None,
     table: NodeTable,
     hard_weight: int,
-    ignore_existing_preferred: bool,
 ) -> DomainCounts:
     """PreScore's topology scores: the incoming pod's preferred terms over existing pods, and existing pods'
     terms over the incoming pod (symmetry), weighted and summed by domain.
@@ -558,11 +556,11 @@ def topology_scores(
             _add_domain_sums(
                 table, w.term.topology_key, ALL_ROWS, _matching_column(table, w.term), sign * w.weight, by_key
             )
-    kinds: list[tuple[int, int]] = []
+    # Existing pods' preferred terms count even with ignorePreferredTermsOfExistingPods: that flag only
+    # skips PreScore for a pod without preferred terms of its own.
+    kinds: list[tuple[int, int]] = [(PREFERRED_AFFINITY, 1), (PREFERRED_ANTI_AFFINITY, -1)]
     if hard_weight > 0:
-        kinds.append((REQUIRED_AFFINITY, 1))
-    if not ignore_existing_preferred:
-        kinds += [(PREFERRED_AFFINITY, 1), (PREFERRED_ANTI_AFFINITY, -1)]
+        kinds.insert(0, (REQUIRED_AFFINITY, 1))
     for kind, sign in kinds:
         for entry in table.existing_terms.selecting_namespace(kind, pod.namespace):
             if entry.term.matches(pod, ns_labels):
@@ -578,7 +576,6 @@ def topology_scores_plain(
     ns_labels: Mapping[str, str] | None,
     nodes: Sequence[NodeInfo],
     hard_weight: int,
-    ignore_existing_preferred: bool,
 ) -> dict[str, dict[str, int]]:
     """topology_scores, pod by pod over every node as upstream's PreScore walks them (its plain twin)."""
     scores: dict[str, dict[str, int]] = {}
@@ -600,9 +597,8 @@ def topology_scores_plain(
             if hard_weight > 0:
                 for t in existing.required_affinity_terms:
                     process_term(t, hard_weight, pod, ns_labels, labels)
-            if not ignore_existing_preferred:
-                for w in existing.preferred_affinity_terms:
-                    process_term(w.term, w.weight, pod, ns_labels, labels)
-                for w in existing.preferred_anti_affinity_terms:
-                    process_term(w.term, -w.weight, pod, ns_labels, labels)
+            for w in existing.preferred_affinity_terms:
+                process_term(w.term, w.weight, pod, ns_labels, labels)
+            for w in existing.preferred_anti_affinity_terms:
+                process_term(w.term, -w.weight, pod, ns_labels, labels)
     return scores
