@@ -359,3 +359,23 @@ def test_batching_on_places_every_pod_where_a_full_cycle_ranks_best(case: Any) -
             continue
         assert placed[key] in _top_set(nodes, bound, pod, config), key
         bound.append({**pod, "spec": {**pod["spec"], "nodeName": placed[key]}})
+
+
+def test_the_python_api_takes_feature_gates() -> None:
+    """`kubesched.simulate(..., feature_gates=...)`: hinted pods carry no scores; off, every pod is scored."""
+    from kubesched import simulate
+    from kubesched.simulator.api import InputError
+
+    nodes = [make_node(f"n{i}").capacity({"cpu": "4", "memory": "8Gi", "pods": "110"}).obj() for i in range(3)]
+    pods = [make_pod(f"p{i}").req({"cpu": "500m"}).host_port(8080).obj() for i in range(3)]
+    on = simulate(nodes, pods, config=_config(LIST_SPREAD))
+    off = simulate(nodes, pods, config=_config(LIST_SPREAD), feature_gates={"OpportunisticBatching": False})
+    also_off = simulate(nodes, pods, config=_config(LIST_SPREAD), feature_gates="OpportunisticBatching=false")
+
+    def scored(sim: Any) -> list[bool]:
+        return [bool(p.plugins and p.plugins.final_score) for p in sim.pods]
+
+    assert scored(on) == [True, False, False]
+    assert scored(off) == scored(also_off) == [True, True, False]  # the last pod had one node left
+    with pytest.raises(InputError, match="feature_gates: unrecognized feature gate: Nope"):
+        simulate(nodes, pods, feature_gates={"Nope": True})

@@ -8,6 +8,7 @@ the command prints. Unusable input raises `InputError` with the command's messag
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
 
 from kubesched.api.duration import parse_duration
+from kubesched.api.errors import FieldError
 from kubesched.api.quantity import parse_quantity
 from kubesched.config.load import ConfigError
 from kubesched.config.trust import TRUSTED, UNTRUSTED, Trust
@@ -235,6 +237,7 @@ def simulate(
     max_pods: int | None = None,
     max_objects: int | None = None,
     max_input_bytes: int | None = None,
+    feature_gates: str | Mapping[str, bool] | None = None,
 ) -> Simulation:
     """Simulate scheduling: manifests in, a `Simulation` out.
 
@@ -248,7 +251,8 @@ def simulate(
     inputs like `inputs` whose objects replace those of the same kind, namespace and name
     (`--overlay`). `max_pods`, `max_objects` and `max_input_bytes` raise (or lower) the
     simulation's budget (docs/security.md); input over it raises InputError before anything
-    is built.
+    is built. `feature_gates` is `--feature-gates` text or a mapping such as
+    `{"OpportunisticBatching": False}`; an unknown gate raises InputError.
 
     Only `config` may name plugins by import path or extenders: a KubeSchedulerConfiguration
     among the inputs, the text or the overlays is data, and one that does raises InputError.
@@ -265,6 +269,7 @@ def simulate(
         max_pods=max_pods,
         max_objects=max_objects,
         max_input_bytes=max_input_bytes,
+        feature_gates=feature_gates,
         config_trust=TRUSTED,
         documents_trust=UNTRUSTED.hinted(API_HINT),
     )
@@ -290,6 +295,7 @@ def _simulate(
     max_pods: int | None = None,
     max_objects: int | None = None,
     max_input_bytes: int | None = None,
+    feature_gates: str | Mapping[str, bool] | None = None,
     config_trust: Trust,
     documents_trust: Trust,
 ) -> Simulation:
@@ -308,6 +314,8 @@ def _simulate(
             loaded, config_doc, config_source, trust=config_trust, documents=documents_trust
         )
         source = scheduler_config.source
+        if feature_gates is not None:
+            scheduler_config = dataclasses.replace(scheduler_config, feature_gates=_feature_gates(feature_gates))
         result = run_simulation(
             loaded,
             scheduler_config,
@@ -322,6 +330,22 @@ def _simulate(
         raise InputError(err.located(source)) from err
     summary = summarize(result)
     return _typed(to_json(result, record=bool(record), summary=summary), summary, config_source or loaded.config_source)
+
+
+def _feature_gates(gates: str | Mapping[str, bool]) -> dict[str, bool]:
+    """`--feature-gates` text or a mapping of gate to bool, over v1.36's defaults."""
+    from kubesched.config.features import parse_feature_gates
+
+    if isinstance(gates, str):
+        text = gates
+    elif isinstance(gates, Mapping) and all(isinstance(v, bool) for v in gates.values()):
+        text = ",".join(f"{k}={str(v).lower()}" for k, v in gates.items())
+    else:
+        raise InputError("feature_gates: expected text such as 'OpportunisticBatching=false' or a mapping to bools")
+    try:
+        return parse_feature_gates(text, "feature_gates")
+    except FieldError as err:
+        raise InputError(str(err)) from err
 
 
 def _budget(max_pods: int | None, max_objects: int | None, max_input_bytes: int | None) -> Budget:
