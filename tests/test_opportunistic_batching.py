@@ -379,3 +379,25 @@ def test_the_python_api_takes_feature_gates() -> None:
     assert scored(off) == scored(also_off) == [True, True, False]  # the last pod had one node left
     with pytest.raises(InputError, match="feature_gates: unrecognized feature gate: Nope"):
         simulate(nodes, pods, feature_gates={"Nope": True})
+
+
+@pytest.mark.parametrize("command", ["simulate", "run"])
+@pytest.mark.parametrize(
+    ("gates", "message"),
+    [
+        ("Nope=true", "--feature-gates: unrecognized feature gate: Nope (known: OpportunisticBatching)"),
+        ("OpportunisticBatching", '--feature-gates: invalid value "OpportunisticBatching": want NAME=true|false'),
+        ("OpportunisticBatching=maybe", '--feature-gates: invalid value "OpportunisticBatching=maybe"'),
+    ],
+)
+def test_bad_feature_gates_are_one_line_errors_with_status_2(
+    command: str, gates: str, message: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kubesched.cli import main
+
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("")
+    args = [str(manifest), "-q"] if command == "simulate" else ["--kubeconfig", str(tmp_path / "none")]
+    assert main([command, *args, "--feature-gates", gates]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
