@@ -200,3 +200,29 @@ def test_schedule_one_skips_a_deleting_pod():
         ("FailedScheduling", "skip schedule deleting pod: default/foo")
     ]
     assert not tc.cluster.get("Pod", "default", "foo")["spec"].get("nodeName")
+
+
+def test_a_score_plugin_without_its_pre_score_fails_the_cycle_in_upstreams_words():
+    """multiPoint turns TaintToleration off, score turns it back on: it scores without its PreScore state
+    (parity configs seed 3); upstream wraps the error as the runtime's Score phase does."""
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {
+                    "multiPoint": {"disabled": [{"name": "TaintToleration"}]},
+                    "score": {"enabled": [{"name": "TaintToleration", "weight": 7}]},
+                },
+            }
+        ],
+    }
+    nodes = [make_node(f"n{i}").capacity({"cpu": "1", "pods": "110"}).obj() for i in range(2)]
+    sched, _, obs = scheduler_with(nodes, [make_pod("p").obj()], config=config)
+    sched.run()
+    assert obs.outcomes[0].result == "Error"
+    assert obs.outcomes[0].message == (
+        'running Score plugins: plugin "TaintToleration" failed with: '
+        'failed to read "PreScoreTaintToleration" from cycleState: not found'
+    )

@@ -1090,7 +1090,14 @@ def _profile(rng: random.Random, name: str) -> Obj:
     strategy["resources"] = resources
     if strategy["type"] == "RequestedToCapacityRatio":
         strategy["requestedToCapacityRatio"] = {"shape": _shape(rng)}
-    plugin_config: list[Obj] = [{"name": "NodeResourcesFit", "args": {"scoringStrategy": strategy}}]
+    fit_args: Obj = {"scoringStrategy": strategy}
+    if rng.random() < 0.15:
+        fit_args[rng.choice(("ignoredResources", "ignoredResourceGroups"))] = [
+            EXTENDED if rng.random() < 0.5 else EXTENDED.split("/")[0]
+        ]
+        if "ignoredResourceGroups" in fit_args:
+            fit_args["ignoredResourceGroups"] = [EXTENDED.split("/")[0]]
+    plugin_config: list[Obj] = [{"name": "NodeResourcesFit", "args": fit_args}]
     if rng.random() < 0.3:
         balanced = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
         plugin_config.append({"name": "NodeResourcesBalancedAllocation", "args": {"resources": balanced}})
@@ -1138,6 +1145,11 @@ def _profile(rng: random.Random, name: str) -> Obj:
         if rng.random() < 0.2:
             off = rng.choice([n for n in ("NodePorts", "TaintToleration") if n not in moved] or ["NodePorts"])
             plugins["filter"]["disabled"] = [{"name": off}]
+    multi = rng.random()
+    if multi < 0.15:  # off at every point it has
+        plugins["multiPoint"] = {"disabled": [{"name": rng.choice(("ImageLocality", "TaintToleration", "NodePorts"))}]}
+    elif multi < 0.3:  # a weight given through multiPoint, which a score entry for the plugin overrides
+        plugins["multiPoint"] = {"enabled": [{"name": rng.choice(tuple(SCORE_WEIGHTS)), "weight": rng.randint(1, 10)}]}
     profile: Obj = {"schedulerName": name, "plugins": plugins, "pluginConfig": plugin_config}
     if rng.random() < 0.2:
         profile["percentageOfNodesToScore"] = rng.choice((0, 10, 50, 100))

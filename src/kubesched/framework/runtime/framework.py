@@ -122,6 +122,11 @@ class FilterPass:
         return len(self.batch_rejected) + len(self.node_rejected)
 
 
+def _plugin_failed(running: str, plugin: str, message: str) -> Status:
+    """An extension point's error naming the plugin, in upstream's words."""
+    return as_status(RuntimeError(f'{running}: plugin "{plugin}" failed with: {message}'))
+
+
 def _sign_plugins(fwk: Framework) -> tuple[list[fw.SignPlugin], set[str]]:
     """The PreFilter, Filter, PreScore and Score plugins that sign pods (each once), and those that cannot."""
     signing: dict[str, fw.SignPlugin] = {}
@@ -711,35 +716,37 @@ class Framework:
         totals = np.zeros(len(nodes), dtype=np.int64)
         rows: list[tuple[str, np.ndarray, np.ndarray]] = []
         skip = state.skip_score_plugins
-        for pl in self.score_plugins:
-            if pl.name in skip:
-                continue
+        # Upstream's phases: every plugin scores, then every plugin normalizes, then weights apply.
+        plugins = [pl for pl in self.score_plugins if pl.name not in skip]
+        raws: list[np.ndarray] = []
+        for pl in plugins:
             batch = getattr(pl, "score_batch", None) if table is not None else None
-            if batch is not None:
-                raw = batch(state, pod, table, positions)
-            else:
-                raw = np.empty(len(nodes), dtype=np.int64)
-                for i, ni in enumerate(nodes):
-                    sc, s = pl.score(state, pod, ni)
-                    if s is not None and not s.is_success():
-                        return (
-                            [],
-                            totals,
-                            as_status(RuntimeError(f'running Score plugins: plugin "{pl.name}": {s.message()}')),
-                        )
-                    raw[i] = sc
+            try:
+                if batch is not None:
+                    raw = batch(state, pod, table, positions)
+                else:
+                    raw = np.empty(len(nodes), dtype=np.int64)
+                    for i, ni in enumerate(nodes):
+                        sc, s = pl.score(state, pod, ni)
+                        if s is not None and not s.is_success():
+                            return [], totals, _plugin_failed("running Score plugins", pl.name, s.message())
+                        raw[i] = sc
+            except Exception as err:  # a plugin's error (its state missing, say) ends the cycle as its status would
+                return [], totals, _plugin_failed("running Score plugins", pl.name, str(err))
+            raws.append(raw)
+        normalized: list[np.ndarray] = []
+        for pl, raw in zip(plugins, raws, strict=True):
             scores = raw
             if pl.has_normalize():
                 scores = raw.copy()
-                s = pl.normalize_score(state, pod, NodeScoreList(node_names, scores))
+                try:
+                    s = pl.normalize_score(state, pod, NodeScoreList(node_names, scores))
+                except Exception as err:
+                    s = as_status(err)
                 if s is not None and not s.is_success():
-                    return (
-                        [],
-                        totals,
-                        as_status(
-                            RuntimeError(f'running Normalize on Score plugins: plugin "{pl.name}": {s.message()}')
-                        ),
-                    )
+                    return [], totals, _plugin_failed("running Normalize on Score plugins", pl.name, s.message())
+            normalized.append(scores)
+        for pl, raw, scores in zip(plugins, raws, normalized, strict=True):
             if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
                 bad = int(scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)][0])
                 return (
