@@ -272,6 +272,12 @@ def test_metrics_have_upstreams_names_and_labels() -> None:
     assert 'scheduler_batch_attempts_total{profile="default-scheduler",result="no_hint"} 1.0' in text
     assert 'scheduler_get_node_hint_duration_seconds_count{hinted="hint",profile="default-scheduler"} 2.0' in text
     assert 'scheduler_store_schedule_results_duration_seconds_count{profile="default-scheduler"} 3.0' in text
+    sign = 'extension_point="Sign",profile="default-scheduler",status="Success"'
+    assert f"scheduler_framework_extension_point_duration_seconds_count{{{sign}}} 3.0" in text
+    assert (
+        'scheduler_plugin_execution_duration_seconds_count{extension_point="Sign",plugin="NodeResourcesFit",'
+        'status="Success"} 3.0' in text
+    )
     tc = _one_per_node(3, 2, metrics=(m2 := SchedulerMetrics()), config=_config())
     tc.sched.run()
     assert 'scheduler_batch_cache_flushed_total{profile="default-scheduler",reason="pod_not_batchable"} 2.0' in (
