@@ -226,3 +226,37 @@ def test_a_score_plugin_without_its_pre_score_fails_the_cycle_in_upstreams_words
         'running Score plugins: plugin "TaintToleration" failed with: '
         'failed to read "PreScoreTaintToleration" from cycleState: not found'
     )
+
+
+@pytest.mark.parametrize(
+    ("plugin", "message"),
+    [
+        ("NodePorts", 'reading "PreFilterNodePorts" from cycleState: not found'),
+        ("NodeResourcesFit", 'error reading "PreFilterNodeResourcesFit" from cycleState: not found'),
+        ("PodTopologySpread", 'reading "PreFilterPodTopologySpread" from cycleState: not found'),
+        ("InterPodAffinity", 'error reading "PreFilterInterPodAffinity" from cycleState: not found'),
+        ("VolumeRestrictions", 'cannot read "PreFilterVolumeRestrictions" from cycleState'),
+    ],
+)
+@pytest.mark.parametrize("count", [2, 20], ids=["per-node path", "vectorised path"])
+def test_a_filter_plugin_without_its_pre_filter_fails_the_cycle_in_upstreams_words(plugin, message, count):
+    """Off at multiPoint, on again at filter (parity configs seed 20: NodePorts): each plugin says in its own
+    words that its PreFilter state is missing, and the runtime names the plugin, as v1.36 does."""
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {
+                    "multiPoint": {"disabled": [{"name": plugin}]},
+                    "filter": {"enabled": [{"name": plugin}]},
+                },
+            }
+        ],
+    }
+    nodes = [make_node(f"n{i}").capacity({"cpu": "1", "pods": "110"}).obj() for i in range(count)]
+    sched, _, obs = scheduler_with(nodes, [make_pod("p").req({"cpu": "100m"}).obj()], config=config)
+    sched.run()
+    assert obs.outcomes[0].result == "Error"
+    assert obs.outcomes[0].message == f'running "{plugin}" filter plugin: {message}'

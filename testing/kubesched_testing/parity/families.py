@@ -1063,7 +1063,16 @@ def dra(seed: int) -> Case:
 
 ALT_SCHEDULER = "alt-scheduler"
 # Plugins of the default profile that the configs family moves, re-weights or turns off.
-FILTER_PLUGINS = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit")
+FILTER_PLUGINS = (
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "PodTopologySpread",
+    "InterPodAffinity",
+)
 SCORE_WEIGHTS = {  # v1.36's default weights
     "TaintToleration": 3,
     "NodeAffinity": 2,
@@ -1145,9 +1154,13 @@ def _profile(rng: random.Random, name: str) -> Obj:
         if rng.random() < 0.2:
             off = rng.choice([n for n in ("NodePorts", "TaintToleration") if n not in moved] or ["NodePorts"])
             plugins["filter"]["disabled"] = [{"name": off}]
+    if rng.random() < 0.3:
+        pre = ("NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity")
+        plugins["preFilter"] = {"enabled": [{"name": n} for n in rng.sample(pre, rng.randint(1, 3))]}
     multi = rng.random()
     if multi < 0.15:  # off at every point it has
-        plugins["multiPoint"] = {"disabled": [{"name": rng.choice(("ImageLocality", "TaintToleration", "NodePorts"))}]}
+        everywhere = ("ImageLocality", "TaintToleration", "NodePorts", "NodeResourcesFit", "InterPodAffinity")
+        plugins["multiPoint"] = {"disabled": [{"name": rng.choice(everywhere)}]}
     elif multi < 0.3:  # a weight given through multiPoint, which a score entry for the plugin overrides
         plugins["multiPoint"] = {"enabled": [{"name": rng.choice(tuple(SCORE_WEIGHTS)), "weight": rng.randint(1, 10)}]}
     profile: Obj = {"schedulerName": name, "plugins": plugins, "pluginConfig": plugin_config}

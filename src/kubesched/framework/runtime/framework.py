@@ -437,7 +437,10 @@ class Framework:
         for pl in self.filter_plugins:
             if pl.name in skip:
                 continue
-            s = pl.filter(state, pod, node_info)
+            try:
+                s = pl.filter(state, pod, node_info)
+            except Exception as err:
+                s = as_status(err)
             if s is not None and not s.is_success():
                 if not s.is_rejected():
                     s = as_status(RuntimeError(f'running "{pl.name}" filter plugin: {s.message()}'))
@@ -488,7 +491,10 @@ class Framework:
             mask = np.ones(snapshot.table.n, dtype=bool)
             for batch in self.batch_filter_plugins:
                 if batch.name not in skip:
-                    mask &= batch.filter_batch(state, pod, snapshot.table)
+                    try:
+                        mask &= batch.filter_batch(state, pod, snapshot.table)
+                    except Exception as err:  # its PreFilter state missing, say: the error upstream's status gives
+                        raise RuntimeError(f'running "{batch.name}" filter plugin: {err}') from err
             per_node = [p for p in self.per_node_filter_plugins if p.name not in skip]
         resolved: dict[int, Status | None] = {}
         for name in self.nodes_with_ge_nominated_pods(pod):
@@ -532,7 +538,10 @@ class Framework:
     ) -> Status | None:
         """The per-node plugins left after the vectorised ones, up to the first rejection."""
         for pl in plugins:
-            st = pl.filter(state, pod, node_info)
+            try:
+                st = pl.filter(state, pod, node_info)
+            except Exception as err:
+                raise RuntimeError(f'running "{pl.name}" filter plugin: {err}') from err
             if st is not None and not st.is_success():
                 if not st.is_rejected():
                     raise RuntimeError(f'running "{pl.name}" filter plugin: {st.message()}')

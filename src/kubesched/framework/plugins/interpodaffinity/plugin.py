@@ -18,7 +18,7 @@ from kubesched.api.selectors import NOTHING
 from kubesched.config import names
 from kubesched.config.types import InterPodAffinityArgs
 from kubesched.framework import events, signers
-from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework.cycle_state import ERROR_READING, CycleState, read_state
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     BoolArray,
@@ -293,15 +293,17 @@ class InterPodAffinity(
         return self
 
     def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node_info: NodeInfo) -> Status | None:
-        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState).update_with_pod(to_add, node_info, 1)
+        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING).update_with_pod(to_add, node_info, 1)
         return None
 
     def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
-        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState).update_with_pod(to_remove, node_info, -1)
+        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING).update_with_pod(
+            to_remove, node_info, -1
+        )
         return None
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING)
         labels = node_info.labels
         if not _satisfy_pod_affinity(s, labels):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
@@ -313,7 +315,7 @@ class InterPodAffinity(
 
     def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
         """`filter` for every row: the affinity terms' domains hold matching pods, no anti-affinity domain does."""
-        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING)
         mask = np.ones(table.n, dtype=bool)
         if s.required_affinity_terms:
             has_keys = np.ones(table.n, dtype=bool)

@@ -13,7 +13,7 @@ import numpy as np
 
 from kubesched.config import names
 from kubesched.framework import events, signers
-from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework.cycle_state import ERROR_READING_CYCLE_STATE, CycleState, read_state
 from kubesched.framework.interface import (
     BoolArray,
     ClusterEventWithHint,
@@ -93,13 +93,13 @@ class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return reqs <= self._registry.node_features(node.declared_features if node is not None else ())
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING_CYCLE_STATE)
         if self._fits(s.reqs, node_info.node):
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSATISFIED_REQUIREMENTS)
 
     def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
-        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING_CYCLE_STATE)
         return np.fromiter((self._fits(s.reqs, ni.node) for ni in table.node_infos), dtype=bool, count=table.n)
 
 

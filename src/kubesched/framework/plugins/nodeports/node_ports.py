@@ -8,7 +8,7 @@ from typing import Any, Final
 from kubesched.api.taints import HostPort, host_ports_conflict
 from kubesched.config import names
 from kubesched.framework import events, signers
-from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework.cycle_state import READING, CycleState, read_state
 from kubesched.framework.interface import (
     ClusterEventWithHint,
     EnqueueExtensions,
@@ -61,7 +61,7 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return None, None
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, READING)
         if host_ports_conflict(node_info.used_ports, s.ports):
             return Status(Code.UNSCHEDULABLE, ERR_REASON)
         return None

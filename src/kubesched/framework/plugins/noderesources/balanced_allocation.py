@@ -17,7 +17,7 @@ import numpy as np
 
 from kubesched.config import names
 from kubesched.config.types import NodeResourcesBalancedAllocationArgs, ResourceSpec
-from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework.cycle_state import READING, CycleState, read_state
 from kubesched.framework.interface import Handle, IntArray, PreScorePlugin, ScorePlugin, SignFragment
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
@@ -57,7 +57,7 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
 
     def _pod_requests(self, state: CycleState, pod: PodInfo) -> list[int]:
         try:
-            return read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState).pod_requests
+            return read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState, READING).pod_requests
         except RuntimeError:
             return ra.pod_request_list(pod, self.resources, use_requested=True)
 

@@ -34,7 +34,7 @@ from kubesched.api.resources import (
 from kubesched.config import names
 from kubesched.config.types import NodeResourcesFitArgs, ResourceSpec, UtilizationShapePoint
 from kubesched.framework import events, signers
-from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework.cycle_state import ERROR_READING, READING, CycleState, read_state
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     BoolArray,
@@ -239,7 +239,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         return None, None
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING)
         insufficient = fits_request(
             s.requests, node_info, self.ignored_resources, self.ignored_resource_groups, self.resolver
         )
@@ -251,7 +251,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         return Status(code, *(r.reason for r in insufficient))
 
     def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
-        requests = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState).requests
+        requests = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING).requests
         idx = table.resource_index
         alloc, used = table.allocatable, table.requested
         ok = used[:, POD_COUNT] < alloc[:, idx[PODS]]
@@ -283,7 +283,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
     def _pod_requests(self, state: CycleState, pod: PodInfo) -> list[int]:
         """The PreScore state, or the same list computed here when PreScore did not run (as upstream's Score)."""
         try:
-            return read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState).pod_requests
+            return read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState, READING).pod_requests
         except RuntimeError:
             return ra.pod_request_list(pod, self.resources, use_requested=False)
 
