@@ -489,13 +489,17 @@ class Framework:
             per_node = [p for p in self.filter_plugins if p.name not in skip]
         else:
             mask = np.ones(snapshot.table.n, dtype=bool)
-            for batch in self.batch_filter_plugins:
-                if batch.name not in skip:
-                    try:
-                        mask &= batch.filter_batch(state, pod, snapshot.table)
-                    except Exception as err:  # its PreFilter state missing, say: the error upstream's status gives
-                        raise RuntimeError(f'running "{batch.name}" filter plugin: {err}') from err
             per_node = [p for p in self.per_node_filter_plugins if p.name not in skip]
+            try:
+                for batch in self.batch_filter_plugins:
+                    if batch.name not in skip:
+                        mask &= batch.filter_batch(state, pod, snapshot.table)
+            except Exception:
+                # A plugin that fails (its PreFilter state missing, say) fails only on the nodes that reach it,
+                # past every plugin before it: judge node by node, plugin by plugin in order, as upstream does.
+                mask = np.zeros(snapshot.table.n, dtype=bool)
+                mask[order] = True
+                per_node = [p for p in self.filter_plugins if p.name not in skip]
         resolved: dict[int, Status | None] = {}
         for name in self.nodes_with_ge_nominated_pods(pod):
             p = snapshot.position.get(name)
