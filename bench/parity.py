@@ -5,6 +5,7 @@
     python3 bench/parity.py --family plain --seeds 1-50 [--family preemption ...] [--out DIR]
     python3 bench/parity.py --family dra --seeds 1-20      # issue 16's bar: 300+ decisions, all exact
     python3 bench/parity.py --kubernetes-version 1.35 --seeds 1-5   # after ../shared/k8s/install.sh 1.35
+    python3 bench/parity.py --family configs --seeds 1-10  # random configurations, one or two profiles
 
 For every seeded cluster of a family, upstream kube-scheduler schedules its pods
 one at a time on a real etcd + kube-apiserver; kubesched then replays each

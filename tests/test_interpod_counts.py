@@ -83,7 +83,7 @@ def _existing_plain(pod: PodInfo, snap: Snapshot) -> TopologyToMatchedTermCount:
     return counts
 
 
-def _check(snap: Snapshot, pod: PodInfo, hard_weight: int, ignore_preferred: bool) -> None:
+def _check(snap: Snapshot, pod: PodInfo, hard_weight: int) -> None:
     aff, anti = pod.required_affinity_terms, pod.required_anti_affinity_terms
     fast_aff, fast_anti = incoming_counts(aff, anti, snap.table)
     assert (fast_aff.pairs, fast_anti.pairs) == incoming_counts_plain(aff, anti, snap.node_info_list)
@@ -91,8 +91,8 @@ def _check(snap: Snapshot, pod: PodInfo, hard_weight: int, ignore_preferred: boo
     assert existing_anti_affinity_counts(pod, None, snap.table).pairs == walked
     assert existing_anti_affinity_counts_plain(pod, None, snap.have_pods_with_required_anti_affinity_list) == walked
     pref, pref_anti = pod.preferred_affinity_terms, pod.preferred_anti_affinity_terms
-    fast = topology_scores(pod, pref, pref_anti, None, snap.table, hard_weight, ignore_preferred)
-    plain = topology_scores_plain(pod, pref, pref_anti, None, snap.node_info_list, hard_weight, ignore_preferred)
+    fast = topology_scores(pod, pref, pref_anti, None, snap.table, hard_weight)
+    plain = topology_scores_plain(pod, pref, pref_anti, None, snap.node_info_list, hard_weight)
     assert fast.keys() == set(plain)  # a key whose scores cancel out still counts: PreScore does not skip
     assert fast.pairs == {(k, v): n for k, by_value in plain.items() for v, n in by_value.items() if n}
 
@@ -113,11 +113,11 @@ def test_columns_and_memo_equal_the_pod_walk(data: st.DataObject) -> None:
         cache.add_pod(new_pod_info(p))
     snap = Snapshot()
     cache.update_snapshot(snap)
-    hard_weight, ignore_preferred = data.draw(st.sampled_from([0, 1, 7])), data.draw(st.booleans())
-    _check(snap, incoming, hard_weight, ignore_preferred)
+    hard_weight = data.draw(st.sampled_from([0, 1, 7]))
+    _check(snap, incoming, hard_weight)
     for p in later:
         cache.add_pod(new_pod_info(p))
     for p in first[: len(first) // 2]:
         cache.remove_pod(new_pod_info(p))
     cache.update_snapshot(snap)
-    _check(snap, incoming, hard_weight, ignore_preferred)
+    _check(snap, incoming, hard_weight)

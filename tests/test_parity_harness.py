@@ -226,3 +226,44 @@ def test_a_filter_error_matches_the_error_of_any_node_that_gives_one() -> None:
     assert compare(up, ours) == ([], [])
     unschedulable = Attempt(pod="default/p", message="running plugin: node-b is broken")
     assert compare(unschedulable, ours)[0] == ["result", "message"]  # only errors race
+
+
+def test_configs_cases_are_valid_and_cover_what_the_family_promises() -> None:
+    """Seeds 1-10: every configuration loads; strategies, shapes, weights, moves, spreading kinds, two profiles."""
+    from kubesched.config.load import load_config
+
+    seen: set[str] = set()
+    for seed in range(1, 11):
+        case = generate("configs", seed)
+        assert case == generate("configs", seed)
+        load_config(
+            {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **case.config}
+        )
+        profiles = case.config["profiles"]
+        names = {p["schedulerName"] for p in profiles}
+        if len(profiles) == 2:
+            seen.add("two profiles")
+            assert any(p["spec"].get("schedulerName") in names - {"default-scheduler"} for p in case.pending)
+        if "percentageOfNodesToScore" in case.config or any("percentageOfNodesToScore" in p for p in profiles):
+            seen.add("percentageOfNodesToScore")
+        for prof in profiles:
+            plugins = prof["plugins"]
+            seen.update(f"{point} {how}" for point, sets in plugins.items() for how in sets)
+            for pc in prof["pluginConfig"]:
+                args = pc["args"]
+                if pc["name"] == "NodeResourcesFit":
+                    seen.add(args["scoringStrategy"]["type"])
+                elif pc["name"] == "PodTopologySpread":
+                    seen.add("List with constraints" if args.get("defaultConstraints") else "List, none")
+    assert seen >= {
+        "two profiles",
+        "percentageOfNodesToScore",
+        "LeastAllocated",
+        "MostAllocated",
+        "RequestedToCapacityRatio",
+        "List with constraints",
+        "List, none",
+        "score enabled",
+        "score disabled",
+        "filter enabled",
+    }, seen

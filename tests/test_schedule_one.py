@@ -203,3 +203,90 @@ def test_schedule_one_skips_a_deleting_pod():
         ("FailedScheduling", "skip schedule deleting pod: default/foo")
     ]
     assert not tc.get("Pod", "default", "foo")["spec"].get("nodeName")
+
+
+def test_a_score_plugin_without_its_pre_score_fails_the_cycle_in_upstreams_words():
+    """multiPoint turns TaintToleration off, score turns it back on: it scores without its PreScore state
+    (parity configs seed 3); upstream wraps the error as the runtime's Score phase does."""
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {
+                    "multiPoint": {"disabled": [{"name": "TaintToleration"}]},
+                    "score": {"enabled": [{"name": "TaintToleration", "weight": 7}]},
+                },
+            }
+        ],
+    }
+    nodes = [make_node(f"n{i}").capacity({"cpu": "1", "pods": "110"}).obj() for i in range(2)]
+    sched, _, obs = scheduler_with(nodes, [make_pod("p").obj()], config=config)
+    sched.run()
+    assert obs.outcomes[0].result == "Error"
+    assert obs.outcomes[0].message == (
+        'running Score plugins: plugin "TaintToleration" failed with: '
+        'failed to read "PreScoreTaintToleration" from cycleState: not found'
+    )
+
+
+@pytest.mark.parametrize(
+    ("plugin", "message"),
+    [
+        ("NodePorts", 'reading "PreFilterNodePorts" from cycleState: not found'),
+        ("NodeResourcesFit", 'error reading "PreFilterNodeResourcesFit" from cycleState: not found'),
+        ("PodTopologySpread", 'reading "PreFilterPodTopologySpread" from cycleState: not found'),
+        ("InterPodAffinity", 'error reading "PreFilterInterPodAffinity" from cycleState: not found'),
+        ("VolumeRestrictions", 'cannot read "PreFilterVolumeRestrictions" from cycleState'),
+    ],
+)
+@pytest.mark.parametrize("count", [2, 20])
+def test_a_filter_plugin_without_its_pre_filter_fails_the_cycle_in_upstreams_words(plugin, message, count):
+    """Off at multiPoint, on again at filter (parity configs seed 20: NodePorts): each plugin says in its own
+    words that its PreFilter state is missing, and the runtime names the plugin, as v1.36 does."""
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {
+                    "multiPoint": {"disabled": [{"name": plugin}]},
+                    "filter": {"enabled": [{"name": plugin}]},
+                },
+            }
+        ],
+    }
+    nodes = [make_node(f"n{i}").capacity({"cpu": "1", "pods": "110"}).obj() for i in range(count)]
+    sched, _, obs = scheduler_with(nodes, [make_pod("p").req({"cpu": "100m"}).obj()], config=config)
+    sched.run()
+    assert obs.outcomes[0].result == "Error"
+    assert obs.outcomes[0].message == f'running "{plugin}" filter plugin: {message}'
+
+
+@pytest.mark.parametrize("count", [2, 20])
+def test_a_filter_plugin_without_its_state_is_never_reached_when_earlier_filters_reject_every_node(count):
+    """Upstream runs a node's filters in order up to the first rejection: InterPodAffinity, missing its
+    PreFilter state, errs only on a node that gets that far (parity configs seed 29)."""
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {
+                    "multiPoint": {"disabled": [{"name": "InterPodAffinity"}]},
+                    "filter": {"enabled": [{"name": "InterPodAffinity"}]},
+                },
+            }
+        ],
+    }
+    nodes = [make_node(f"n{i}").capacity({"cpu": "1", "pods": "110"}).obj() for i in range(count)]
+    pod = make_pod("p").req({"cpu": "100m"}).node_selector({"disk": "ssd"}).obj()
+    sched, _, obs = scheduler_with(nodes, [pod], config=config)
+    sched.run()
+    assert obs.outcomes[0].result == "Unschedulable"
+    assert obs.outcomes[0].message.startswith(
+        f"0/{count} nodes are available: {count} node(s) didn't match Pod's node affinity/selector."
+    )

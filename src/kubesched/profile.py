@@ -61,12 +61,20 @@ def new_map(config: SchedulerConfig, registry: Registry, handle: Handle) -> Map:
     raises FrameworkError located in the configuration's document.
     """
     raw = config.raw
+    batching = config.release.enabled("OpportunisticBatching")
     out: Map = {}
     first: tuple[str, object] | None = None  # the first profile's queue sort plugin and its args
     for i, (prof, args) in enumerate(zip(raw.profiles, config.profile_args, strict=True)):
         name = prof.schedulerName or ""
         try:
-            fwk = Framework(registry, prof, args, handle, percentage_of_nodes_to_score=raw.percentageOfNodesToScore)
+            fwk = Framework(
+                registry,
+                prof,
+                args,
+                handle,
+                percentage_of_nodes_to_score=raw.percentageOfNodesToScore,
+                opportunistic_batching=batching,
+            )
             if name in out:
                 raise FrameworkError(f'a profile with scheduler name "{name}" is already defined', "schedulerName")
             sort = (fwk.queue_sort.name, args.get(fwk.queue_sort.name))

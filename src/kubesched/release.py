@@ -54,7 +54,6 @@ NOT_IMPLEMENTED_OFF: Final = frozenset(
         "SchedulerPopFromBackoffQ",
         "PodLevelResources",
         "DRASchedulerFilterTimeout",
-        "OpportunisticBatching",
         "InPlacePodVerticalScaling",
     }
 )

@@ -39,6 +39,7 @@ from kubesched.framework.interface import APIClient, BindingWait, ClusterEvent, 
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.outcome import Outcome, SchedulerEvent, SchedulerObserver
+from kubesched.framework.runtime.batch import SortedScoredNodes
 from kubesched.framework.runtime.framework import Framework
 from kubesched.framework.runtime.waiting_pods import WaitingPod
 from kubesched.framework.status import Code, Status
@@ -590,16 +591,25 @@ def schedule_pod(
     snapshot = sched.snapshot  # the one every profile's handle holds, refreshed in place
     if len(snapshot) == 0:
         raise NoNodesAvailable(ERR_NO_NODES_AVAILABLE)
-    positions, diagnosis = find_nodes_that_fit_pod(sched, fwk, state, pod, record)
+    batch = fwk.batch
+    # Upstream signs a pod when it enters the queue or changes there; signing it here gives the same value.
+    signature = fwk.sign_pod(pod) if batch is not None else None
+    positions, diagnosis, hint = find_nodes_that_fit_pod(sched, fwk, state, pod, record, signature)
     if not len(positions):
         raise FitError(pod, len(snapshot), diagnosis)
     examined = len(positions) + diagnosis.evaluated_rejected
     all_nodes = snapshot.node_info_list
     if len(positions) == 1:
-        return ScheduleResult(all_nodes[int(positions[0])].name, examined, 1)
+        host = all_nodes[int(positions[0])].name
+        if batch is not None:
+            batch.store_schedule_results(signature, hint, host, None, sched.queue.scheduling_cycle)
+        return ScheduleResult(host, examined, 1)
     feasible: Sequence[NodeInfo] = operator.itemgetter(*positions.tolist())(all_nodes)  # a C gather; 2+ nodes here
     totals = prioritize_nodes(sched, fwk, state, pod, feasible, positions, snapshot.table, record)
     host = select_host(sched, feasible, totals)
+    if batch is not None:
+        others = SortedScoredNodes.ranked(feasible, totals, host, sched.rng)
+        batch.store_schedule_results(signature, hint, host, others, sched.queue.scheduling_cycle)
     return ScheduleResult(host, examined, len(positions))
 
 
@@ -607,9 +617,14 @@ _NONE = np.empty(0, dtype=np.int64)
 
 
 def find_nodes_that_fit_pod(
-    sched: ScheduleOne, fwk: Framework, state: CycleState, pod: PodInfo, record: AttemptRecord | None
-) -> tuple[np.ndarray, Diagnosis]:
-    """Snapshot positions of the feasible nodes, and why the others were rejected."""
+    sched: ScheduleOne,
+    fwk: Framework,
+    state: CycleState,
+    pod: PodInfo,
+    record: AttemptRecord | None,
+    signature: str | None = None,
+) -> tuple[np.ndarray, Diagnosis, str]:
+    """Snapshot positions of the feasible nodes, why the others were rejected, and the batch's hint ('' if none)."""
     snapshot = sched.snapshot
     all_nodes = snapshot.node_info_list
     diagnosis = Diagnosis()
@@ -625,7 +640,7 @@ def find_nodes_that_fit_pod(
         if record is not None:
             for ni in all_nodes:
                 record.filter[ni.name] = {s.plugin or "PreFilter": s.message()}
-        return _NONE, diagnosis
+        return _NONE, diagnosis, ""
     if pre_res is not None and not pre_res.all_nodes():
         wanted = pre_res.node_names or set()
         candidates = np.fromiter(sorted(snapshot.position[n] for n in wanted if n in snapshot.position), dtype=np.int64)
@@ -636,9 +651,13 @@ def find_nodes_that_fit_pod(
         diagnosis.unschedulable_plugins.update(unsched_plugins)
     else:
         candidates = None
-    nominated = pod.nominated_node_name
+    hint = ""
+    if fwk.batch is not None:
+        # Asked even for a nominated pod, as upstream does: the hint is spent either way.
+        hint = fwk.batch.get_node_hint(state, pod, signature, sched.queue.scheduling_cycle)
+    nominated = pod.nominated_node_name or hint
     if nominated and nominated in snapshot.position:
-        # Likely the only node that fits after a preemption: try it alone first.
+        # Likely the only node that fits after a preemption (or the next-best for a batched pod): try it alone first.
         ni = all_nodes[snapshot.position[nominated]]
         if (candidates is None or snapshot.position[nominated] in candidates) and (
             fwk.run_filter_plugins_with_nominated_pods(state, pod, ni) is None
@@ -647,14 +666,14 @@ def find_nodes_that_fit_pod(
                 record.filter[ni.name] = dict.fromkeys((p.name for p in fwk.filter_plugins), "passed")
             passed = find_nodes_that_pass_extenders(sched, pod, [ni], diagnosis, record)
             if passed:
-                return np.array([snapshot.position[nominated]], dtype=np.int64), diagnosis
+                return np.array([snapshot.position[nominated]], dtype=np.int64), diagnosis, hint
     feasible = find_nodes_that_pass_filters(sched, fwk, state, pod, diagnosis, candidates, record)
     if sched.extenders and len(feasible):
         infos = [all_nodes[p] for p in feasible.tolist()]
         kept = find_nodes_that_pass_extenders(sched, pod, infos, diagnosis, record)
         if len(kept) != len(infos):
             feasible = np.array([snapshot.position[ni.name] for ni in kept], dtype=np.int64)
-    return feasible, diagnosis
+    return feasible, diagnosis, hint
 
 
 def has_extender_filters(sched: ScheduleOne) -> bool:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.backend.embedded.cluster import EmbeddedCluster
 from kubesched.clock import VirtualClock
-from kubesched.config.load import load_config
+from kubesched.config.load import SchedulerConfig, load_config
 from kubesched.config.trust import TRUSTED
 from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
@@ -48,19 +49,27 @@ def stored(cluster: EmbeddedCluster, kind: str, namespace: str, name: str) -> di
     return obj
 
 
+def with_feature_gates(config: SchedulerConfig, gates: dict[str, bool]) -> SchedulerConfig:
+    """The configuration following its release with `gates` on top, as --feature-gates would give it."""
+    text = ",".join(f"{name}={str(on).lower()}" for name, on in gates.items())
+    return dataclasses.replace(config, release=config.release.with_feature_gates(text))
+
+
 def new_test_cluster(
     nodes: list[dict[str, Any]] = (),  # type: ignore[assignment]
     pods: list[dict[str, Any]] = (),  # type: ignore[assignment]
     *,
     config: dict[str, Any] | None = None,
+    feature_gates: dict[str, bool] | None = None,
     **kw: Any,
 ) -> Harness:
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
     recorder = Recorder()
-    sched = embedded_scheduler(
-        load_config(config, trust=TRUSTED), cluster, clock, seed=kw.pop("seed", 1), observer=recorder, **kw
-    )
+    cfg = load_config(config, trust=TRUSTED)
+    if feature_gates is not None:
+        cfg = with_feature_gates(cfg, feature_gates)
+    sched = embedded_scheduler(cfg, cluster, clock, seed=kw.pop("seed", 1), observer=recorder, **kw)
     tc = Harness(clock, cluster, sched, recorder)
     tc.create(*nodes, *pods)
     return tc

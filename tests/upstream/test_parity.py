@@ -4,6 +4,8 @@ The dra family's bar (issue 16) is 100% exact over 300+ decisions, which seeds 1
 
     export KUBESCHED_K8S_ASSETS=$(../shared/k8s/install.sh)
     python3 bench/parity.py --family dra --seeds 1-20
+
+The configs family (issue 32) is 100% exact on seeds 1-10: `--family configs --seeds 1-10`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ SMOKE = {
     "volumes": range(1, 5),
     "large": range(2, 3),
     "dra": range(1, 5),
+    "configs": range(1, 3),  # random KubeSchedulerConfigurations, one or two profiles
 }
 
 

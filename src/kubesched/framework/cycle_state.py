@@ -59,12 +59,22 @@ def once(state: CycleState, key: str, compute: Any) -> Any:
         return value
 
 
-def read_state(state: CycleState, key: str, kind: type) -> Any:
-    """Typed read with upstream's error text for a missing or mistyped entry."""
+# How each upstream plugin words a state its PreFilter or PreScore did not write (a profile that enables
+# the plugin at Filter or Score alone); "{key}" is the state's key.
+FAILED_TO_READ = 'failed to read "{key}" from cycleState: not found'
+READING = 'reading "{key}" from cycleState: not found'
+ERROR_READING = 'error reading "{key}" from cycleState: not found'
+ERROR_READING_CYCLE_STATE = 'error reading "{key}" from cycle-state: not found'
+CANNOT_READ = 'cannot read "{key}" from cycleState'
+NOT_FOUND = "not found"
+
+
+def read_state(state: CycleState, key: str, kind: type, missing: str = FAILED_TO_READ) -> Any:
+    """Typed read with upstream's error text for a missing (in the plugin's words) or mistyped entry."""
     try:
         value = state.read(key)
     except StateNotFound as err:
-        raise RuntimeError(f'failed to read "{key}" from cycleState: not found') from err
+        raise RuntimeError(missing.format(key=key)) from err
     if not isinstance(value, kind):
         raise RuntimeError(f"{value!r} convert to {kind.__name__} error")
     return value

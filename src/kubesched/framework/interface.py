@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -154,6 +154,26 @@ class BatchScorePlugin(Protocol):
     """A Score plugin's vectorised twin: raw scores for the rows at `positions`, equal to `score` per node."""
 
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray: ...
+
+
+SignFragment = tuple[str, Any]
+"""One piece of a pod's scheduling signature: a signer's name and a JSON-able value (fwk.SignFragment)."""
+
+
+@runtime_checkable
+class SignPlugin(Protocol):
+    """A plugin that can say which parts of a pod its PreFilter/Filter/PreScore/Score depend on (KEP-5598).
+
+    Two pods with equal signatures must be judged and scored alike on the same nodes. A
+    rejecting status means the pod cannot be signed (no batching for it); fragments with
+    the same key from several plugins carry the same value. A profile with any such plugin
+    that does not sign turns OpportunisticBatching off.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]: ...
 
 
 class PostFilterPlugin(Plugin):

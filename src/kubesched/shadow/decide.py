@@ -75,7 +75,7 @@ def _decide(sched: Scheduler, pod: PodInfo, actual: str | None, own_pct: int | N
     if len(snapshot) == 0:
         return Verdict(None, str(NoNodesAvailable("no nodes available to schedule pods")))
     state = CycleState()
-    positions, diagnosis = find_nodes_that_fit_pod(cycles, fwk, state, pod, None)
+    positions, diagnosis, _ = find_nodes_that_fit_pod(cycles, fwk, state, pod, None)  # no signature: no hint
     all_nodes = snapshot.node_info_list
     sampled = num_feasible_nodes_to_find(own_pct, global_pct, len(snapshot)) < len(snapshot)
     if not len(positions):

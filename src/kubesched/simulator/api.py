@@ -237,7 +237,7 @@ def simulate(
     max_objects: int | None = None,
     max_input_bytes: int | None = None,
     kubernetes_version: str | None = None,
-    feature_gates: str = "",
+    feature_gates: str | Mapping[str, bool] = "",
 ) -> Simulation:
     """Simulate scheduling: manifests in, a `Simulation` out.
 
@@ -254,7 +254,8 @@ def simulate(
     is built.
 
     `kubernetes_version` ("1.34", "1.35" or "1.36", the default) is the kube-scheduler release
-    to follow, with `feature_gates` ("A=true,B=false") on top of its defaults (docs/versions.md).
+    to follow, with `feature_gates` ("A=true,B=false", or a mapping such as
+    `{"OpportunisticBatching": False}`) on top of its defaults (docs/versions.md).
 
     Only `config` may name plugins by import path or extenders: a KubeSchedulerConfiguration
     among the inputs, the text or the overlays is data, and one that does raises InputError.
@@ -285,6 +286,15 @@ def simulate_trusting(config_trust: Trust, documents_trust: Trust, *inputs: Inpu
     return _simulate(inputs, config_trust=config_trust, documents_trust=documents_trust, **kw)
 
 
+def _feature_gates_text(gates: str | Mapping[str, bool]) -> str:
+    """`--feature-gates` text from the text itself or a mapping of gate to bool."""
+    if isinstance(gates, str):
+        return gates
+    if isinstance(gates, Mapping) and all(isinstance(k, str) and isinstance(v, bool) for k, v in gates.items()):
+        return ",".join(f"{k}={str(v).lower()}" for k, v in gates.items())
+    raise InputError("feature_gates: expected text such as 'OpportunisticBatching=false' or a mapping to bools")
+
+
 def _simulate(
     inputs: tuple[Input, ...],
     *,
@@ -299,7 +309,7 @@ def _simulate(
     max_objects: int | None = None,
     max_input_bytes: int | None = None,
     kubernetes_version: str | None = None,
-    feature_gates: str = "",
+    feature_gates: str | Mapping[str, bool] = "",
     config_trust: Trust,
     documents_trust: Trust,
 ) -> Simulation:
@@ -312,6 +322,7 @@ def _simulate(
     source = ""  # the configuration's, for a profile that cannot be built
     try:
         budget = _budget(max_pods, max_objects, max_input_bytes)
+        feature_gates = _feature_gates_text(feature_gates)
         release(kubernetes_version, feature_gates)  # a bad version or gate before any input is read
         loaded = _load(inputs, text, tuple(overlays), budget)
         version, note = snapshot_version(kubernetes_version, loaded.cluster_version)

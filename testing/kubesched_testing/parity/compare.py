@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,16 +105,24 @@ def check(
     restrict: bool = False,
     notes: dict[str, int] | None = None,
     kubernetes_version: str = "1.36",
+    before: Sequence[Decision] = (),
 ) -> Mismatch | None:
     """`restrict`: replay on upstream's feasible nodes (large clusters, where which nodes it examined is timing).
 
     `notes` counts the decisions matched only as one of several possible outcomes (RACED).
+
+    `before`: when upstream gave this decision an OpportunisticBatching hint, the decisions of
+    the cycles before it back to the one that filled the cache: all are replayed in one
+    scheduler, so that kubesched's batch cache holds what upstream's did.
     """
     up = decision.upstream
     only = set(up.scores) if restrict and up.node is not None and up.scores else None
     try:
         v = kubernetes_version
-        ours = replay(decision.state, decision.pod, config, only_nodes=only, kubernetes_version=v)
+        if before:
+            ours = _replay_chain(before, decision, config, v)
+        else:
+            ours = replay(decision.state, decision.pod, config, only_nodes=only, kubernetes_version=v)
         if up.node is not None and ours.node not in (None, up.node) and up.node in ours.top and up.allocations:
             # A tie broken the other way: the devices to compare are those kubesched allocates on upstream's node.
             ours.allocations = replay(
@@ -151,7 +159,11 @@ def tally(
     kubernetes_version: str = "1.36",
 ) -> FamilyReport:
     report = FamilyReport(family)
+    chain: dict[int, list[Decision]] = {}  # per seed: the last bound pod's decision, after those it took hints from
     for d in decisions:
+        before = list(chain.get(d.seed, ())) if d.upstream.batch_hint else []
+        if d.upstream.node is not None:
+            chain[d.seed] = [*before, d]
         for note, counted in (
             ("batch hints", d.upstream.batch_hint),
             ("preemptions (a node nominated)", d.upstream.nominated is not None and d.upstream.node is None),
@@ -169,7 +181,9 @@ def tally(
             report.ambiguous += 1
             continue
         report.decisions += 1
-        m = check(d, config_of(d), restrict=restrict, notes=report.notes, kubernetes_version=kubernetes_version)
+        m = check(
+            d, config_of(d), restrict=restrict, notes=report.notes, kubernetes_version=kubernetes_version, before=before
+        )
         if m is None:
             report.exact += 1
             continue
@@ -177,6 +191,38 @@ def tally(
         for k in m.kinds:
             report.by_kind[k] = report.by_kind.get(k, 0) + 1
     return report
+
+
+def _key(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace', 'default')}/{meta.get('name')}"
+
+
+CHAIN_SEEDS = 32  # tie-break seeds tried until the earlier pods land where upstream's did
+
+
+def _replay_chain(
+    before: Sequence[Decision], decision: Decision, config: dict[str, Any], kubernetes_version: str
+) -> OurAttempt:
+    """The cycles that filled upstream's batch cache, then this one, in one scheduler.
+
+    Where an earlier pod had nodes tied at the top, upstream's random pick decided the cache
+    this pod drew from: tie-break seeds are tried until every earlier pod lands on upstream's node.
+    """
+    then = [_pending(d) for d in (*before[1:], decision)]
+    wanted = [d.upstream.node for d in before]
+    v = kubernetes_version
+    ours = replay(before[0].state, before[0].pod, config, then=then, kubernetes_version=v)
+    for seed in range(1, CHAIN_SEEDS):
+        if ours.earlier == wanted:
+            break
+        ours = replay(before[0].state, before[0].pod, config, seed=seed, then=then, kubernetes_version=v)
+    return ours
+
+
+def _pending(d: Decision) -> dict[str, Any]:
+    """The decision's pod as it was created, from the state upstream decided on."""
+    return next(o for o in d.state if o.get("kind") == "Pod" and _key(o) == d.pod)
 
 
 def write_mismatch(m: Mismatch, out_dir: Path, config: dict[str, Any]) -> Path:

@@ -8,6 +8,7 @@ the same cluster on every machine.
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -1060,12 +1061,169 @@ def dra(seed: int) -> Case:
     return case
 
 
+ALT_SCHEDULER = "alt-scheduler"
+# Plugins of the default profile that the configs family moves, re-weights or turns off.
+FILTER_PLUGINS = (
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "PodTopologySpread",
+    "InterPodAffinity",
+)
+SCORE_WEIGHTS = {  # v1.36's default weights
+    "TaintToleration": 3,
+    "NodeAffinity": 2,
+    "NodeResourcesFit": 1,
+    "PodTopologySpread": 2,
+    "InterPodAffinity": 2,
+    "NodeResourcesBalancedAllocation": 1,
+    "ImageLocality": 1,
+}
+
+
+def _shape(rng: random.Random) -> list[Obj]:
+    """A RequestedToCapacityRatio shape: utilizations strictly rising from 0 to 100, scores 0-10."""
+    inner = sorted(rng.sample(range(5, 96, 5), rng.randint(0, 2)))
+    return [{"utilization": u, "score": rng.randint(0, 10)} for u in (0, *inner, 100)]
+
+
+def _profile(rng: random.Random, name: str) -> Obj:
+    """A random valid profile: scoring strategy, weights, order and disabled plugins, spreading defaults."""
+    resources = [{"name": "cpu", "weight": rng.randint(1, 5)}, {"name": "memory", "weight": rng.randint(1, 5)}]
+    if rng.random() < 0.3:
+        resources.append({"name": EXTENDED, "weight": rng.randint(1, 5)})
+    strategy: Obj = {"type": rng.choice(("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"))}
+    strategy["resources"] = resources
+    if strategy["type"] == "RequestedToCapacityRatio":
+        strategy["requestedToCapacityRatio"] = {"shape": _shape(rng)}
+    fit_args: Obj = {"scoringStrategy": strategy}
+    if rng.random() < 0.15:
+        fit_args[rng.choice(("ignoredResources", "ignoredResourceGroups"))] = [
+            EXTENDED if rng.random() < 0.5 else EXTENDED.split("/")[0]
+        ]
+        if "ignoredResourceGroups" in fit_args:
+            fit_args["ignoredResourceGroups"] = [EXTENDED.split("/")[0]]
+    plugin_config: list[Obj] = [{"name": "NodeResourcesFit", "args": fit_args}]
+    if rng.random() < 0.3:
+        balanced = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+        plugin_config.append({"name": "NodeResourcesBalancedAllocation", "args": {"resources": balanced}})
+    spread = rng.random()
+    if spread < 0.45:  # no default constraints: where OpportunisticBatching applies
+        plugin_config.append({"name": "PodTopologySpread", "args": {"defaultingType": "List"}})
+    elif spread < 0.8:
+        constraints = [
+            {
+                "maxSkew": rng.randint(1, 3),
+                "topologyKey": key,
+                "whenUnsatisfiable": rng.choice(("ScheduleAnyway", "DoNotSchedule")),
+            }
+            for key in rng.sample(("topology.kubernetes.io/zone", "kubernetes.io/hostname"), rng.randint(1, 2))
+        ]
+        spread_args: Obj = {"defaultingType": "List", "defaultConstraints": constraints}
+        plugin_config.append({"name": "PodTopologySpread", "args": spread_args})
+    if rng.random() < 0.3:
+        affinity_args: Obj = {
+            "hardPodAffinityWeight": rng.randint(0, 100),
+            "ignorePreferredTermsOfExistingPods": rng.random() < 0.5,
+        }
+        plugin_config.append({"name": "InterPodAffinity", "args": affinity_args})
+    if rng.random() < 0.15:
+        preferred = [
+            {"weight": rng.randint(1, 100), "preference": {"matchExpressions": [{"key": "tier", "operator": "Exists"}]}}
+        ]
+        plugin_config.append(
+            {
+                "name": "NodeAffinity",
+                "args": {"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": preferred}},
+            }
+        )
+    plugins: Obj = {}
+    scored = [n for n in SCORE_WEIGHTS if rng.random() < 0.4]
+    disabled = [n for n in SCORE_WEIGHTS if n not in scored and rng.random() < 0.15]
+    if scored or disabled:
+        rng.shuffle(scored)
+        plugins["score"] = {"enabled": [{"name": n, "weight": rng.randint(1, 10)} for n in scored]}
+        if disabled:
+            plugins["score"]["disabled"] = [{"name": n} for n in disabled]
+    if rng.random() < 0.5:
+        moved = rng.sample(FILTER_PLUGINS, rng.randint(1, 3))
+        plugins["filter"] = {"enabled": [{"name": n} for n in moved]}
+        if rng.random() < 0.2:
+            off = rng.choice([n for n in ("NodePorts", "TaintToleration") if n not in moved] or ["NodePorts"])
+            plugins["filter"]["disabled"] = [{"name": off}]
+    if rng.random() < 0.3:
+        pre = ("NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity")
+        plugins["preFilter"] = {"enabled": [{"name": n} for n in rng.sample(pre, rng.randint(1, 3))]}
+    multi = rng.random()
+    if multi < 0.15:  # off at every point it has
+        everywhere = ("ImageLocality", "TaintToleration", "NodePorts", "NodeResourcesFit", "InterPodAffinity")
+        plugins["multiPoint"] = {"disabled": [{"name": rng.choice(everywhere)}]}
+    elif multi < 0.3:  # a weight given through multiPoint, which a score entry for the plugin overrides
+        plugins["multiPoint"] = {"enabled": [{"name": rng.choice(tuple(SCORE_WEIGHTS)), "weight": rng.randint(1, 10)}]}
+    profile: Obj = {"schedulerName": name, "plugins": plugins, "pluginConfig": plugin_config}
+    if rng.random() < 0.2:
+        profile["percentageOfNodesToScore"] = rng.choice((0, 10, 50, 100))
+    return profile
+
+
+def _one_per_node(pod: Obj, port: int) -> Obj:
+    """The pod signable (no pod affinity, no spreading of its own) and one to a node (a host port)."""
+    out = copy.deepcopy(pod)
+    spec = out["spec"]
+    spec.pop("topologySpreadConstraints", None)
+    affinity = spec.get("affinity") or {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        affinity.pop(kind, None)
+    if not affinity:
+        spec.pop("affinity", None)
+    spec["containers"][0]["ports"] = [{"containerPort": port, "hostPort": port, "protocol": "TCP"}]
+    return out
+
+
+def configs(seed: int) -> Case:
+    """The plain and preemption clusters (odd and even seeds) under random valid configurations.
+
+    Scoring strategies with their resources and shapes, plugin weights, moved and disabled
+    plugins, spreading defaults (List with and without constraints, or System),
+    percentageOfNodesToScore, and often a second profile that some pods name. A few pending
+    pods come in runs of identical copies, the pods OpportunisticBatching is for.
+    """
+    base = plain(seed) if seed % 2 else preemption(seed)
+    rng = random.Random(f"configs-{seed}")
+    config: Obj = {"profiles": [_profile(rng, "default-scheduler")]}
+    two = rng.random() < 0.5
+    if two:
+        config["profiles"].append(_profile(rng, ALT_SCHEDULER))
+    if rng.random() < 0.3:
+        config["percentageOfNodesToScore"] = rng.choice((0, 5, 30, 100))
+    pending: list[Obj] = []
+    for i, pod in enumerate(base.pending):
+        copies = rng.choice((1, 1, 1, 2, 3))
+        scheduler = ALT_SCHEDULER if two and rng.random() < 0.4 else None
+        if copies > 1 and rng.random() < 0.6:
+            pod = _one_per_node(pod, 7000 + i)
+        for k in range(copies):
+            p = copy.deepcopy(pod)
+            if k:
+                p["metadata"]["name"] = f"{pod['metadata']['name']}-{k}"
+            if scheduler:
+                p["spec"]["schedulerName"] = scheduler
+            pending.append(p)
+    return Case(
+        "configs", seed, objects=base.objects, pending=pending, namespace_labels=base.namespace_labels, config=config
+    )
+
+
 FAMILIES: dict[str, Callable[[int], Case]] = {
     "plain": plain,
     "preemption": preemption,
     "volumes": volumes,
     "large": large,
     "dra": dra,
+    "configs": configs,
 }
 
 

@@ -43,6 +43,7 @@ class OurAttempt:
     top: list[str] = field(default_factory=list)  # nodes with the highest total
     allocations: dict[str, Obj | None] = field(default_factory=dict)  # claim -> its allocation, once bound
     raced_errors: list[str] = field(default_factory=list)  # the errors single nodes give, when filtering erred
+    earlier: list[str | None] = field(default_factory=list)  # with `then`: where each pod before the last went
 
 
 RESTRICT = "ParityRestrict"
@@ -91,16 +92,28 @@ class _Examine(PreFilterPlugin):
 
 
 def _restricted(config: Obj, nodes: set[str] | None, examine: set[str] | None) -> tuple[Obj, Registry]:
+    """The configuration with the parity plugins added to each of its profiles (or to a default one)."""
     registry = Registry()
-    plugins: Obj = {}
+    extra: dict[str, list[Obj]] = {}
     if nodes is not None:
         registry.register(RESTRICT, lambda args, handle: _Restrict(nodes))
-        plugins["filter"] = {"enabled": [{"name": RESTRICT}]}
+        extra["filter"] = [{"name": RESTRICT}]
     if examine is not None:
         registry.register(EXAMINE, lambda args, handle: _Examine(examine))
-        plugins["preFilter"] = {"enabled": [{"name": EXAMINE}]}
-    profile = {"schedulerName": "default-scheduler", "plugins": plugins}
-    return {**config, "profiles": [profile]}, registry
+        extra["preFilter"] = [{"name": EXAMINE}]
+    profiles = []
+    for prof in copy.deepcopy(config.get("profiles")) or [{"schedulerName": "default-scheduler"}]:
+        plugins = prof.setdefault("plugins", {})
+        for point, entries in extra.items():
+            at = plugins.setdefault(point, {})
+            at["enabled"] = [*(at.get("enabled") or ()), *entries]
+        profiles.append(prof)
+    return {**config, "profiles": profiles}, registry
+
+
+def _pod_key(obj: Obj) -> str:
+    meta = obj["metadata"]
+    return f"{meta.get('namespace', 'default')}/{meta['name']}"
 
 
 class _Observer:
@@ -123,6 +136,7 @@ def replay(
     only_nodes: set[str] | None = None,
     examine: set[str] | None = None,
     kubernetes_version: str = "1.36",
+    then: Sequence[Obj] = (),
 ) -> OurAttempt:
     """One scheduling cycle for `pod_key` on `state` (the pod pending in it).
 
@@ -133,12 +147,26 @@ def replay(
 
     `only_nodes`: score exactly these (upstream's feasible nodes) where upstream's choice of
     nodes to examine cannot be reproduced.
+
+    `then`: pods created one by one once `pod_key` is bound, each scheduled in the very next
+    cycle; the attempt returned is the last one's. That is how upstream came to hand them
+    OpportunisticBatching hints, which only the cycle right after a like pod's can have.
     """
     registry = None
     if only_nodes is not None or examine is not None:
         config, registry = _restricted(config, only_nodes, examine)
-    loaded = LoadedInput(objects=[SourcedObject(copy.deepcopy(o), "state", i + 1) for i, o in enumerate(state)])
-    objects = prepare_objects(loaded)
+    # The later pods are admitted with the state (their PriorityClasses are there), and created later.
+    docs = [*state, *then]
+    loaded = LoadedInput(objects=[SourcedObject(copy.deepcopy(o), "state", i + 1) for i, o in enumerate(docs)])
+    later_keys = [_pod_key(p) for p in then]
+    objects: list[SourcedObject] = []
+    by_key: dict[str, SourcedObject] = {}
+    for so in prepare_objects(loaded):
+        if so.obj["kind"] == "Pod" and _pod_key(so.obj) in later_keys:
+            by_key[_pod_key(so.obj)] = so
+        else:
+            objects.append(so)
+    later = [by_key[k] for k in later_keys]
     cfg = load_config(
         {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **config},
         trust=TRUSTED,
@@ -170,7 +198,18 @@ def replay(
         raise LookupError(f"{pod_key} is not pending in the state")
     sched.schedule_one(target)
     clock.run_due()  # the binding cycle, which reports the outcome and its record
-    out = OurAttempt()
+    earlier: list[str | None] = []
+    for next_pod in later:
+        earlier.append(next((ev.node for ev in observer.events if ev.pod == pod_key and ev.type == "Scheduled"), None))
+        pod_key = _pod_key(next_pod.obj)
+        observer.events.clear()
+        cluster.create(next_pod.obj)
+        nxt = sched.queue.pop()
+        if nxt is None or nxt.pod_info.key != pod_key:
+            raise LookupError(f"{pod_key} is not the next pod to schedule")
+        sched.schedule_one(nxt)
+        clock.run_due()
+    out = OurAttempt(earlier=earlier)
     for ev in observer.events:
         if ev.pod == pod_key and ev.type == "Scheduled":
             out.node = ev.node

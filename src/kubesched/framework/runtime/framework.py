@@ -22,6 +22,7 @@ from kubesched.config import names
 from kubesched.config.trust import is_import_path
 from kubesched.config.types import KubeSchedulerProfile, Plugins, PluginSet
 from kubesched.framework import interface as fw
+from kubesched.framework import signers
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
@@ -39,12 +40,14 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
+from kubesched.framework.runtime.batch import OpportunisticBatch
 from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.framework.runtime.out_of_tree import PluginLoadError
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.runtime.waiting_pods import WaitingPod
 from kubesched.framework.status import Code, Status, as_status
 from kubesched.framework.types import NodeToStatus, PodInfo
+from kubesched.klog import V, info
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +122,26 @@ class FilterPass:
         return len(self.batch_rejected) + len(self.node_rejected)
 
 
+def _plugin_failed(running: str, plugin: str, message: str) -> Status:
+    """An extension point's error naming the plugin, in upstream's words."""
+    return as_status(RuntimeError(f'{running}: plugin "{plugin}" failed with: {message}'))
+
+
+def _sign_plugins(fwk: Framework) -> tuple[list[fw.SignPlugin], set[str]]:
+    """The PreFilter, Filter, PreScore and Score plugins that sign pods (each once), and those that cannot."""
+    signing: dict[str, fw.SignPlugin] = {}
+    unsigned: set[str] = set()
+    for point in (names.PRE_FILTER, names.FILTER, names.PRE_SCORE, names.SCORE):
+        for pl in fwk.points[point]:
+            if pl.name in signing or pl.name in unsigned:
+                continue
+            if isinstance(pl, fw.SignPlugin):
+                signing[pl.name] = pl
+            else:
+                unsigned.add(pl.name)
+    return list(signing.values()), unsigned
+
+
 def _has_batch_filter(plugin: Plugin) -> bool:
     return callable(getattr(plugin, "filter_batch", None))
 
@@ -165,6 +188,7 @@ class Framework:
         handle: Handle,
         *,
         percentage_of_nodes_to_score: int | None = None,
+        opportunistic_batching: bool = False,
     ) -> None:
         self.profile_name = profile.schedulerName or ""
         # The profile's own handle: the scheduler's services, naming this profile and framework.
@@ -242,6 +266,24 @@ class Framework:
         # Which filter plugins have a vectorised twin: decided once, not per pod.
         self.batch_filter_plugins = [cast(fw.BatchFilterPlugin, p) for p in self.filter_plugins if _has_batch_filter(p)]
         self.per_node_filter_plugins = [p for p in self.filter_plugins if not _has_batch_filter(p)]
+        self.sign_plugins, self.unsigned_plugins = _sign_plugins(self)
+        # Signatures only when every plugin that judges or scores a pod can sign it, and no extender does.
+        self.enable_signatures = opportunistic_batching and not self.unsigned_plugins and not handle.extenders
+        if opportunistic_batching and not self.enable_signatures:
+            log.info(
+                "Disabling signatures for profile %s: %s",
+                self.profile_name,
+                "it has extenders" if handle.extenders else f"plugins {sorted(self.unsigned_plugins)} cannot sign pods",
+            )
+        self.batch: OpportunisticBatch | None = None
+        if opportunistic_batching:
+            self.batch = OpportunisticBatch(
+                self.profile_name,
+                lambda: handle.scheduler_clock().now,
+                self.run_filter_plugins,
+                lambda name: handle.shared_lister().get(name),
+                handle.metrics,
+            )
 
     def _specific_point(self, point: str, specific: PluginSet) -> list[str]:
         """updatePluginList: the point's own list, every name known and of the point's type, once."""
@@ -290,6 +332,36 @@ class Framework:
             *from_multi,
             *(n for n in enabled if n not in overrides),
         ]
+
+    # Signatures (OpportunisticBatching)
+
+    def sign_pod(self, pod: PodInfo) -> str | None:
+        """SignPod: every signing plugin's fragments and the scheduler name as one canonical text; None when
+        signatures are off for the profile or a plugin will not sign this pod (it is then never batched).
+
+        With metrics, the Sign point and each plugin's call are timed on every pod, as upstream does; the
+        point's status label is always Success there, and so here."""
+        if not self.enable_signatures:
+            return None
+        metrics = self.handle.metrics
+        start = time.perf_counter()
+        sig: dict[str, Any] = {signers.SCHEDULER_NAME: pod.scheduler_name}
+        signed = True
+        for pl in self.sign_plugins:
+            began = time.perf_counter()
+            fragments, s = pl.sign_pod(pod)
+            if metrics is not None:
+                metrics.observe_plugin(pl.name, "Sign", status_label(s), time.perf_counter() - began)
+            if s is not None and not s.is_success():
+                if s.code == Code.ERROR:
+                    log.error("SignPod failed for plugin %s: %s", pl.name, s.message())
+                info(log, V(5), "SignPod can't sign pod due to plugin", plugin=pl.name, status=s.message())
+                signed = False
+                break
+            sig.update(fragments)
+        if metrics is not None:
+            metrics.observe_extension_point("Sign", "Success", self.profile_name, time.perf_counter() - start)
+        return signers.canonical(sig) if signed else None
 
     # PreEnqueue / QueueSort
 
@@ -365,7 +437,10 @@ class Framework:
         for pl in self.filter_plugins:
             if pl.name in skip:
                 continue
-            s = pl.filter(state, pod, node_info)
+            try:
+                s = pl.filter(state, pod, node_info)
+            except Exception as err:
+                s = as_status(err)
             if s is not None and not s.is_success():
                 if not s.is_rejected():
                     s = as_status(RuntimeError(f'running "{pl.name}" filter plugin: {s.message()}'))
@@ -414,10 +489,17 @@ class Framework:
             per_node = [p for p in self.filter_plugins if p.name not in skip]
         else:
             mask = np.ones(snapshot.table.n, dtype=bool)
-            for batch in self.batch_filter_plugins:
-                if batch.name not in skip:
-                    mask &= batch.filter_batch(state, pod, snapshot.table)
             per_node = [p for p in self.per_node_filter_plugins if p.name not in skip]
+            try:
+                for batch in self.batch_filter_plugins:
+                    if batch.name not in skip:
+                        mask &= batch.filter_batch(state, pod, snapshot.table)
+            except Exception:
+                # A plugin that fails (its PreFilter state missing, say) fails only on the nodes that reach it,
+                # past every plugin before it: judge node by node, plugin by plugin in order, as upstream does.
+                mask = np.zeros(snapshot.table.n, dtype=bool)
+                mask[order] = True
+                per_node = [p for p in self.filter_plugins if p.name not in skip]
         resolved: dict[int, Status | None] = {}
         for name in self.nodes_with_ge_nominated_pods(pod):
             p = snapshot.position.get(name)
@@ -460,7 +542,10 @@ class Framework:
     ) -> Status | None:
         """The per-node plugins left after the vectorised ones, up to the first rejection."""
         for pl in plugins:
-            st = pl.filter(state, pod, node_info)
+            try:
+                st = pl.filter(state, pod, node_info)
+            except Exception as err:
+                raise RuntimeError(f'running "{pl.name}" filter plugin: {err}') from err
             if st is not None and not st.is_success():
                 if not st.is_rejected():
                     raise RuntimeError(f'running "{pl.name}" filter plugin: {st.message()}')
@@ -656,35 +741,37 @@ class Framework:
         totals = np.zeros(len(nodes), dtype=np.int64)
         rows: list[tuple[str, np.ndarray, np.ndarray]] = []
         skip = state.skip_score_plugins
-        for pl in self.score_plugins:
-            if pl.name in skip:
-                continue
+        # Upstream's phases: every plugin scores, then every plugin normalizes, then weights apply.
+        plugins = [pl for pl in self.score_plugins if pl.name not in skip]
+        raws: list[np.ndarray] = []
+        for pl in plugins:
             batch = getattr(pl, "score_batch", None) if table is not None else None
-            if batch is not None:
-                raw = batch(state, pod, table, positions)
-            else:
-                raw = np.empty(len(nodes), dtype=np.int64)
-                for i, ni in enumerate(nodes):
-                    sc, s = pl.score(state, pod, ni)
-                    if s is not None and not s.is_success():
-                        return (
-                            [],
-                            totals,
-                            as_status(RuntimeError(f'running Score plugins: plugin "{pl.name}": {s.message()}')),
-                        )
-                    raw[i] = sc
+            try:
+                if batch is not None:
+                    raw = batch(state, pod, table, positions)
+                else:
+                    raw = np.empty(len(nodes), dtype=np.int64)
+                    for i, ni in enumerate(nodes):
+                        sc, s = pl.score(state, pod, ni)
+                        if s is not None and not s.is_success():
+                            return [], totals, _plugin_failed("running Score plugins", pl.name, s.message())
+                        raw[i] = sc
+            except Exception as err:  # a plugin's error (its state missing, say) ends the cycle as its status would
+                return [], totals, _plugin_failed("running Score plugins", pl.name, str(err))
+            raws.append(raw)
+        normalized: list[np.ndarray] = []
+        for pl, raw in zip(plugins, raws, strict=True):
             scores = raw
             if pl.has_normalize():
                 scores = raw.copy()
-                s = pl.normalize_score(state, pod, NodeScoreList(node_names, scores))
+                try:
+                    s = pl.normalize_score(state, pod, NodeScoreList(node_names, scores))
+                except Exception as err:
+                    s = as_status(err)
                 if s is not None and not s.is_success():
-                    return (
-                        [],
-                        totals,
-                        as_status(
-                            RuntimeError(f'running Normalize on Score plugins: plugin "{pl.name}": {s.message()}')
-                        ),
-                    )
+                    return [], totals, _plugin_failed("running Normalize on Score plugins", pl.name, s.message())
+            normalized.append(scores)
+        for pl, raw, scores in zip(plugins, raws, normalized, strict=True):
             if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
                 bad = int(scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)][0])
                 return (

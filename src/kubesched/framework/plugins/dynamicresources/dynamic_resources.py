@@ -64,6 +64,7 @@ from kubesched.framework.interface import (
     QueueingHint,
     ReservePlugin,
     ScorePlugin,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
@@ -232,6 +233,12 @@ class DynamicResourcesWithoutScore(
     """
 
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """A pod with claims is never batched: the devices it gets are its own."""
+        if (pod.obj.get("spec") or {}).get("resourceClaims"):
+            return [], Status(Code.UNSCHEDULABLE, "pods with dra resource claims are not signable")
+        return [], None
 
     def __init__(self, args: DynamicResourcesArgs, handle: Handle) -> None:
         self.handle = handle

@@ -11,8 +11,9 @@ from typing import Any, Final
 import numpy as np
 
 from kubesched.config import names
+from kubesched.framework import signers
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import MAX_NODE_SCORE, Handle, IntArray, ScorePlugin
+from kubesched.framework.interface import MAX_NODE_SCORE, Handle, IntArray, ScorePlugin, SignFragment
 from kubesched.framework.node_info import ImageStateSummary, NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.status import Status
@@ -52,6 +53,9 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
 
 class ImageLocality(ScorePlugin):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return [(signers.IMAGE_NAMES, signers.image_names(pod, normalized_image_name))], None
 
     def __init__(self, handle: Handle) -> None:
         self._handle = handle

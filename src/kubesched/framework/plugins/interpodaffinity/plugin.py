@@ -17,8 +17,8 @@ import numpy as np
 from kubesched.api.selectors import NOTHING
 from kubesched.config import names
 from kubesched.config.types import InterPodAffinityArgs
-from kubesched.framework import events
-from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework import events, signers
+from kubesched.framework.cycle_state import ERROR_READING, CycleState, read_state
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     BoolArray,
@@ -34,6 +34,7 @@ from kubesched.framework.interface import (
     PreScorePlugin,
     QueueingHint,
     ScorePlugin,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import (
@@ -194,6 +195,16 @@ class InterPodAffinity(
 ):
     NAME = NAME
 
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """A pod with (anti-)affinity is never batched; others sign with their labels, which existing pods'
+        terms may match, unless those terms are ignored for pods without terms of their own."""
+        affinity = (pod.obj.get("spec") or {}).get("affinity") or {}
+        if affinity.get("podAffinity") is not None or affinity.get("podAntiAffinity") is not None:
+            return [], Status(Code.UNSCHEDULABLE, "pods with InterPodAffinity are not signable")
+        if self.ignore_preferred_terms_of_existing_pods:
+            return [], None
+        return [(signers.LABELS, signers.labels(pod))], None
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             events.event(events.POD, events.ADD | events.UPDATE_POD_LABEL | events.DELETE, self._after_pod_change),
@@ -282,15 +293,17 @@ class InterPodAffinity(
         return self
 
     def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node_info: NodeInfo) -> Status | None:
-        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState).update_with_pod(to_add, node_info, 1)
+        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING).update_with_pod(to_add, node_info, 1)
         return None
 
     def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
-        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState).update_with_pod(to_remove, node_info, -1)
+        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING).update_with_pod(
+            to_remove, node_info, -1
+        )
         return None
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING)
         labels = node_info.labels
         if not _satisfy_pod_affinity(s, labels):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
@@ -302,7 +315,7 @@ class InterPodAffinity(
 
     def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
         """`filter` for every row: the affinity terms' domains hold matching pods, no anti-affinity domain does."""
-        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING)
         mask = np.ones(table.n, dtype=bool)
         if s.required_affinity_terms:
             has_keys = np.ones(table.n, dtype=bool)
@@ -342,7 +355,6 @@ class InterPodAffinity(
             self._namespace_labels(pod.namespace),
             self._handle.shared_lister().table,
             self.hard_pod_affinity_weight,
-            self.ignore_preferred_terms_of_existing_pods,
         )
         if not scores.keys():
             return Status(Code.SKIP)
@@ -532,7 +544,6 @@ def topology_scores(
     ns_labels: Mapping[str, str] | None,
     table: NodeTable,
     hard_weight: int,
-    ignore_existing_preferred: bool,
 ) -> DomainCounts:
     """PreScore's topology scores: the incoming pod's preferred terms over existing pods, and existing pods'
     terms over the incoming pod (symmetry), weighted and summed by domain.
@@ -547,11 +558,11 @@ def topology_scores(
             _add_domain_sums(
                 table, w.term.topology_key, ALL_ROWS, _matching_column(table, w.term), sign * w.weight, by_key
             )
-    kinds: list[tuple[int, int]] = []
+    # Existing pods' preferred terms count even with ignorePreferredTermsOfExistingPods: that flag only
+    # skips PreScore for a pod without preferred terms of its own.
+    kinds: list[tuple[int, int]] = [(PREFERRED_AFFINITY, 1), (PREFERRED_ANTI_AFFINITY, -1)]
     if hard_weight > 0:
-        kinds.append((REQUIRED_AFFINITY, 1))
-    if not ignore_existing_preferred:
-        kinds += [(PREFERRED_AFFINITY, 1), (PREFERRED_ANTI_AFFINITY, -1)]
+        kinds.insert(0, (REQUIRED_AFFINITY, 1))
     for kind, sign in kinds:
         for entry in table.existing_terms.selecting_namespace(kind, pod.namespace):
             if entry.term.matches(pod, ns_labels):
@@ -567,7 +578,6 @@ def topology_scores_plain(
     ns_labels: Mapping[str, str] | None,
     nodes: Sequence[NodeInfo],
     hard_weight: int,
-    ignore_existing_preferred: bool,
 ) -> dict[str, dict[str, int]]:
     """topology_scores, pod by pod over every node as upstream's PreScore walks them (its plain twin)."""
     scores: dict[str, dict[str, int]] = {}
@@ -589,9 +599,8 @@ def topology_scores_plain(
             if hard_weight > 0:
                 for t in existing.required_affinity_terms:
                     process_term(t, hard_weight, pod, ns_labels, labels)
-            if not ignore_existing_preferred:
-                for w in existing.preferred_affinity_terms:
-                    process_term(w.term, w.weight, pod, ns_labels, labels)
-                for w in existing.preferred_anti_affinity_terms:
-                    process_term(w.term, -w.weight, pod, ns_labels, labels)
+            for w in existing.preferred_affinity_terms:
+                process_term(w.term, w.weight, pod, ns_labels, labels)
+            for w in existing.preferred_anti_affinity_terms:
+                process_term(w.term, -w.weight, pod, ns_labels, labels)
     return scores

@@ -129,3 +129,28 @@ def test_hard_pod_affinity_symmetric_weight():
     )
     _, status = score_nodes(zero, make_pod("p").label("app", "web").obj(), snap)
     assert status is not None and status.code == Code.SKIP
+
+
+@pytest.mark.parametrize("ignore", [False, True])
+def test_existing_preferred_terms_count_for_a_pod_with_its_own_even_when_ignored(ignore):
+    """ignorePreferredTermsOfExistingPods only skips pods without preferred terms; with them (parity configs seed 29)
+    an existing pod's preferred anti-affinity still weighs: zone a gets +10 - 100, zone b nothing."""
+    nodes = [make_node("node1").label("zone", "a").obj(), make_node("node2").label("zone", "b").obj()]
+    existing = [make_pod("e1").node("node1").label("app", "db").obj()]
+    existing[0]["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 100,
+                    "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "zone"},
+                }
+            ]
+        }
+    }
+    pod = make_pod("p").label("app", "web").preferred_pod_affinity_in(10, "app", "zone", ["db"]).obj()
+    snap = build_snapshot(nodes, existing)
+    args = default_args("InterPodAffinity", InterPodAffinityArgs(ignorePreferredTermsOfExistingPods=ignore))
+    assert score_nodes(new_plugin(new, args, snap, lister_with()), pod, snap) == ([0, 100], None)
+    without_terms = make_pod("q").label("app", "web").obj()
+    _, status = score_nodes(new_plugin(new, args, snap, lister_with()), without_terms, snap)
+    assert (status is not None and status.code == Code.SKIP) == ignore

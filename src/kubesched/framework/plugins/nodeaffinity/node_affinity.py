@@ -18,7 +18,7 @@ from kubesched.api.selectors import (
 )
 from kubesched.config import names
 from kubesched.config.types import NodeAffinityArgs
-from kubesched.framework import events
+from kubesched.framework import events, signers
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
@@ -34,6 +34,7 @@ from kubesched.framework.interface import (
     PreScorePlugin,
     QueueingHint,
     ScorePlugin,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import NodeTable
@@ -74,6 +75,12 @@ def _preferred_score(terms: PreferredTerms, node_info: NodeInfo) -> int:
 
 class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return [
+            (signers.NODE_AFFINITY, signers.node_affinity(pod)),
+            (signers.NODE_SELECTOR, signers.node_selector(pod)),
+        ], None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -12,8 +12,8 @@ from typing import Any, Final
 import numpy as np
 
 from kubesched.config import names
-from kubesched.framework import events
-from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework import events, signers
+from kubesched.framework.cycle_state import ERROR_READING_CYCLE_STATE, CycleState, read_state
 from kubesched.framework.interface import (
     BoolArray,
     ClusterEventWithHint,
@@ -23,6 +23,7 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     QueueingHint,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import NodeTable
@@ -52,6 +53,9 @@ def _spec(pod: PodInfo) -> dict[str, Any]:
 
 class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return [(signers.FEATURES, sorted(self.requirements(pod)))], None
 
     def __init__(self, registry: FeatureRegistry = DEFAULT_REGISTRY, version: Version = COMPONENT_VERSION) -> None:
         self._registry = registry
@@ -89,13 +93,13 @@ class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return reqs <= self._registry.node_features(node.declared_features if node is not None else ())
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING_CYCLE_STATE)
         if self._fits(s.reqs, node_info.node):
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSATISFIED_REQUIREMENTS)
 
     def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
-        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING_CYCLE_STATE)
         return np.fromiter((self._fits(s.reqs, ni.node) for ni in table.node_infos), dtype=bool, count=table.n)
 
 

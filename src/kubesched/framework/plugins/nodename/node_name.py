@@ -7,9 +7,16 @@ from typing import Any, Final
 import numpy as np
 
 from kubesched.config import names
-from kubesched.framework import events
+from kubesched.framework import events, signers
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import BoolArray, ClusterEventWithHint, EnqueueExtensions, FilterPlugin, Handle
+from kubesched.framework.interface import (
+    BoolArray,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    SignFragment,
+)
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.status import Code, Status
@@ -25,6 +32,9 @@ def fits(pod: PodInfo, node_info: NodeInfo) -> bool:
 
 class NodeName(FilterPlugin, EnqueueExtensions):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return [(signers.NODE_NAME, pod.node_name)], None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """A node add, without a hint: upstream retries on every added node, whatever its name."""

@@ -7,8 +7,8 @@ from typing import Any, Final
 
 from kubesched.api.taints import HostPort, host_ports_conflict
 from kubesched.config import names
-from kubesched.framework import events
-from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework import events, signers
+from kubesched.framework.cycle_state import READING, CycleState, read_state
 from kubesched.framework.interface import (
     ClusterEventWithHint,
     EnqueueExtensions,
@@ -17,6 +17,7 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     QueueingHint,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.status import Code, Status
@@ -38,6 +39,9 @@ class _PreFilterState:
 class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     NAME = NAME
 
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return [(signers.HOST_PORTS, signers.host_ports(pod))], None
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             events.event(events.POD, events.DELETE, self._after_pod_deleted),
@@ -57,7 +61,7 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return None, None
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, READING)
         if host_ports_conflict(node_info.used_ports, s.ports):
             return Status(Code.UNSCHEDULABLE, ERR_REASON)
         return None

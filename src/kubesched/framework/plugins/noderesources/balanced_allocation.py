@@ -18,11 +18,12 @@ import numpy as np
 
 from kubesched.config import names
 from kubesched.config.types import NodeResourcesBalancedAllocationArgs, ResourceSpec
-from kubesched.framework.cycle_state import CycleState, read_state
-from kubesched.framework.interface import Handle, IntArray, PreScorePlugin, ScorePlugin
+from kubesched.framework.cycle_state import READING, CycleState, read_state
+from kubesched.framework.interface import Handle, IntArray, PreScorePlugin, ScorePlugin, SignFragment
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.plugins.noderesources import resource_allocation as ra
+from kubesched.framework.plugins.noderesources.fit import Resolver, sign_requests
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 
@@ -41,9 +42,15 @@ class _PreScoreState:
 class BalancedAllocation(PreScorePlugin, ScorePlugin):
     NAME = NAME
 
-    def __init__(self, args: NodeResourcesBalancedAllocationArgs, scores_change: bool = True) -> None:
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return sign_requests(pod, self.resolver)
+
+    def __init__(
+        self, args: NodeResourcesBalancedAllocationArgs, scores_change: bool = True, resolver: Resolver | None = None
+    ) -> None:
         self.resources: list[ResourceSpec] = list(args.resources)
         self.scores_change = scores_change  # v1.36's formula; v1.34 and v1.35 score the balance after the pod
+        self.resolver = resolver  # which extended resources DRA serves: such pods are not signed
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Any) -> Status | None:
         reqs = ra.pod_request_list(pod, self.resources, use_requested=True)
@@ -54,7 +61,7 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
 
     def _pod_requests(self, state: CycleState, pod: PodInfo) -> list[int]:
         try:
-            return read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState).pod_requests
+            return read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState, READING).pod_requests
         except RuntimeError:
             return ra.pod_request_list(pod, self.resources, use_requested=True)
 
@@ -87,4 +94,6 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
 
 
 def new(args: NodeResourcesBalancedAllocationArgs, handle: Handle) -> BalancedAllocation:
-    return BalancedAllocation(args, handle.release.balanced_allocation_scores_change)
+    manager = handle.dra_manager
+    resolver = None if manager is None else manager.device_class_for
+    return BalancedAllocation(args, handle.release.balanced_allocation_scores_change, resolver)

@@ -33,8 +33,8 @@ from kubesched.api.resources import (
 )
 from kubesched.config import names
 from kubesched.config.types import NodeResourcesFitArgs, ResourceSpec, UtilizationShapePoint
-from kubesched.framework import events
-from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework import events, signers
+from kubesched.framework.cycle_state import ERROR_READING, READING, CycleState, read_state
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     BoolArray,
@@ -48,6 +48,7 @@ from kubesched.framework.interface import (
     PreScorePlugin,
     QueueingHint,
     ScorePlugin,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import POD_COUNT, NodeTable
@@ -108,6 +109,17 @@ def delegated_to_dra(name: str, allocatable: int, resolver: Resolver | None) -> 
     return resolver is not None and allocatable <= 0 and resolver(name) is not None
 
 
+def sign_requests(pod: PodInfo, resolver: Resolver | None) -> tuple[list[SignFragment], Status | None]:
+    """The pod's requests as a signature fragment; none when DRA may serve one of its extended resources,
+    since where that fits depends on devices, not on the node's counts."""
+    for name, amount in pod.requests.items():
+        if amount and name not in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS) and delegated_to_dra(name, 0, resolver):
+            return [], Status(
+                Code.UNSCHEDULABLE, "signature disabled when dra extended resources are used in the cluster"
+            )
+    return [(signers.RESOURCES, dict(sorted(pod.requests.items())))], None
+
+
 def fits_request(
     requests: dict[str, int],
     node_info: NodeInfo,
@@ -157,6 +169,9 @@ def have_any_requested_resources_increased(
 
 class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return sign_requests(pod, self.resolver)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
@@ -224,7 +239,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         return None, None
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING)
         insufficient = fits_request(
             s.requests, node_info, self.ignored_resources, self.ignored_resource_groups, self.resolver
         )
@@ -236,7 +251,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         return Status(code, *(r.reason for r in insufficient))
 
     def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
-        requests = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState).requests
+        requests = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING).requests
         idx = table.resource_index
         alloc, used = table.allocatable, table.requested
         ok = used[:, POD_COUNT] < alloc[:, idx[PODS]]
@@ -268,7 +283,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
     def _pod_requests(self, state: CycleState, pod: PodInfo) -> list[int]:
         """The PreScore state, or the same list computed here when PreScore did not run (as upstream's Score)."""
         try:
-            return read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState).pod_requests
+            return read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState, READING).pod_requests
         except RuntimeError:
             return ra.pod_request_list(pod, self.resources, use_requested=False)
 

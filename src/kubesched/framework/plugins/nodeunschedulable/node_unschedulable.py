@@ -8,7 +8,7 @@ import numpy as np
 
 from kubesched.api.taints import NO_SCHEDULE, Taint, tolerations_tolerate_taint
 from kubesched.config import names
-from kubesched.framework import events
+from kubesched.framework import events, signers
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import (
     BoolArray,
@@ -17,6 +17,7 @@ from kubesched.framework.interface import (
     FilterPlugin,
     Handle,
     QueueingHint,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import NodeTable
@@ -33,6 +34,9 @@ _UNSCHEDULABLE_TAINT = Taint(TAINT_NODE_UNSCHEDULABLE, "", NO_SCHEDULE)
 
 class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return [(signers.TOLERATIONS, signers.tolerations(pod))], None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -14,7 +14,7 @@ from typing import Any, Final
 from kubesched.api import volumes as vol
 from kubesched.api.object import ObjView
 from kubesched.config import names
-from kubesched.framework import events
+from kubesched.framework import events, signers
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import (
     ClusterEventWithHint,
@@ -24,6 +24,7 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     QueueingHint,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.plugins.helper.claims import after_claim_of_pod
@@ -43,6 +44,9 @@ class ClaimNotFound(LookupError):
 
 class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return [(signers.VOLUMES, signers.volumes(pod))], None
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle

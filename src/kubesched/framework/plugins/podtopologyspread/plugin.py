@@ -21,7 +21,7 @@ from kubesched.api.taints import find_matching_untolerated_taint
 from kubesched.config import names
 from kubesched.config.types import PodTopologySpreadArgs
 from kubesched.framework import events
-from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework.cycle_state import ERROR_READING, READING, CycleState, read_state
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     BoolArray,
@@ -37,6 +37,7 @@ from kubesched.framework.interface import (
     PreScorePlugin,
     QueueingHint,
     ScorePlugin,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import ABSENT, NodeTable
@@ -217,6 +218,15 @@ class PodTopologySpread(
 ):
     NAME = NAME
 
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        """Spreading depends on where every matching pod is, so a pod with constraints, its own or the
+        profile's defaults, is never batched."""
+        if pod.topology_spread_constraints:
+            return [], Status(Code.UNSCHEDULABLE, "pods with topology constraints are not signable")
+        if self.default_constraints:
+            return [], Status(Code.UNSCHEDULABLE, "pods with default topology constraints are not signable")
+        return [], None
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         pod_actions = events.ADD | events.UPDATE_POD_LABEL | events.UPDATE_POD_TOLERATION | events.DELETE
         return [
@@ -308,16 +318,16 @@ class PodTopologySpread(
         return self
 
     def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node_info: NodeInfo) -> Status | None:
-        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState).update_with_pod(to_add, pod, node_info, 1)
+        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, READING).update_with_pod(to_add, pod, node_info, 1)
         return None
 
     def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
-        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState).update_with_pod(to_remove, pod, node_info, -1)
+        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, READING).update_with_pod(to_remove, pod, node_info, -1)
         return None
 
     def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
         """`filter` for every row: the node has each topology key, and its domain's skew is within maxSkew."""
-        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, READING)
         mask = np.ones(table.n, dtype=bool)
         for i, c in enumerate(s.constraints):
             codes = table.label_column(c.topology_key)
@@ -327,7 +337,7 @@ class PodTopologySpread(
         return mask
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, READING)
         if not s.constraints:
             return None
         labels = node_info.labels
@@ -363,7 +373,7 @@ class PodTopologySpread(
         return None
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
-        s = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState)
+        s = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState, ERROR_READING)
         if node_info.name in s.ignored_nodes:
             return 0, None
         score = 0.0
@@ -382,7 +392,7 @@ class PodTopologySpread(
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:
         """`score` for the rows at `positions`: per constraint, the matching pods of the row's domain (or of the
         row itself, for hostname), weighted, summed in constraint order and rounded as Go's math.Round."""
-        s = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState)
+        s = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState, ERROR_READING)
         score = np.zeros(len(positions), dtype=np.float64)
         for i, c in enumerate(s.constraints):
             codes = table.label_column(c.topology_key)[positions]
@@ -402,7 +412,7 @@ class PodTopologySpread(
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: NodeScoreList) -> Status | None:
         """Fewer matching pods score higher: MAX * (max + min - score) / max over the nodes not ignored."""
-        s = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState)
+        s = read_state(state, PRE_SCORE_STATE_KEY, _PreScoreState, ERROR_READING)
         vals = scores.scores
         if not len(vals):
             return None

@@ -21,7 +21,7 @@ from kubesched.api.taints import (
     tolerations_tolerate_taint,
 )
 from kubesched.config import names
-from kubesched.framework import events
+from kubesched.framework import events, signers
 from kubesched.framework.cycle_state import CycleState, read_state
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
@@ -35,6 +35,7 @@ from kubesched.framework.interface import (
     PreScorePlugin,
     QueueingHint,
     ScorePlugin,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo, ParsedNode
 from kubesched.framework.node_table import NodeTable
@@ -63,6 +64,9 @@ def _count_intolerable_taints_prefer_no_schedule(taints: tuple[Taint, ...], tole
 
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return [(signers.TOLERATIONS, signers.tolerations(pod))], None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -14,8 +14,8 @@ from typing import Any, Final
 from kubesched.api import volumes as vol
 from kubesched.api.object import Obj
 from kubesched.config import names
-from kubesched.framework import events
-from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework import events, signers
+from kubesched.framework.cycle_state import NOT_FOUND, CycleState, read_state
 from kubesched.framework.interface import (
     ClusterEventWithHint,
     EnqueueExtensions,
@@ -28,6 +28,7 @@ from kubesched.framework.interface import (
     QueueingHint,
     ReservePlugin,
     ScorePlugin,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.plugins.helper.claims import after_claim_of_pod
@@ -56,6 +57,9 @@ class VolumeBinding(
     PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ReservePlugin, PreBindPlugin, EnqueueExtensions
 ):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return [(signers.VOLUMES, signers.volumes(pod))], None
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
@@ -139,7 +143,7 @@ class VolumeBinding(
         return None, None
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        s = read_state(state, STATE_KEY, _State)
+        s = read_state(state, STATE_KEY, _State, NOT_FOUND)
         assert s.claims is not None
         pod_volumes, reasons = self.binder.find_pod_volumes(pod.obj, s.claims, node_info.name, dict(node_info.labels))
         if reasons:
@@ -155,7 +159,7 @@ class VolumeBinding(
         return 0, None
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        s = read_state(state, STATE_KEY, _State)
+        s = read_state(state, STATE_KEY, _State, NOT_FOUND)
         pod_volumes = s.by_node.get(node_name)
         if pod_volumes is None:
             s.all_bound = True
@@ -168,7 +172,7 @@ class VolumeBinding(
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         try:
-            s = read_state(state, STATE_KEY, _State)
+            s = read_state(state, STATE_KEY, _State, NOT_FOUND)
         except Exception:
             return
         pod_volumes = s.by_node.get(node_name)
@@ -176,7 +180,7 @@ class VolumeBinding(
             self.binder.revert_assumed_pod_volumes(pod_volumes)
 
     def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        s = read_state(state, STATE_KEY, _State)
+        s = read_state(state, STATE_KEY, _State, NOT_FOUND)
         if s.all_bound:
             return Status(Code.SKIP)
         if node_name not in s.by_node:
@@ -184,7 +188,7 @@ class VolumeBinding(
         return None
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        s = read_state(state, STATE_KEY, _State)
+        s = read_state(state, STATE_KEY, _State, NOT_FOUND)
         if s.all_bound:
             return None
         pod_volumes = s.by_node.get(node_name)

@@ -8,8 +8,8 @@ from typing import Any, Final
 from kubesched.api import volumes as vol
 from kubesched.api.object import ObjView
 from kubesched.config import names
-from kubesched.framework import events
-from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework import events, signers
+from kubesched.framework.cycle_state import CANNOT_READ, CycleState, read_state
 from kubesched.framework.interface import (
     ClusterEventWithHint,
     EnqueueExtensions,
@@ -19,6 +19,7 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     QueueingHint,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.status import Code, Status
@@ -90,6 +91,9 @@ def satisfy_volume_conflicts(pod: ObjView, pods: list[PodInfo]) -> bool:
 class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, EnqueueExtensions):
     NAME = NAME
 
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return [(signers.VOLUMES, signers.volumes(pod))], None
+
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
 
@@ -145,17 +149,17 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, Enq
         return self
 
     def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node_info: NodeInfo) -> Status | None:
-        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState).update_with_pod(to_add, 1)
+        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, CANNOT_READ).update_with_pod(to_add, 1)
         return None
 
     def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
-        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState).update_with_pod(to_remove, -1)
+        read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, CANNOT_READ).update_with_pod(to_remove, -1)
         return None
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         if not satisfy_volume_conflicts(pod.obj, node_info.pods):
             return Status(Code.UNSCHEDULABLE, ERR_REASON_DISK_CONFLICT)
-        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState)
+        s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, CANNOT_READ)
         if s.conflicting_ref_count > 0:
             return Status(Code.UNSCHEDULABLE, ERR_REASON_RWOP_CONFLICT)
         return None

@@ -13,8 +13,8 @@ from typing import Any, Final
 from kubesched.api import volumes as vol
 from kubesched.api.object import ObjView
 from kubesched.config import names
-from kubesched.framework import events
-from kubesched.framework.cycle_state import CycleState, read_state
+from kubesched.framework import events, signers
+from kubesched.framework.cycle_state import NOT_FOUND, CycleState, read_state
 from kubesched.framework.interface import (
     ClusterEventWithHint,
     EnqueueExtensions,
@@ -23,6 +23,7 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     QueueingHint,
+    SignFragment,
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.plugins.helper.claims import after_claim_of_pod
@@ -66,6 +67,9 @@ def pv_topologies(pv: ObjView) -> list[PVTopology]:
 
 class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     NAME = NAME
+
+    def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
+        return [(signers.VOLUMES, signers.volumes(pod))], None
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
@@ -134,7 +138,7 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         if not vol.pod_volumes(pod.obj):
             return None
-        topologies = read_state(state, PRE_FILTER_STATE_KEY, _State).topologies
+        topologies = read_state(state, PRE_FILTER_STATE_KEY, _State, NOT_FOUND).topologies
         labels = node_info.labels
         if not any(k in labels for k in TOPOLOGY_LABELS):
             return None  # a node without topology labels has no zone constraint
