@@ -39,6 +39,7 @@ import shutil
 import signal
 import socket
 import ssl
+import statistics
 import subprocess
 import sys
 import threading
@@ -69,7 +70,7 @@ from kubesched_testing.controlplane import (  # noqa: E402
     control_plane,
 )
 
-SCHEDULERS = ("upstream", "kubesched")
+SCHEDULERS = ("upstream", "kubesched", "baseline")  # baseline: kubesched from --baseline-src
 CREATE_WORKERS = 30  # scheduler_perf creates each op's pods with 30 parallel workers
 QPS = 5000
 ZONES = ("moon-1", "moon-2", "moon-3")
@@ -434,16 +435,18 @@ def scheduler_config(kubeconfig: Path) -> Obj:
     }
 
 
-def start_scheduler(cp: ControlPlane, which: str, config: Path) -> Process:
-    """kube-scheduler from the assets, or `kubesched run` from this tree as its own process."""
+def start_scheduler(cp: ControlPlane, which: str, config: Path, baseline_src: Path | None = None) -> Process:
+    """kube-scheduler from the assets, or `kubesched run` as its own process: from this tree, or for
+    "baseline" from `baseline_src` (another checkout's src, to compare two versions under the same load)."""
     n = cp.started_schedulers
     cp.started_schedulers += 1
     if which == "upstream":
         args = [str(cp.assets / "kube-scheduler"), f"--config={config}", "--secure-port=0"]
     else:
         args = [sys.executable, "-m", "kubesched", "run", f"--config={config}", "--secure-port=0"]
+    src = baseline_src if which == "baseline" and baseline_src is not None else ROOT / "src"
     env_path = os.environ.get("PYTHONPATH", "")
-    os.environ["PYTHONPATH"] = str(ROOT / "src") + (os.pathsep + env_path if env_path else "")
+    os.environ["PYTHONPATH"] = str(src) + (os.pathsep + env_path if env_path else "")
     try:
         proc = Process(which, args, cp.workdir / f"{which}-{n}.log").start()
     finally:
@@ -559,6 +562,12 @@ class Round:
     events: dict[str, int] = field(default_factory=dict)  # the measured namespace's events by reason
     repeat: int = 0
     watch_relists: int = 0  # times the bench's own watch of the measured pods fell behind and listed again
+    precreated: bool = False  # the measured pods existed before the scheduler started
+
+    @property
+    def cpu_per_1000(self) -> float | None:
+        """Scheduler CPU seconds per 1,000 measured pods bound (with --precreated: its start included)."""
+        return round(1000 * self.scheduler_cpu_s / self.bound, 2) if self.bound else None
 
 
 def run_round(
@@ -569,32 +578,54 @@ def run_round(
     sizes: tuple[int, int, int],
     py_spy: str = "",
     profile_out: Path | None = None,
+    precreated: bool = False,
+    baseline_src: Path | None = None,
 ) -> Round:
-    """One scheduler on one workload whose nodes exist: setup, measurement, placement check, pods deleted."""
+    """One scheduler on one workload whose nodes exist: setup, measurement, placement check, pods deleted.
+
+    `precreated`: every pod is created before the scheduler starts, and its CPU counts from its start.
+    """
     nodes, init, measured = sizes
     r = Round(w.name, which, nodes, init, measured)
     init_ns, measured_ns = w.namespaces
     config = cp.workdir / "scheduler-config.yaml"
     config.write_text(yaml.safe_dump(scheduler_config(cp.kubeconfig_path)))
+    r.precreated = precreated
+    servers = [p.proc.pid for p in (cp.apiserver, cp.etcd) if p is not None and p.proc is not None]
+    if precreated:
+        # Every pod exists before the scheduler starts: it lists them all at once, as after a restart.
+        t = time.perf_counter()
+        for make, n in ((w.init_pod, init), (w.measured_pod, measured)):
+            creator = Creator(client.port, pod_bodies(make, n))
+            creator.start()
+            creator.join()
+        r.setup_seconds["create pods"] = round(time.perf_counter() - t, 1)
     t = time.perf_counter()
-    proc = start_scheduler(cp, which, config)
+    server0 = sum(cpu_seconds(p) for p in servers)
+    proc = start_scheduler(cp, which, config, baseline_src)
     try:
         assert proc.proc is not None
-        counter = BoundCounter(client, init_ns)
-        creator = Creator(client.port, pod_bodies(w.init_pod, init))
-        creator.start()
-        creator.join()
-        counter.wait(init, f"{which} init pods")
-        counter.close()
-        r.setup_seconds["start+init pods"] = round(time.perf_counter() - t, 1)
-        creator = Creator(client.port, pod_bodies(w.measured_pod, measured))
-        counter = BoundCounter(client, measured_ns)
-        sampler = ThroughputSampler(lambda: counter.count)
-        servers = [p.proc.pid for p in (cp.apiserver, cp.etcd) if p is not None and p.proc is not None]
-        spy = PySpy(py_spy, proc.proc.pid, profile_out) if py_spy and profile_out is not None else None
-        cpu0, server0 = cpu_seconds(proc.proc.pid), sum(cpu_seconds(p) for p in servers)
-        start = time.perf_counter()
-        creator.start()
+        if precreated:
+            counter = BoundCounter(client, measured_ns)
+            sampler = ThroughputSampler(lambda: counter.count)
+            spy = PySpy(py_spy, proc.proc.pid, profile_out) if py_spy and profile_out is not None else None
+            cpu0, start = 0.0, t  # the whole process, its start and list included
+            creator = None
+        else:
+            counter = BoundCounter(client, init_ns)
+            creator = Creator(client.port, pod_bodies(w.init_pod, init))
+            creator.start()
+            creator.join()
+            counter.wait(init, f"{which} init pods")
+            counter.close()
+            r.setup_seconds["start+init pods"] = round(time.perf_counter() - t, 1)
+            creator = Creator(client.port, pod_bodies(w.measured_pod, measured))
+            counter = BoundCounter(client, measured_ns)
+            sampler = ThroughputSampler(lambda: counter.count)
+            spy = PySpy(py_spy, proc.proc.pid, profile_out) if py_spy and profile_out is not None else None
+            cpu0, server0 = cpu_seconds(proc.proc.pid), sum(cpu_seconds(p) for p in servers)
+            start = time.perf_counter()
+            creator.start()
         try:
             counter.wait(measured, f"{which} measured pods")
         finally:
@@ -606,7 +637,8 @@ def run_round(
                 spy.stop()
             counter.close()
             r.watch_relists = counter.relists
-            creator.join()
+            if creator is not None:
+                creator.join()
         r.seconds = round(counter.last_bound_at - start, 2)
         r.bound_per_elapsed = round(r.bound / r.seconds, 1) if r.seconds > 0 else None
         if r.pods_per_second is not None:
@@ -639,8 +671,9 @@ def table(rounds: list[Round]) -> str:
     """One row per workload and repetition, both schedulers side by side."""
     lines = [
         "| workload | nodes | init pods | measured pods | upstream pods/s | kubesched pods/s | ratio "
-        "| upstream CPU s | kubesched CPU s | apiserver+etcd CPU s (upstream / kubesched) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| upstream CPU s | kubesched CPU s | CPU s / 1,000 pods (upstream / kubesched) "
+        "| apiserver+etcd CPU s (upstream / kubesched) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     rows: dict[tuple[str, int], dict[str, Round]] = {}
     for r in rounds:
@@ -653,7 +686,7 @@ def table(rounds: list[Round]) -> str:
         return f"{avg} ({r.bound_per_elapsed or 0:.0f})"
 
     def cpu(r: Round | None, attr: str) -> str:
-        return "-" if r is None else f"{getattr(r, attr):.1f}"
+        return "-" if r is None or getattr(r, attr) is None else f"{getattr(r, attr):.2f}"
 
     for pair in rows.values():
         up, ks = pair.get("upstream"), pair.get("kubesched")
@@ -665,15 +698,35 @@ def table(rounds: list[Round]) -> str:
         lines.append(
             f"| {any_r.workload} | {any_r.nodes} | {any_r.init_pods} | {any_r.measured_pods} | {rate(up)} "
             f"| {rate(ks)} | {ratio} | {cpu(up, 'scheduler_cpu_s')} | {cpu(ks, 'scheduler_cpu_s')} "
+            f"| {cpu(up, 'cpu_per_1000')} / {cpu(ks, 'cpu_per_1000')} "
             f"| {cpu(up, 'apiserver_etcd_cpu_s')} / {cpu(ks, 'apiserver_etcd_cpu_s')} |"
         )
+    return "\n".join(lines)
+
+
+def cpu_summary(rounds: list[Round]) -> str:
+    """Scheduler CPU seconds per 1,000 bound pods, each round's and the median, per workload and scheduler."""
+    by: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in rounds:
+        if r.cpu_per_1000 is not None:
+            by[(r.workload, r.scheduler)].append(r.cpu_per_1000)
+    lines = ["CPU s / 1,000 pods (scheduler process, utime + stime):"]
+    for (workload, which), values in by.items():
+        runs = ", ".join(f"{v:.2f}" for v in values)
+        lines.append(f"  {workload} {which}: median {statistics.median(values):.2f} ({runs})")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workload", nargs="+", choices=list(WORKLOADS), default=list(WORKLOADS))
-    ap.add_argument("--scheduler", nargs="+", choices=SCHEDULERS, default=list(SCHEDULERS))
+    ap.add_argument("--scheduler", nargs="+", choices=SCHEDULERS, default=["upstream", "kubesched"])
+    ap.add_argument(
+        "--baseline-src",
+        type=Path,
+        default=None,
+        help="another tree's src for `--scheduler baseline` (before/after rounds under the same load)",
+    )
     ap.add_argument("--nodes", type=int, default=NODES)
     ap.add_argument("--init-pods", type=int, default=INIT_PODS, help="pods bound before the measurement")
     ap.add_argument("--pods", type=int, default=PODS, help="measured pods")
@@ -687,12 +740,19 @@ def main(argv: list[str] | None = None) -> int:
         help="sample kubesched with py-spy during each measurement, writing DIR/<workload>-<n>.txt (collapsed stacks)",
     )
     ap.add_argument("--py-spy", default=shutil.which("py-spy") or "", help="the py-spy binary (default: on PATH)")
+    ap.add_argument(
+        "--precreated",
+        action="store_true",
+        help="create every pod before the scheduler starts; its CPU then counts from its start",
+    )
     ap.add_argument("--json", action="store_true", help="print one JSON line per round only")
     args = ap.parse_args(argv)
-    if min(args.nodes, args.init_pods, args.pods, args.repeat) < 1:
-        ap.error("--nodes, --init-pods, --pods and --repeat must be at least 1")
+    if min(args.nodes, args.pods, args.repeat) < 1 or args.init_pods < 0:
+        ap.error("--nodes, --pods and --repeat must be at least 1, --init-pods at least 0")
     if "SchedulingPodAntiAffinity" in args.workload and args.init_pods + args.pods > args.nodes:
         ap.error("SchedulingPodAntiAffinity puts one pod per node: --init-pods + --pods must not exceed --nodes")
+    if "baseline" in args.scheduler and args.baseline_src is None:
+        ap.error("--scheduler baseline needs --baseline-src")
     if args.profile is not None:
         if not args.py_spy:
             ap.error("--profile needs py-spy (pip install py-spy, or --py-spy PATH)")
@@ -713,14 +773,24 @@ def main(argv: list[str] | None = None) -> int:
                 for rep in range(args.repeat):
                     for which in args.scheduler if rep % 2 == 0 else reversed(args.scheduler):
                         prof = None
-                        if args.profile is not None and which == "kubesched":
-                            prof = args.profile / f"{name}-{rep}.txt"
+                        if args.profile is not None and which != "upstream":
+                            prof = args.profile / f"{name}-{which}-{rep}.txt"
                             profiles.append(prof)
                         sizes = (args.nodes, args.init_pods, args.pods)
-                        r = run_round(cp, client, WORKLOADS[name], which, sizes, args.py_spy, prof)
+                        r = run_round(
+                            cp,
+                            client,
+                            WORKLOADS[name],
+                            which,
+                            sizes,
+                            args.py_spy,
+                            prof,
+                            args.precreated,
+                            args.baseline_src,
+                        )
                         r.repeat = rep
                         rounds.append(r)
-                        print(json.dumps(r.__dict__), flush=True)
+                        print(json.dumps({**r.__dict__, "cpu_per_1000": r.cpu_per_1000}), flush=True)
                 delete_nodes(client)
     except (ControlPlaneError, RuntimeError) as err:
         print(f"live_side_by_side: {err}", file=sys.stderr)
@@ -729,6 +799,8 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print("pods/s: scheduler_perf's Average of 1 s samples (in brackets: bound / seconds from first create)")
         print(table(rounds))
+        print()
+        print(cpu_summary(rounds))
         for prof in profiles:
             if prof.exists():
                 print()
