@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 from collections.abc import Iterator
@@ -69,42 +70,113 @@ def test_a_refused_connection_was_not_sent(tmp_path: Path) -> None:
     assert caught.value.status == 0 and not caught.value.unknown
 
 
-@pytest.fixture
-def closing_server() -> Iterator[tuple[str, list[int]]]:
-    """An HTTP server that answers one request per connection with keep-alive, then closes it unasked."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen()
-    accepted: list[int] = []
+LIST = b'{"kind":"NodeList","items":[]}'
+OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(LIST), LIST)
 
-    def serve() -> None:
+CHUNKED = (
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    + b"".join(b"%x;ext=1\r\n%s\r\n" % (len(part), part) for part in (LIST[:7], LIST[7:]))
+    + b"0\r\nX-Trailer: t\r\n\r\n"
+)
+
+
+class CannedServer:
+    """Answers each request on a connection with the next canned reply; `close_after` replies, it hangs up."""
+
+    def __init__(self, replies: list[bytes], close_after: int = 1_000) -> None:
+        self.replies, self.close_after = replies, close_after
+        self.accepted = 0
+        self.requests: list[bytes] = []
+        self.srv = socket.socket()
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen()
+        self.url = f"http://127.0.0.1:{self.srv.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
         while True:
             try:
-                conn, _ = srv.accept()
+                conn, _ = self.srv.accept()
             except OSError:
                 return
+            self.accepted += 1
             with conn:
-                accepted.append(1)
-                conn.recv(65536)
-                body = b'{"kind":"NodeList","items":[]}'
-                conn.sendall(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                    b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
-                )
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{srv.getsockname()[1]}", accepted
-    srv.close()
+                for _ in range(self.close_after):
+                    request = conn.recv(65536)
+                    if not request or not self.replies:
+                        break
+                    self.requests.append(request)
+                    conn.sendall(self.replies.pop(0))
 
 
-def test_a_connection_the_server_closed_while_idle_is_replaced(closing_server: tuple[str, list[int]]) -> None:
-    url, accepted = closing_server
-    api = KubeAPI(load_configuration(master=url), qps=0, retries=0)
+@pytest.fixture
+def canned() -> Iterator[type[CannedServer]]:
+    made: list[CannedServer] = []
+
+    def make(replies: list[bytes], close_after: int = 1_000) -> CannedServer:
+        made.append(CannedServer(replies, close_after))
+        return made[-1]
+
+    yield make  # type: ignore[misc]
+    for server in made:
+        server.srv.close()
+
+
+def test_a_connection_the_server_closed_while_idle_is_replaced(canned: type[CannedServer]) -> None:
+    server = canned([OK] * 3, close_after=1)
+    api = KubeAPI(load_configuration(master=server.url), qps=0, retries=0)
     for _ in range(3):
         assert api.request("GET", "/api/v1/nodes") == {"kind": "NodeList", "items": []}
         threading.Event().wait(0.05)  # the server closes its side
-    assert len(accepted) == 3 and api.request_count == 3
+    assert server.accepted == 3 and api.request_count == 3
+
+
+@pytest.mark.parametrize(
+    ("reply", "reused"),
+    [
+        (CHUNKED, True),
+        (b"HTTP/1.1 100 Continue\r\n\r\n" + OK, True),
+        (OK.replace(b"OK\r\n", b"OK\r\nConnection: close\r\n"), False),
+        (b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + LIST, False),  # ends with the connection
+    ],
+    ids=["chunked", "interim-100", "connection-close", "no-length"],
+)
+def test_every_framing_of_an_answer_is_read(canned: type[CannedServer], reply: bytes, reused: bool) -> None:
+    server = canned([reply, OK], close_after=1 if not reused else 1_000)
+    api = KubeAPI(load_configuration(master=server.url), qps=0, retries=0)
+    assert api.request("GET", "/api/v1/nodes") == {"kind": "NodeList", "items": []}
+    assert api.request("GET", "/api/v1/nodes") == {"kind": "NodeList", "items": []}
+    assert server.accepted == (1 if reused else 2)
+
+
+def test_the_request_is_one_well_formed_write(canned: type[CannedServer]) -> None:
+    server = canned([OK])
+    api = KubeAPI(load_configuration(master=server.url), qps=0, retries=0)
+    api.request("POST", "/api/v1/namespaces/default/pods/p/binding", body={"target": {"name": "n1"}})
+    head, _, body = server.requests[0].partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    assert lines[0] == "POST /api/v1/namespaces/default/pods/p/binding HTTP/1.1"
+    fields = dict(line.split(": ", 1) for line in lines[1:])
+    assert fields["Host"] == server.url.removeprefix("http://")
+    assert fields["Content-Type"] == "application/json" and fields["Accept"] == "application/json"
+    assert int(fields["Content-Length"]) == len(body) and json.loads(body) == {"target": {"name": "n1"}}
+
+
+def test_a_truncated_answer_is_an_unknown_outcome(canned: type[CannedServer]) -> None:
+    server = canned([OK[:-5]], close_after=1)
+    api = KubeAPI(load_configuration(master=server.url), qps=0, retries=0)
+    with pytest.raises(APIError) as caught:
+        api.request("POST", "/api/v1/namespaces/default/pods/p/binding", body={})
+    assert caught.value.status == 0 and caught.value.unknown
+
+
+def test_a_header_with_a_line_break_is_refused_before_sending(canned: type[CannedServer]) -> None:
+    server = canned([OK])
+    api = KubeAPI(load_configuration(master=server.url), qps=0, retries=0)
+    api._client.default_headers["User-Agent"] = "kubesched\r\nX-Injected: 1"
+    with pytest.raises(ValueError, match="line break"):
+        api.request("GET", "/api/v1/nodes")
+    assert server.requests == []
 
 
 def test_a_proxied_server_keeps_urllib3(tmp_path: Path) -> None:
