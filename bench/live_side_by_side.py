@@ -24,7 +24,15 @@ later tick records new pods / seconds since the last recorded tick (a tick with 
 is merged into the next); the figure is the mean of those samples. Also printed:
 bound / seconds from the first measured pod's creation to the last binding seen. CPU
 seconds (utime + stime from /proc) of the scheduler and of kube-apiserver + etcd cover
-the same span. Run by hand, not in CI.
+the same span. CPU s / 1,000 pods counts the scheduler's CPU until its Scheduled events
+for the measured pods are written as well (or none came for 5 s): both schedulers send
+events asynchronously, and a scheduler that falls behind on them would otherwise look
+cheaper. Run by hand, not in CI.
+
+--precreated creates every pod before the scheduler starts (as after a restart, or
+an outage of the scheduler) and counts its CPU from its start; --scheduler baseline
+--baseline-src OTHER/src runs `kubesched run` from another tree in the same rounds,
+for a before/after under the same load.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import shutil
 import signal
 import socket
 import ssl
+import statistics
 import subprocess
 import sys
 import threading
@@ -69,7 +78,7 @@ from kubesched_testing.controlplane import (  # noqa: E402
     control_plane,
 )
 
-SCHEDULERS = ("upstream", "kubesched")
+SCHEDULERS = ("upstream", "kubesched", "baseline")  # baseline: kubesched from --baseline-src
 CREATE_WORKERS = 30  # scheduler_perf creates each op's pods with 30 parallel workers
 QPS = 5000
 ZONES = ("moon-1", "moon-2", "moon-3")
@@ -423,6 +432,22 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def count_events(client: Client, namespace: str) -> int:
+    """Events in a namespace, from one list of one item and the server's count of the rest."""
+    listed = client.json("GET", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events?limit=1")
+    return len(listed.get("items") or ()) + int((listed.get("metadata") or {}).get("remainingItemCount") or 0)
+
+
+def wait_for_events(client: Client, namespace: str, want: int, quiet: float = 5.0) -> int:
+    """Until `want` events exist in the namespace, or none came for `quiet` seconds; how many there are."""
+    last, since = -1, time.monotonic()
+    while (n := count_events(client, namespace)) < want and time.monotonic() - since < quiet:
+        if n != last:
+            last, since = n, time.monotonic()
+        time.sleep(0.2)
+    return n
+
+
 def scheduler_config(kubeconfig: Path) -> Obj:
     """What both schedulers read: default profile, no leader election, client QPS high enough not to throttle."""
     return {
@@ -434,16 +459,18 @@ def scheduler_config(kubeconfig: Path) -> Obj:
     }
 
 
-def start_scheduler(cp: ControlPlane, which: str, config: Path) -> Process:
-    """kube-scheduler from the assets, or `kubesched run` from this tree as its own process."""
+def start_scheduler(cp: ControlPlane, which: str, config: Path, baseline_src: Path | None = None) -> Process:
+    """kube-scheduler from the assets, or `kubesched run` as its own process: from this tree, or for
+    "baseline" from `baseline_src` (another checkout's src, to compare two versions under the same load)."""
     n = cp.started_schedulers
     cp.started_schedulers += 1
     if which == "upstream":
         args = [str(cp.assets / "kube-scheduler"), f"--config={config}", "--secure-port=0"]
     else:
         args = [sys.executable, "-m", "kubesched", "run", f"--config={config}", "--secure-port=0"]
+    src = baseline_src if which == "baseline" and baseline_src is not None else ROOT / "src"
     env_path = os.environ.get("PYTHONPATH", "")
-    os.environ["PYTHONPATH"] = str(ROOT / "src") + (os.pathsep + env_path if env_path else "")
+    os.environ["PYTHONPATH"] = str(src) + (os.pathsep + env_path if env_path else "")
     try:
         proc = Process(which, args, cp.workdir / f"{which}-{n}.log").start()
     finally:
@@ -559,6 +586,17 @@ class Round:
     events: dict[str, int] = field(default_factory=dict)  # the measured namespace's events by reason
     repeat: int = 0
     watch_relists: int = 0  # times the bench's own watch of the measured pods fell behind and listed again
+    precreated: bool = False  # the measured pods existed before the scheduler started
+    # Scheduler CPU until its events for the measured pods were written too (both send them asynchronously), and
+    # how many it had written by then.
+    scheduler_cpu_with_events_s: float = 0.0
+    events_written: int = 0
+
+    @property
+    def cpu_per_1000(self) -> float | None:
+        """Scheduler CPU seconds per 1,000 measured pods bound, its events written (with --precreated: its start
+        included)."""
+        return round(1000 * self.scheduler_cpu_with_events_s / self.bound, 2) if self.bound else None
 
 
 def run_round(
@@ -569,32 +607,54 @@ def run_round(
     sizes: tuple[int, int, int],
     py_spy: str = "",
     profile_out: Path | None = None,
+    precreated: bool = False,
+    baseline_src: Path | None = None,
 ) -> Round:
-    """One scheduler on one workload whose nodes exist: setup, measurement, placement check, pods deleted."""
+    """One scheduler on one workload whose nodes exist: setup, measurement, placement check, pods deleted.
+
+    `precreated`: every pod is created before the scheduler starts, and its CPU counts from its start.
+    """
     nodes, init, measured = sizes
     r = Round(w.name, which, nodes, init, measured)
     init_ns, measured_ns = w.namespaces
     config = cp.workdir / "scheduler-config.yaml"
     config.write_text(yaml.safe_dump(scheduler_config(cp.kubeconfig_path)))
+    r.precreated = precreated
+    servers = [p.proc.pid for p in (cp.apiserver, cp.etcd) if p is not None and p.proc is not None]
+    if precreated:
+        # Every pod exists before the scheduler starts: it lists them all at once, as after a restart.
+        t = time.perf_counter()
+        for make, n in ((w.init_pod, init), (w.measured_pod, measured)):
+            creator = Creator(client.port, pod_bodies(make, n))
+            creator.start()
+            creator.join()
+        r.setup_seconds["create pods"] = round(time.perf_counter() - t, 1)
     t = time.perf_counter()
-    proc = start_scheduler(cp, which, config)
+    server0 = sum(cpu_seconds(p) for p in servers)
+    proc = start_scheduler(cp, which, config, baseline_src)
     try:
         assert proc.proc is not None
-        counter = BoundCounter(client, init_ns)
-        creator = Creator(client.port, pod_bodies(w.init_pod, init))
-        creator.start()
-        creator.join()
-        counter.wait(init, f"{which} init pods")
-        counter.close()
-        r.setup_seconds["start+init pods"] = round(time.perf_counter() - t, 1)
-        creator = Creator(client.port, pod_bodies(w.measured_pod, measured))
-        counter = BoundCounter(client, measured_ns)
-        sampler = ThroughputSampler(lambda: counter.count)
-        servers = [p.proc.pid for p in (cp.apiserver, cp.etcd) if p is not None and p.proc is not None]
-        spy = PySpy(py_spy, proc.proc.pid, profile_out) if py_spy and profile_out is not None else None
-        cpu0, server0 = cpu_seconds(proc.proc.pid), sum(cpu_seconds(p) for p in servers)
-        start = time.perf_counter()
-        creator.start()
+        if precreated:
+            counter = BoundCounter(client, measured_ns)
+            sampler = ThroughputSampler(lambda: counter.count)
+            spy = PySpy(py_spy, proc.proc.pid, profile_out) if py_spy and profile_out is not None else None
+            cpu0, start = 0.0, t  # the whole process, its start and list included
+            during: Creator | None = None
+        else:
+            counter = BoundCounter(client, init_ns)
+            init_creator = Creator(client.port, pod_bodies(w.init_pod, init))
+            init_creator.start()
+            init_creator.join()
+            counter.wait(init, f"{which} init pods")
+            counter.close()
+            r.setup_seconds["start+init pods"] = round(time.perf_counter() - t, 1)
+            during = Creator(client.port, pod_bodies(w.measured_pod, measured))
+            counter = BoundCounter(client, measured_ns)
+            sampler = ThroughputSampler(lambda: counter.count)
+            spy = PySpy(py_spy, proc.proc.pid, profile_out) if py_spy and profile_out is not None else None
+            cpu0, server0 = cpu_seconds(proc.proc.pid), sum(cpu_seconds(p) for p in servers)
+            start = time.perf_counter()
+            during.start()
         try:
             counter.wait(measured, f"{which} measured pods")
         finally:
@@ -606,7 +666,10 @@ def run_round(
                 spy.stop()
             counter.close()
             r.watch_relists = counter.relists
-            creator.join()
+            if during is not None:
+                during.join()
+        r.events_written = wait_for_events(client, measured_ns, r.bound)
+        r.scheduler_cpu_with_events_s = round(cpu_seconds(proc.proc.pid) - cpu0, 2)
         r.seconds = round(counter.last_bound_at - start, 2)
         r.bound_per_elapsed = round(r.bound / r.seconds, 1) if r.seconds > 0 else None
         if r.pods_per_second is not None:
@@ -639,8 +702,9 @@ def table(rounds: list[Round]) -> str:
     """One row per workload and repetition, both schedulers side by side."""
     lines = [
         "| workload | nodes | init pods | measured pods | upstream pods/s | kubesched pods/s | ratio "
-        "| upstream CPU s | kubesched CPU s | apiserver+etcd CPU s (upstream / kubesched) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| upstream CPU s | kubesched CPU s | CPU s / 1,000 pods (upstream / kubesched) "
+        "| apiserver+etcd CPU s (upstream / kubesched) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     rows: dict[tuple[str, int], dict[str, Round]] = {}
     for r in rounds:
@@ -653,7 +717,7 @@ def table(rounds: list[Round]) -> str:
         return f"{avg} ({r.bound_per_elapsed or 0:.0f})"
 
     def cpu(r: Round | None, attr: str) -> str:
-        return "-" if r is None else f"{getattr(r, attr):.1f}"
+        return "-" if r is None or getattr(r, attr) is None else f"{getattr(r, attr):.2f}"
 
     for pair in rows.values():
         up, ks = pair.get("upstream"), pair.get("kubesched")
@@ -665,15 +729,35 @@ def table(rounds: list[Round]) -> str:
         lines.append(
             f"| {any_r.workload} | {any_r.nodes} | {any_r.init_pods} | {any_r.measured_pods} | {rate(up)} "
             f"| {rate(ks)} | {ratio} | {cpu(up, 'scheduler_cpu_s')} | {cpu(ks, 'scheduler_cpu_s')} "
+            f"| {cpu(up, 'cpu_per_1000')} / {cpu(ks, 'cpu_per_1000')} "
             f"| {cpu(up, 'apiserver_etcd_cpu_s')} / {cpu(ks, 'apiserver_etcd_cpu_s')} |"
         )
+    return "\n".join(lines)
+
+
+def cpu_summary(rounds: list[Round]) -> str:
+    """Scheduler CPU seconds per 1,000 bound pods, each round's and the median, per workload and scheduler."""
+    by: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in rounds:
+        if r.cpu_per_1000 is not None:
+            by[(r.workload, r.scheduler)].append(r.cpu_per_1000)
+    lines = ["CPU s / 1,000 pods (scheduler process, utime + stime, until its events for them were written):"]
+    for (workload, which), values in by.items():
+        runs = ", ".join(f"{v:.2f}" for v in values)
+        lines.append(f"  {workload} {which}: median {statistics.median(values):.2f} ({runs})")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workload", nargs="+", choices=list(WORKLOADS), default=list(WORKLOADS))
-    ap.add_argument("--scheduler", nargs="+", choices=SCHEDULERS, default=list(SCHEDULERS))
+    ap.add_argument("--scheduler", nargs="+", choices=SCHEDULERS, default=["upstream", "kubesched"])
+    ap.add_argument(
+        "--baseline-src",
+        type=Path,
+        default=None,
+        help="another tree's src for `--scheduler baseline` (before/after rounds under the same load)",
+    )
     ap.add_argument("--nodes", type=int, default=NODES)
     ap.add_argument("--init-pods", type=int, default=INIT_PODS, help="pods bound before the measurement")
     ap.add_argument("--pods", type=int, default=PODS, help="measured pods")
@@ -687,12 +771,19 @@ def main(argv: list[str] | None = None) -> int:
         help="sample kubesched with py-spy during each measurement, writing DIR/<workload>-<n>.txt (collapsed stacks)",
     )
     ap.add_argument("--py-spy", default=shutil.which("py-spy") or "", help="the py-spy binary (default: on PATH)")
+    ap.add_argument(
+        "--precreated",
+        action="store_true",
+        help="create every pod before the scheduler starts; its CPU then counts from its start",
+    )
     ap.add_argument("--json", action="store_true", help="print one JSON line per round only")
     args = ap.parse_args(argv)
-    if min(args.nodes, args.init_pods, args.pods, args.repeat) < 1:
-        ap.error("--nodes, --init-pods, --pods and --repeat must be at least 1")
+    if min(args.nodes, args.pods, args.repeat) < 1 or args.init_pods < 0:
+        ap.error("--nodes, --pods and --repeat must be at least 1, --init-pods at least 0")
     if "SchedulingPodAntiAffinity" in args.workload and args.init_pods + args.pods > args.nodes:
         ap.error("SchedulingPodAntiAffinity puts one pod per node: --init-pods + --pods must not exceed --nodes")
+    if "baseline" in args.scheduler and args.baseline_src is None:
+        ap.error("--scheduler baseline needs --baseline-src")
     if args.profile is not None:
         if not args.py_spy:
             ap.error("--profile needs py-spy (pip install py-spy, or --py-spy PATH)")
@@ -713,14 +804,24 @@ def main(argv: list[str] | None = None) -> int:
                 for rep in range(args.repeat):
                     for which in args.scheduler if rep % 2 == 0 else reversed(args.scheduler):
                         prof = None
-                        if args.profile is not None and which == "kubesched":
-                            prof = args.profile / f"{name}-{rep}.txt"
+                        if args.profile is not None and which != "upstream":
+                            prof = args.profile / f"{name}-{which}-{rep}.txt"
                             profiles.append(prof)
                         sizes = (args.nodes, args.init_pods, args.pods)
-                        r = run_round(cp, client, WORKLOADS[name], which, sizes, args.py_spy, prof)
+                        r = run_round(
+                            cp,
+                            client,
+                            WORKLOADS[name],
+                            which,
+                            sizes,
+                            args.py_spy,
+                            prof,
+                            args.precreated,
+                            args.baseline_src,
+                        )
                         r.repeat = rep
                         rounds.append(r)
-                        print(json.dumps(r.__dict__), flush=True)
+                        print(json.dumps({**r.__dict__, "cpu_per_1000": r.cpu_per_1000}), flush=True)
                 delete_nodes(client)
     except (ControlPlaneError, RuntimeError) as err:
         print(f"live_side_by_side: {err}", file=sys.stderr)
@@ -729,6 +830,8 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print("pods/s: scheduler_perf's Average of 1 s samples (in brackets: bound / seconds from first create)")
         print(table(rounds))
+        print()
+        print(cpu_summary(rounds))
         for prof in profiles:
             if prof.exists():
                 print()

@@ -101,3 +101,18 @@ def test_the_client_writes_a_series_onto_the_first_event(apiserver: FakeAPIServe
     client.stop.set()
     again = [e for e in apiserver.list("Event") if e["regarding"]["name"] == "other"]
     assert [(e["note"], e["series"]["count"]) for e in again] == [("once", 2)]
+
+
+def test_a_repeat_leaves_the_first_event_as_it_was_sent() -> None:
+    """The series keeps a shallow copy of the first event: marking the repeat must not reach the event that the
+    dispatcher may still be sending."""
+    clock = Clock()
+    series = EventSeries(clock, lambda: "t")
+    first = event()
+    assert series.record(first) == ("create", first)
+    what, repeat = series.record(event())  # type: ignore[misc]
+    assert what == "series" and repeat["series"]["count"] == 2
+    assert first == event()
+    repeat["regarding"]["name"] = "changed by the caller"
+    series.record(event())
+    assert series.sweep() == [] and first == event()

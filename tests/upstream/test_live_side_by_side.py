@@ -50,6 +50,35 @@ def test_both_schedulers_bind_every_pod_of_every_workload() -> None:
         if r["scheduler"] == "kubesched":
             assert r["events"]["Scheduled"] == pods, r
         assert r["scheduler_cpu_s"] >= 0 and r["seconds"] > 0, r
+        assert r["scheduler_cpu_with_events_s"] >= r["scheduler_cpu_s"], r
+
+
+def test_pods_created_before_the_start_and_a_baseline_tree() -> None:
+    """--precreated: every pod waits before the scheduler starts, whose CPU then counts from its start (imports and
+    lists included); --scheduler baseline runs kubesched from another src (here this one)."""
+    if assets_dir() is None:
+        pytest.skip(missing_assets_reason())
+    pods = 12
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "live_side_by_side.py"), "--workload", "SchedulingBasic"]
+        + ["--nodes", "5", "--init-pods", "0", "--pods", str(pods), "--precreated"]
+        + ["--scheduler", "upstream", "baseline", "--baseline-src", str(ROOT / "src")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, ASSETS_ENV: str(assets_dir())},
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rounds = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [r["scheduler"] for r in rounds] == ["upstream", "baseline"]
+    for r in rounds:
+        assert r["precreated"] and r["bound"] == pods and r["problems"] == [], r
+        assert r["events_written"] == pods, r  # the wait for events saw them all
+        assert r["scheduler_cpu_with_events_s"] > 0, r
+        assert r["cpu_per_1000"] == round(1000 * r["scheduler_cpu_with_events_s"] / pods, 2), r
+    assert rounds[1]["scheduler_cpu_with_events_s"] > 0.2, rounds[1]  # the Python process's imports are counted
+    assert "CPU s / 1,000 pods" in done.stdout and "SchedulingBasic baseline: median" in done.stdout
 
 
 class FakeClient:

@@ -2,13 +2,13 @@
 
 The official `kubernetes` client loads kubeconfig or in-cluster credentials
 (tokens, client certificates, exec plugins) and owns the connection pool; its
-models are not used: every response is decoded with `json.loads`, which is over
-ten times faster on pods than model deserialisation.
+models are not used: every response is decoded with `wire.loads`, which is over
+ten times faster on pods than model deserialisation, and request bodies go to its
+connection pool encoded by `wire.dumps`, past the client's generic serialisation.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -27,7 +27,9 @@ from kubernetes.client import ApiClient, Configuration
 from kubernetes.client.exceptions import ApiException
 
 from kubesched.api.object import Obj
+from kubesched.backend.kube import wire
 from kubesched.backend.kube.lock import SchedulerLock
+from kubesched.backend.kube.transport import Transport
 from kubesched.klog import V
 
 log = logging.getLogger(__name__)
@@ -338,9 +340,15 @@ class KubeAPI:
         # No retries inside urllib3: it would repeat a POST whose answer was lost, and log each try as a
         # warning; `request` retries itself, knowing which failures are safe to repeat.
         configuration.retries = False
+        # The proxy from the environment, as the connection pool was made with: otherwise every request's
+        # credential refresh (the kubeconfig loader sets the server address again) reads the environment anew.
+        configuration.proxy = configuration.proxy
         self._client = ApiClient(configuration)
         self.host = str(configuration.host)
-        _share_tls_context(self._client.rest_client.pool_manager.connection_pool_kw, configuration)
+        pool_manager = self._client.rest_client.pool_manager
+        _share_tls_context(pool_manager.connection_pool_kw, configuration)
+        # Short requests on lean keep-alive connections (transport.py); watches stay on urllib3's pool.
+        self._transport = Transport.for_client(pool_manager, self.host, configuration.connection_pool_maxsize)
         self._client.user_agent = user_agent
         self.limiter = RateLimiter(qps, burst)
         self.lock = lock
@@ -353,15 +361,33 @@ class KubeAPI:
     def _send(
         self, method: str, path: str, query: list[tuple[str, str]], body: Any, content_type: str, timeout: Any
     ) -> Any:
-        headers = {"Accept": JSON, "Content-Type": content_type}
-        m, url, headers, payload, _ = self._client.param_serialize(
-            method, path, query_params=query, header_params=headers, body=body, auth_settings=["BearerToken"]
-        )
+        """One request on the client's connection pool, with its address, user agent and credentials (the
+        configuration's hook refreshes a token that expires); the body is encoded here, once."""
+        cfg = self._client.configuration
+        headers = {"Accept": JSON, "Content-Type": content_type, **self._client.default_headers}
+        for auth in cfg.auth_settings().values():  # the bearer token, refreshed by the kubeconfig's hook
+            headers[auth["key"]] = auth["value"]
+        target = path
+        if query:
+            target += "?" + "&".join(f"{k}={urllib.parse.quote(v)}" for k, v in query)
+        payload = None if body is None else wire.dumps(body)
+        transport, host = self._transport, cfg.host
+        if isinstance(timeout, tuple):
+            limits = urllib3.Timeout(connect=timeout[0], read=timeout[1])
+        else:
+            limits = urllib3.Timeout(total=timeout)
         self.limiter.wait()
         try:
-            return self._client.rest_client.request(m, url, headers=headers, body=payload, _request_timeout=timeout)
-        except ApiException as err:  # raised only for a failed TLS handshake
-            raise _tls_error(err) from None
+            if transport is not None and not isinstance(timeout, tuple) and host == transport.base_url:
+                return transport.request(method, target, payload, headers, timeout)
+            return self._client.rest_client.pool_manager.request(
+                method, host + target, body=payload, headers=headers, timeout=limits, preload_content=False
+            )
+        except urllib3.exceptions.SSLError as err:
+            # The words the kubernetes client would have given, with the ssl module's error below them.
+            wrapped = ApiException(status=0, reason=f"{type(err).__name__}\n{err}")
+            wrapped.__cause__ = err
+            raise _tls_error(wrapped) from None
 
     def request(
         self,
@@ -393,7 +419,7 @@ class KubeAPI:
                 raise
             self._count(start)
             if 200 <= status < 300:
-                return json.loads(data) if data else {}
+                return wire.loads(data) if data else {}
             attempt += 1
             err = _error(status, data, unknown=status == 0 and sent)
             again = status in RETRYABLE or (status == 0 and (not sent or method in _IDEMPOTENT))
@@ -415,26 +441,25 @@ class KubeAPI:
     def watch(self, path: str, query: dict[str, str], timeout: float) -> Iterator[Obj]:
         """Watch events as dicts until the server ends the stream; errors raise APIError or urllib3's."""
         q = list({**query, "watch": "true"}.items())
-        resp = self._send("GET", path, q, None, JSON, (10.0, timeout))
-        if resp.status != 200:
-            raise _error(resp.status, resp.read())
-        raw = resp.response
+        raw = self._send("GET", path, q, None, JSON, (10.0, timeout))
+        if raw.status != 200:
+            raise _error(raw.status, raw.read())
         try:
             buf = b""
             for chunk in raw.stream(65536, decode_content=True):
                 *lines, buf = (buf + chunk).split(b"\n")
                 for line in lines:
                     if line.strip():
-                        yield json.loads(line)
+                        yield wire.loads(line)
             if buf.strip():
-                yield json.loads(buf)
+                yield wire.loads(buf)
         finally:
             raw.release_conn()
 
 
 def _error(status: int, data: bytes, *, unknown: bool = False) -> APIError:
     try:
-        doc = json.loads(data)
+        doc = wire.loads(data)
     except ValueError:
         doc = None
     if isinstance(doc, dict) and doc.get("kind") == "Status":

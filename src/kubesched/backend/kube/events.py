@@ -59,7 +59,9 @@ class EventSeries:
         with self._lock:
             entry = self._cache.get(key)
             if entry is None:
-                self._cache[key] = _Entry(copy.deepcopy(event), now, now, now)
+                # A shallow copy: the series only ever adds its own `series` field to the cached event, so the
+                # nested fields can be shared with the create that goes out (a deep copy cost more than the rest).
+                self._cache[key] = _Entry(dict(event), now, now, now)
                 return "create", event
             entry.last_seen = now
             series = entry.event.get("series")
