@@ -26,6 +26,8 @@ _STAGES: Final = {"A": "ALPHA", "B": "BETA", "G": "GA", "D": "DEPRECATED"}
 _TRUE: Final = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _FALSE: Final = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 
+NODE_DECLARED_FEATURES_GATE: Final = "NodeDeclaredFeatures"  # the gate; the plugin of that name is config/names.py's
+
 # kubesched follows the DRA gates (allocator switches, extended resources, bindingTimeout) and
 # NodeDeclaredFeatures (the default plugins); gates of other components change nothing it simulates.
 # Scheduler gates off by default whose behaviour kubesched does not implement: turning one on is refused
@@ -214,7 +216,7 @@ class Release:
     @property
     def has_node_declared_features(self) -> bool:
         """The NodeDeclaredFeatures plugin exists since v1.35; it joins the default set when its gate is on."""
-        return "NodeDeclaredFeatures" in gate_specs(self.minor)
+        return NODE_DECLARED_FEATURES_GATE in gate_specs(self.minor)
 
     @property
     def dynamic_resources_binding_timeout_default(self) -> bool:

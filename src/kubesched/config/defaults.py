@@ -32,7 +32,7 @@ from kubesched.config.types import (
     VolumeBindingArgs,
     _Args,
 )
-from kubesched.release import DEFAULT, Release
+from kubesched.release import DEFAULT, NODE_DECLARED_FEATURES_GATE, Release
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0
@@ -71,7 +71,7 @@ def default_multi_point(release: Release = DEFAULT) -> list[tuple[str, int | Non
         if name == n.DYNAMIC_RESOURCES:
             weight = release.dynamic_resources_weight
         elif name == n.NODE_DECLARED_FEATURES and not (
-            release.has_node_declared_features and release.enabled("NodeDeclaredFeatures")
+            release.has_node_declared_features and release.enabled(NODE_DECLARED_FEATURES_GATE)
         ):
             continue
         out.append((name, weight))
