@@ -136,7 +136,7 @@ class ScheduleOne:
         extenders: list[Extender],
         reporter: Reporter,
         pod_lookup: Callable[[str, str], PodInfo | None],
-        record: bool | Callable[[PodInfo], bool] = True,
+        record: bool | Callable[[PodInfo], bool | AttemptRecord] = True,
         metrics: SchedulerMetrics | None = None,
         bind_latency: float = 0.0,
         bind_executor: Callable[[Callable[[], None]], None] | None = None,
@@ -192,7 +192,8 @@ class ScheduleOne:
         info(log, V(3), "Attempting to schedule pod", pod=pod.key)
         state = CycleState()
         wanted = self.record
-        record = AttemptRecord() if (wanted(pod) if callable(wanted) else wanted) else None
+        picked = wanted(pod) if callable(wanted) else wanted
+        record = picked if isinstance(picked, AttemptRecord) else AttemptRecord() if picked else None
         qpi.cycle_start = time.perf_counter()
         if self.metrics is not None:
             self.metrics.new_cycle()
@@ -723,10 +724,11 @@ def find_nodes_that_pass_filters(
     filtered = fwk.run_filter_plugins_over_nodes(state, pod, snapshot, order, k)
     diagnosis.evaluated_rejected = filtered.rejected_count
     sched.next_start_node_index = (sched.next_start_node_index + filtered.examined) % len(snapshot)
-    if record is not None or not filtered.feasible:
+    full = record is not None and not record.scores_only
+    if full or not filtered.feasible:
         # Reasons are wanted: a FitError, or the simulator's record.
         statuses = fwk.rejection_statuses(
-            state, pod, snapshot, filtered, order, record.filter if record is not None else None
+            state, pod, snapshot, filtered, order, record.filter if full and record is not None else None
         )
         for name, st in statuses.items():
             diagnosis.node_to_status[name] = st
@@ -808,6 +810,11 @@ def _record_scores(
     """Each node's raw, normalized and weighted score per plugin: one dict a node, filled a plugin's column at a
     time from plain ints (indexing a numpy array per node and plugin took most of a recorded run's time)."""
     names = [ni.name for ni in nodes]
+    if record.scores_only:
+        record.scored_nodes = names
+        for name, _, norm in rows:
+            record.final_columns[name] = np.asarray(norm).astype(np.int64) * fwk.score_weights[name]
+        return
     raw_rows = [record.score.setdefault(n, {}) for n in names]
     norm_rows = [record.normalized_score.setdefault(n, {}) for n in names]
     final_rows = [record.final_score.setdefault(n, {}) for n in names]
