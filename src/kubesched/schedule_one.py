@@ -719,7 +719,7 @@ def find_nodes_that_pass_filters(
     if not has_extender_filters(sched) and not has_scoring(sched, fwk):
         k = 1
     start = sched.next_start_node_index % num_nodes
-    rotated = (np.arange(num_nodes, dtype=np.int64) + start) % num_nodes
+    rotated = rotation(num_nodes, start)
     order = rotated if candidates is None else candidates[rotated]  # snapshot positions, in examination order
     filtered = fwk.run_filter_plugins_over_nodes(state, pod, snapshot, order, k)
     diagnosis.evaluated_rejected = filtered.rejected_count
@@ -734,6 +734,12 @@ def find_nodes_that_pass_filters(
             diagnosis.node_to_status[name] = st
             (diagnosis.pending_plugins if st.code == Code.PENDING else diagnosis.unschedulable_plugins).add(st.plugin)
     return np.array(filtered.feasible, dtype=np.int64)
+
+
+def rotation(n: int, start: int) -> np.ndarray:
+    """start, start+1, ..., n-1, 0, ..., start-1: the examination order from the rotating start index.
+    Two ranges, not (arange + start) % n: the modulo over every node was a visible share of a cycle at 10,000."""
+    return np.concatenate((np.arange(start, n, dtype=np.int64), np.arange(0, start, dtype=np.int64)))
 
 
 def prioritize_nodes(
