@@ -815,12 +815,12 @@ def _record_scores(
 ) -> None:
     """Each node's raw, normalized and weighted score per plugin: one dict a node, filled a plugin's column at a
     time from plain ints (indexing a numpy array per node and plugin took most of a recorded run's time)."""
-    names = [ni.name for ni in nodes]
     if record.scores_only:
-        record.scored_nodes = names
+        record.scored_nodes = nodes
         for name, _, norm in rows:
             record.final_columns[name] = np.asarray(norm).astype(np.int64) * fwk.score_weights[name]
         return
+    names = [ni.name for ni in nodes]
     raw_rows = [record.score.setdefault(n, {}) for n in names]
     norm_rows = [record.normalized_score.setdefault(n, {}) for n in names]
     final_rows = [record.final_score.setdefault(n, {}) for n in names]

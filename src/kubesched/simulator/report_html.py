@@ -18,7 +18,7 @@ import io
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from kubesched.api.quantity import format_quantity
 from kubesched.framework.outcome import Outcome
@@ -136,16 +136,17 @@ class ScoreStats:
         """As `add`, from a scores-only record: `columns` maps each plugin to its final scores over `nodes`."""
         import numpy as np
 
-        at = nodes.index(chosen) if columns and chosen in nodes else -1
+        total = np.zeros(len(nodes), dtype=np.int64)
+        for column in columns.values():
+            total = total + column
+        at = _position(chosen, nodes, total) if columns else -1
         if at < 0:
             self.unscored += 1
             return
         self.cycles += 1
-        total = np.zeros(len(nodes), dtype=np.int64)
         for plugin, column in columns.items():
             _bump(self.chosen, plugin, int(column[at]))
             self._wait(plugin, column)
-            total = total + column
         _bump(self.chosen, TOTAL, int(total[at]))
         self._wait(TOTAL, total)
 
@@ -189,6 +190,37 @@ class ScoreStats:
         return out
 
 
+def _position(chosen: str, nodes: Sequence[str], total: Any) -> int:
+    """Where `chosen` is in `nodes` (-1: absent), looked for first among the best totals, where the cycle chose it:
+    reading every node's name cost more than the rest of counting a cycle."""
+    import numpy as np
+
+    best = np.flatnonzero(total == total.max()).tolist() if len(total) else []
+    for i in [*best, *range(len(nodes))]:
+        if nodes[i] == chosen:
+            return int(i)
+    return -1
+
+
+class _NodeNames(Sequence[str]):
+    """The names of a scores-only record's nodes, read only where asked."""
+
+    def __init__(self, nodes: Sequence[Any]) -> None:
+        self.nodes = nodes
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [ni.name for ni in self.nodes[i]]
+        return str(self.nodes[i].name)
+
+
 def _bump(into: dict[str, dict[int, int]], plugin: str, value: int) -> None:
     counts = into.setdefault(plugin, {})
     counts[value] = counts.get(value, 0) + 1
@@ -216,12 +248,13 @@ class ScoreCollector:
                 self.stats.add(outcome.node, record.final_score)
             elif record.final_score:  # an extender's scores too: counted as a full record's, node by node
                 columns = record.final_columns.items()
-                final = {n: {p: int(c[i]) for p, c in columns} for i, n in enumerate(record.scored_nodes)}
+                names = [ni.name for ni in record.scored_nodes]
+                final = {n: {p: int(c[i]) for p, c in columns} for i, n in enumerate(names)}
                 for node, extra in record.final_score.items():
                     final.setdefault(node, {}).update(extra)
                 self.stats.add(outcome.node, final)
             else:
-                self.stats.add_columns(outcome.node, record.scored_nodes, record.final_columns)
+                self.stats.add_columns(outcome.node, _NodeNames(record.scored_nodes), record.final_columns)
         if self.drop and not selects(self.keep, result, outcome.pod):
             outcome.record = None
 
