@@ -56,10 +56,11 @@ def _child(argv: list[str]) -> int:
     cli._write = timed("output", cli._write)
     cli._write_report = timed("report", cli._write_report)
     code = cli.main(["simulate", *argv])
-    sim = cpu.pop("simulate", 0.0)
+    sim = cpu.pop("simulate", None)
     rss.pop("simulate", None)
-    cpu["populate"] = sim - cpu.get("admit", 0.0) - cpu.get("schedule", 0.0)
-    rss["populate"] = rss.get("schedule", 0.0)  # the peak seen when scheduling ends covers populating
+    if sim is not None and "schedule" in cpu:
+        cpu["populate"] = sim - cpu.get("admit", 0.0) - cpu["schedule"]
+        rss["populate"] = rss["schedule"]  # the peak seen when scheduling ends covers populating
     usage = resource.getrusage(resource.RUSAGE_SELF)
     figures = {
         "exit": code,
