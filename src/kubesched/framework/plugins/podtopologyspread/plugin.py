@@ -558,7 +558,7 @@ def pre_score_state(
             weights.append(topology_normalizing_weight(len(positions) - len(ignored)))
             continue
         codes, values = _codes_absent_as_empty(table, c.topology_key)
-        registered = np.unique(codes[kept])
+        registered = np.flatnonzero(np.bincount(codes[kept], minlength=len(values)))  # sorted, as np.unique
         weights.append(topology_normalizing_weight(len(registered)))
         rows = has_all & _inclusion_mask(pod, c, table)
         sums = np.bincount(
