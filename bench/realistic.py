@@ -4,6 +4,8 @@
     python3 bench/realistic.py --nodes 500 --pods 5000 --keep out/   # smaller; keep the manifests
     python3 bench/realistic.py --nodes 32 --pods 300 --generate-only cluster.yaml   # only write them
     kubesched simulate <(python3 bench/realistic.py --nodes 32 --pods 300 --generate-only -)
+    python3 bench/realistic.py --phases             # `simulate --output table`: CPU and peak RSS per phase
+    python3 bench/realistic.py --phases --report    # and again with --report: what the report costs
 
 The mix is what a production cluster holds, as `kubectl get -o yaml` would print it:
 - nodes in three zones: a general pool, a tainted high-memory pool and a tainted GPU pool;
@@ -13,7 +15,8 @@ The mix is what a production cluster holds, as `kubectl get -o yaml` would print
   spread with DoNotSchedule, required or preferred hostname anti-affinity, pods with affinity
   to a cache Deployment, high-memory pods tolerating their pool's taint, GPU pods.
 Every pod is pending; the scheduler places all of them. Reported: wall and CPU seconds of the
-whole command (load, schedule, write the JSON output), its peak RSS, and pods scheduled.
+whole command (load, schedule, write the JSON output), its peak RSS, and pods scheduled. With --phases,
+bench/phases.py's figures instead: CPU seconds and peak RSS per phase of `simulate --output table`.
 """
 
 from __future__ import annotations
@@ -277,6 +280,10 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DIR|FILE",
         help="write the manifests (to FILE, DIR/cluster.yaml, or - for stdout) and run nothing",
     )
+    ap.add_argument(
+        "--phases", action="store_true", help="time `simulate --output table` phase by phase (bench/phases.py)"
+    )
+    ap.add_argument("--report", action="store_true", help="with --phases: run again with --report and compare")
     args = ap.parse_args(argv)
     objs = cluster(args.nodes, args.pods, args.seed)
     if args.generate_only:
@@ -288,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     with manifests.open("w") as f:
         write_manifests(objs, f)
     n_pods = sum(1 for o in objs if o["kind"] == "Pod")
+    if args.phases:
+        return _phases(manifests, out, args.report)
     cmd = [sys.executable, "-m", "kubesched", "simulate", str(manifests), "--output", "json", "--record", "none"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -314,6 +323,21 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(json.dumps(report))
     return 0
+
+
+def _phases(manifests: Path, out: Path, report: bool) -> int:
+    """bench/phases.py on the manifests (`--output table --seed 1`); with `report`, once more with --report."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from phases import measure
+
+    plain = measure([str(manifests), "-q", "--output", "table", "--seed", "1"])
+    print(json.dumps({"mode": "table", **plain}))
+    if report:
+        html = out / "report.html"
+        with_report = measure([str(manifests), "-q", "--output", "table", "--seed", "1", "--report", str(html)])
+        ratio = with_report.get("total_cpu_s", 0) / max(plain.get("total_cpu_s", 0), 1e-9)
+        print(json.dumps({"mode": "table --report", **with_report, "cpu_ratio": round(ratio, 2)}))
+    return 0 if plain.get("exit") == 0 else 1
 
 
 if __name__ == "__main__":

@@ -188,3 +188,18 @@ def test_realistic_generate_only(tmp_path, capsys):
     assert owners == {"DaemonSet", "ReplicaSet"}
     daemons = sorted({p["owner"] for p in pods if p["namespace"] == "kube-system"})
     assert daemons == [f"DaemonSet/{ds}" for ds in sorted(d for d, _, _ in realistic.DAEMONSETS)]
+
+
+def test_realistic_phases(tmp_path, capsys):
+    """bench/realistic.py --phases --report: CPU and peak RSS per phase of the whole command, twice, and the ratio."""
+    assert realistic.main(["--nodes", "12", "--pods", "120", "--keep", str(tmp_path), "--phases", "--report"]) == 0
+    plain, with_report = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    for figures in (plain, with_report):
+        assert figures["exit"] == 0
+        assert {"load", "admit", "populate", "schedule", "output"} <= set(figures["cpu_s"])
+        assert all(v >= 0 for v in figures["cpu_s"].values())
+        assert 0 < sum(figures["cpu_s"].values()) <= figures["total_cpu_s"]
+        assert max(figures["peak_rss_mb"].values()) <= figures["total_peak_rss_mb"]
+    assert "report" not in plain["cpu_s"] and with_report["cpu_s"]["report"] > 0
+    assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
+    assert with_report["cpu_ratio"] > 0

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from kubesched.event_handlers import _reparse_pod
-from kubesched.framework.types import new_pod_info
+from kubesched.framework.types import PodInfo, new_pod_info
 
 POD: dict[str, Any] = {
     "kind": "Pod",
@@ -36,3 +40,60 @@ def test_metadata_the_parse_holds_forces_a_new_parse() -> None:
     relabelled = copy.deepcopy(prev.obj)
     relabelled["metadata"]["labels"] = {"app": "db"}
     assert _reparse_pod(prev, relabelled).labels == {"app": "db"}
+
+
+def _fields(info: PodInfo) -> dict[str, object]:
+    return {f.name: getattr(info, f.name) for f in dataclasses.fields(info) if f.name != "obj"}
+
+
+_KEYS = st.sampled_from(["app", "tier", "topology.kubernetes.io/zone", "pod-template-hash"])
+_LABELS = st.dictionaries(_KEYS, st.sampled_from(["a", "b", "zone-a"]), max_size=3)
+
+
+@st.composite
+def _term(draw: st.DrawFn) -> dict[str, object]:
+    term: dict[str, object] = {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}
+    for field in ("matchLabelKeys", "mismatchLabelKeys"):
+        if draw(st.booleans()):
+            term[field] = draw(st.lists(_KEYS, max_size=2, unique=True))
+    return term
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    labels=_LABELS,
+    added=_LABELS,
+    spread=st.lists(_term(), max_size=2),
+    required=st.lists(_term(), max_size=1),
+    preferred=st.lists(_term(), max_size=1),
+)
+def test_a_binding_that_adds_labels_parses_as_a_new_parse(
+    labels: dict[str, str],
+    added: dict[str, str],
+    spread: list[dict[str, object]],
+    required: list[dict[str, object]],
+    preferred: list[dict[str, object]],
+) -> None:
+    """PodTopologyLabels admission adds the node's zone at binding: the reused parse equals a fresh one."""
+    spec: dict[str, object] = {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+        "topologySpreadConstraints": [
+            {**t, "maxSkew": 1, "whenUnsatisfiable": "DoNotSchedule", "topologyKey": "zone"} for t in spread
+        ],
+        "affinity": {
+            "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required},
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 1, "podAffinityTerm": t} for t in preferred
+                ]
+            },
+        },
+    }
+    pod: dict[str, Any] = {
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ns", "uid": "u", "labels": labels},
+        "spec": spec,
+    }
+    prev = new_pod_info(pod)
+    bound = {**pod, "metadata": {**pod["metadata"], "labels": {**labels, **added}}, "spec": {**spec, "nodeName": "n"}}
+    assert _fields(_reparse_pod(prev, bound)) == _fields(new_pod_info(copy.deepcopy(bound)))

@@ -7,7 +7,10 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kubesched
 from kubesched.cli import main
@@ -266,3 +269,49 @@ def test_simulate_without_report_does_not_import_matplotlib(tmp_path: Path) -> N
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    cycles=st.lists(
+        st.tuples(
+            st.integers(0, 5),  # nodes scored
+            st.integers(0, 5),  # which one was chosen (past the end: not scored)
+            st.lists(st.integers(0, 300), min_size=2 * 6, max_size=2 * 6),  # two plugins' scores
+        ),
+        max_size=8,
+    )
+)
+def test_score_columns_count_as_node_dicts(cycles: list[tuple[int, int, list[int]]]) -> None:
+    """A scores-only record's columns count exactly as the full record's finalScore does."""
+    by_dict, by_column = ScoreStats(), ScoreStats()
+    for n, pick, values in cycles:
+        nodes = [f"n{i}" for i in range(n)]
+        columns = {"A": np.asarray(values[:n], dtype=np.int64), "B": np.asarray(values[6 : 6 + n], dtype=np.int64)}
+        final = {node: {p: int(c[i]) for p, c in columns.items()} for i, node in enumerate(nodes)}
+        by_dict.add(f"n{pick}", final)
+        by_column.add_columns(f"n{pick}", nodes, columns)
+    assert by_column.distributions() == by_dict.distributions()
+    assert (by_column.cycles, by_column.unscored) == (by_dict.cycles, by_dict.unscored)
+
+
+def test_table_report_counts_every_cycle_from_scores_only_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Table output keeps no record: its report's scores come from scores-only records, and draw the same figure as
+    json output's full records; neither output changes."""
+    figures = {}
+    for output in ("table", "json"):
+        path = tmp_path / f"{output}.html"
+        code, out, _ = simulate(capsys, CLUSTER, "--seed", "1", "-q", "--output", output, "--report", str(path))
+        assert code == 0 and simulate(capsys, CLUSTER, "--seed", "1", "-q", "--output", output)[1] == out
+        section = path.read_text().split('<section id="scores"')[1].split("</section>")[0]
+        figures[output] = section
+    assert "<svg" in figures["table"] and figures["table"] == figures["json"]
+
+
+def test_score_stats_count_widely_spread_values() -> None:
+    """Values spread wider than bincount suits (an extender's, a custom weight's) are counted by sorting, alike."""
+    stats = ScoreStats()
+    stats.add("n1", {"n1": {"A": 10**7}, "n2": {"A": -3}, "n3": {"A": 10**7}})
+    assert stats.distributions()["A"] == ({10**7: 1}, {10**7: 1, -3: 1})

@@ -1,12 +1,15 @@
 """schedule_one: numFeasibleNodesToFind, the rotating start index, FitError text (schedule_one_test.go)."""
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.framework.interface import BindPlugin, PermitPlugin, PreBindPlugin, ReservePlugin
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import Diagnosis, FitError, new_pod_info
-from kubesched.schedule_one import num_feasible_nodes_to_find
+from kubesched.schedule_one import num_feasible_nodes_to_find, rotation
 from kubesched_testing.cluster import new_test_cluster
 from kubesched_testing.wrappers import make_node, make_pod
 
@@ -290,3 +293,13 @@ def test_a_filter_plugin_without_its_state_is_never_reached_when_earlier_filters
     assert obs.outcomes[0].message.startswith(
         f"0/{count} nodes are available: {count} node(s) didn't match Pod's node affinity/selector."
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(1, 3000), data=st.data())
+def test_rotation_is_the_modular_order(n: int, data: st.DataObject) -> None:
+    """The examination order from the rotating start index: the fast form equals (arange + start) % n."""
+    start = data.draw(st.integers(0, n - 1))
+    expected = (np.arange(n, dtype=np.int64) + start) % n
+    got = rotation(n, start)
+    assert got.dtype == expected.dtype and got.tolist() == expected.tolist()

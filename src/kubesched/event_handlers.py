@@ -18,7 +18,7 @@ from kubesched.config.load import SchedulerConfig
 from kubesched.framework import events
 from kubesched.framework.interface import ClusterEvent
 from kubesched.framework.node_info import ParsedNode, parse_node
-from kubesched.framework.types import PodInfo, new_pod_info
+from kubesched.framework.types import PodInfo, new_pod_info, pod_labels
 from kubesched.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -232,11 +232,13 @@ def _same(a: Any, b: Any) -> bool:
 
 # The metadata a parsed PodInfo holds besides the key: if these and the spec (but nodeName) are
 # unchanged, so is every parsed field; status and annotations are read from the object itself.
-_PARSED_METADATA = ("uid", "labels", "deletionTimestamp")
+_PARSED_METADATA = ("uid", "deletionTimestamp")
 
 
 def _reparse_pod(prev: PodInfo | None, new: dict[str, Any]) -> PodInfo:
-    """A binding changes only spec.nodeName (and status): reuse the parsed constraints then."""
+    """A binding changes only spec.nodeName (and status), and labels (PodTopologyLabels admission copies
+    the node's zone and region): reuse the parsed constraints then. Labels reach the parse elsewhere only
+    through matchLabelKeys and mismatchLabelKeys, so a spec without them takes the new labels as they are."""
     if prev is not None:
         old_spec = prev.obj.get("spec") or {}
         new_spec = new.get("spec") or {}
@@ -247,5 +249,23 @@ def _reparse_pod(prev: PodInfo | None, new: dict[str, Any]) -> PodInfo:
             and all(_same(new_spec.get(k), v) for k, v in old_spec.items() if k != "nodeName")
             and all(_same(old_meta.get(k), new_meta.get(k)) for k in _PARSED_METADATA)
         ):
-            return dataclasses.replace(prev, obj=new, node_name=str(new_spec.get("nodeName") or ""))
+            node_name = str(new_spec.get("nodeName") or "")
+            labels = old_meta.get("labels")
+            if _same(labels, new_meta.get("labels")):
+                return dataclasses.replace(prev, obj=new, node_name=node_name)
+            if not _label_keys_used(new_spec):
+                return dataclasses.replace(prev, obj=new, node_name=node_name, labels=pod_labels(new))
     return new_pod_info(new)
+
+
+def _label_keys_used(spec: dict[str, Any]) -> bool:
+    """Whether a spread constraint or pod (anti-)affinity term names matchLabelKeys or mismatchLabelKeys."""
+    terms: list[Any] = list(spec.get("topologySpreadConstraints") or ())
+    affinity = spec.get("affinity") or {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        rules = affinity.get(kind) or {}
+        terms.extend(rules.get("requiredDuringSchedulingIgnoredDuringExecution") or ())
+        terms.extend(
+            (t or {}).get("podAffinityTerm") for t in rules.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+        )
+    return any(isinstance(t, dict) and ("matchLabelKeys" in t or "mismatchLabelKeys" in t) for t in terms)

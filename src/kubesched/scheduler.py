@@ -31,7 +31,7 @@ from kubesched.framework.outcome import SchedulerObserver
 from kubesched.framework.plugins.dynamicresources.dra_manager import DRAManager
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Status
-from kubesched.framework.types import PodInfo
+from kubesched.framework.types import AttemptRecord, PodInfo
 from kubesched.profile import new_map, plugin_registry, unknown_plugin_configs
 from kubesched.queue.nominator import Nominator
 from kubesched.queue.scheduling_queue import HintEntry, PriorityQueue, QueuedPodInfo, QueueingHintMap
@@ -61,7 +61,7 @@ class Scheduler:
         registry: Registry | None = None,
         seed: int | None = None,
         clock: VirtualClock | None = None,
-        record: bool | Callable[[PodInfo], bool] = True,
+        record: bool | Callable[[PodInfo], bool | AttemptRecord] = True,
         observer: SchedulerObserver | None = None,
         bind_latency: float = 0.0,
         pod_lookup: Callable[[str, str], PodInfo | None],

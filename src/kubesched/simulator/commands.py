@@ -138,7 +138,8 @@ def _simulate(args: argparse.Namespace, budget: Budget, report: AtomicFile | Non
         full = args.record == "full" and output != "table"
         stream = JsonLinesWriter(sys.stdout, record=full, keep=explain) if output == "jsonl" else None
         progress = None if args.quiet else _progress()
-        # --report counts every cycle's scores as the run goes (before the stream drops its records).
+        # --report counts every cycle's scores as the run goes (before the stream drops its records); when the
+        # output keeps no record, cycles keep a scores-only record for it (docs/report.md).
         scores = _score_collector(output, explain) if report is not None and args.record == "full" else None
         digest = WorkloadDigest(explain, drop=not (full and output == "json"))  # after those that read records
         watchers: list[Watcher] = [w for w in (scores, stream, digest, progress) if w is not None]
@@ -146,7 +147,8 @@ def _simulate(args: argparse.Namespace, budget: Budget, report: AtomicFile | Non
             loaded,
             config,
             seed=args.seed,
-            record=True if full or scores is not None else explain,
+            record=True if full else explain,
+            scores_only=scores is not None and not full,
             until=args.until,
             bind_latency=args.bind_latency,
             watchers=watchers,

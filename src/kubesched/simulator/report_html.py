@@ -18,7 +18,7 @@ import io
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from kubesched.api.quantity import format_quantity
 from kubesched.framework.outcome import Outcome
@@ -52,6 +52,7 @@ TOP_OWNERS = 8  # workloads with their own colour in the placement charts; the r
 MAX_TABLE_ROWS = 500  # rows of a table (pending pods, warnings) before "... and N more"
 MAX_SERIES_POINTS = 2000  # pending-over-time points drawn; more are bucketed (the most waiting in each bucket)
 HISTOGRAM_BINS = 20
+_BINCOUNT_SPAN = 1 << 20  # ScoreStats counts values spanning less than this with bincount (sorting otherwise)
 TOTAL = "(total)"  # the sum of a node's final scores, shown beside each plugin's
 RUNNING_BEFORE = "running before the simulation"
 OTHER_OWNERS = "other workloads"
@@ -102,7 +103,7 @@ class ScoreStats:
     the chosen node's counted apart from all nodes' (others = all less chosen).
 
     Scores are integers: each is counted by value, so memory stays small whatever the run's size.
-    Values wait in lists and are counted in batches (numpy), which keeps `add` cheap at 50,000 pods.
+    Values wait in arrays and are counted in batches (numpy), which keeps `add` cheap at 50,000 pods.
     """
 
     _FLUSH = 1_000_000
@@ -112,7 +113,7 @@ class ScoreStats:
         self.all: dict[str, dict[int, int]] = {}
         self.cycles = 0  # scheduling cycles that chose a node and scored
         self.unscored = 0  # cycles that chose a node without scoring (one feasible node, as upstream)
-        self._pending: dict[str, list[int]] = {}
+        self._pending: dict[str, list[Any]] = {}  # plugin -> numpy arrays of values not counted yet
         self._waiting = 0
 
     def add(self, chosen: str, final: Mapping[str, Mapping[str, int]]) -> None:
@@ -121,30 +122,61 @@ class ScoreStats:
         if not final or mine is None:
             self.unscored += 1
             return
+        import numpy as np
+
         self.cycles += 1
         scores = list(final.values())
         for plugin, value in mine.items():
             _bump(self.chosen, plugin, value)
-            values = [s[plugin] for s in scores if plugin in s]
-            self._pending.setdefault(plugin, []).extend(values)
-            self._waiting += len(values)
+            self._wait(plugin, np.asarray([s[plugin] for s in scores if plugin in s], dtype=np.int64))
         _bump(self.chosen, TOTAL, sum(mine.values()))
-        self._pending.setdefault(TOTAL, []).extend([sum(s.values()) for s in scores])
-        self._waiting += len(scores)
+        self._wait(TOTAL, np.asarray([sum(s.values()) for s in scores], dtype=np.int64))
+
+    def add_columns(self, chosen: str, nodes: Sequence[str], columns: Mapping[str, Any]) -> None:
+        """As `add`, from a scores-only record: `columns` maps each plugin to its final scores over `nodes`."""
+        import numpy as np
+
+        total = np.zeros(len(nodes), dtype=np.int64)
+        for column in columns.values():
+            total = total + column
+        at = _position(chosen, nodes, total) if columns else -1
+        if at < 0:
+            self.unscored += 1
+            return
+        self.cycles += 1
+        for plugin, column in columns.items():
+            _bump(self.chosen, plugin, int(column[at]))
+            self._wait(plugin, column)
+        _bump(self.chosen, TOTAL, int(total[at]))
+        self._wait(TOTAL, total)
+
+    def _wait(self, plugin: str, values: Any) -> None:
+        self._pending.setdefault(plugin, []).append(values)
+        self._waiting += len(values)
         if self._waiting >= self._FLUSH:
             self._flush()
 
     def _flush(self) -> None:
         import numpy as np
 
-        for plugin, values in self._pending.items():
-            if not values:
+        for plugin, arrays in self._pending.items():
+            if not arrays:
                 continue
-            uniques, counts = np.unique(np.asarray(values, dtype=np.int64), return_counts=True)
+            values = np.concatenate(arrays)
+            arrays.clear()
+            if not len(values):
+                continue
+            lo, hi = int(values.min()), int(values.max())
+            if hi - lo < _BINCOUNT_SPAN:  # scores span a few thousand values: counting beats sorting
+                counts = np.bincount(values - lo)
+                uniques = np.flatnonzero(counts)
+                counts = counts[uniques]
+                uniques += lo
+            else:
+                uniques, counts = np.unique(values, return_counts=True)
             into = self.all.setdefault(plugin, {})
             for v, n in zip(uniques.tolist(), counts.tolist(), strict=True):
                 into[v] = into.get(v, 0) + n
-            values.clear()
         self._waiting = 0
 
     def distributions(self) -> dict[str, tuple[dict[int, int], dict[int, int]]]:
@@ -156,6 +188,37 @@ class ScoreStats:
             others = {v: n - chosen.get(v, 0) for v, n in self.all.get(plugin, {}).items()}
             out[plugin] = (dict(chosen), {v: n for v, n in others.items() if n > 0})
         return out
+
+
+def _position(chosen: str, nodes: Sequence[str], total: Any) -> int:
+    """Where `chosen` is in `nodes` (-1: absent), looked for first among the best totals, where the cycle chose it:
+    reading every node's name cost more than the rest of counting a cycle."""
+    import numpy as np
+
+    best = np.flatnonzero(total == total.max()).tolist() if len(total) else []
+    for i in [*best, *range(len(nodes))]:
+        if nodes[i] == chosen:
+            return int(i)
+    return -1
+
+
+class _NodeNames(Sequence[str]):
+    """The names of a scores-only record's nodes, read only where asked."""
+
+    def __init__(self, nodes: Sequence[Any]) -> None:
+        self.nodes = nodes
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [ni.name for ni in self.nodes[i]]
+        return str(self.nodes[i].name)
 
 
 def _bump(into: dict[str, dict[int, int]], plugin: str, value: int) -> None:
@@ -181,7 +244,17 @@ class ScoreCollector:
         if record is None:
             return
         if outcome.result == SCHEDULED and outcome.node is not None:
-            self.stats.add(outcome.node, record.final_score)
+            if not record.scores_only:
+                self.stats.add(outcome.node, record.final_score)
+            elif record.final_score:  # an extender's scores too: counted as a full record's, node by node
+                columns = record.final_columns.items()
+                names = [ni.name for ni in record.scored_nodes]
+                final = {n: {p: int(c[i]) for p, c in columns} for i, n in enumerate(names)}
+                for node, extra in record.final_score.items():
+                    final.setdefault(node, {}).update(extra)
+                self.stats.add(outcome.node, final)
+            else:
+                self.stats.add_columns(outcome.node, _NodeNames(record.scored_nodes), record.final_columns)
         if self.drop and not selects(self.keep, result, outcome.pod):
             outcome.record = None
 

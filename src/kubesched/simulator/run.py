@@ -22,7 +22,7 @@ from kubesched.config.load import SchedulerConfig, load_config
 from kubesched.config.trust import UNTRUSTED, Trust
 from kubesched.event_handlers import informed_scheduler
 from kubesched.framework.outcome import Outcome, SchedulerEvent
-from kubesched.framework.types import PodInfo, new_pod_info
+from kubesched.framework.types import AttemptRecord, PodInfo, new_pod_info
 from kubesched.release import DEFAULT, Release
 from kubesched.scheduler import Scheduler
 from kubesched.simulator.load import LoadedInput, admit_update, create_problems, prepare_objects
@@ -124,7 +124,9 @@ def simulate(
     until: float | None = None,
     bind_latency: float = 0.0,
     watchers: Sequence[Watcher] = (),
+    scores_only: bool = False,
 ) -> SimulationResult:
+    """With `scores_only`, the attempts `record` leaves out keep a scores-only record (the report's figures)."""
     objects = prepare_objects(loaded)
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
@@ -135,7 +137,7 @@ def simulate(
         clock,
         registry=registry,
         seed=seed,
-        record=_record_predicate(record, result),
+        record=_record_predicate(record, result, scores_only),
         observer=result,
         bind_latency=bind_latency,
     )
@@ -169,7 +171,12 @@ def simulate(
     return result
 
 
-def _record_predicate(record: Record, result: SimulationResult) -> bool | Callable[[PodInfo], bool]:
+def _record_predicate(
+    record: Record, result: SimulationResult, scores_only: bool = False
+) -> bool | Callable[[PodInfo], bool | AttemptRecord]:
+    if scores_only and record is not True:
+        full = _record_predicate(record, result)
+        return lambda pod: True if full is True or (callable(full) and full(pod)) else AttemptRecord(scores_only=True)
     if isinstance(record, bool) or callable(record):
         return record
     keys = frozenset(record)

@@ -467,11 +467,24 @@ def domains_per_constraint(pod: PodInfo, constraints: Sequence[Constraint], tabl
             out.append((codes, np.zeros(0, dtype=np.int64)))
             continue
         matching = _matching_column(pod, c.selector, table)[rows]
-        present, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-        sums = np.bincount(inverse, weights=matching, minlength=len(present)).astype(np.int64)
-        order = np.argsort(first, kind="stable")
-        out.append((present[order], sums[order]))
+        out.append(domain_sums(codes, matching, table.value_count(c.topology_key)))
     return out
+
+
+def domain_sums(codes: npt.NDArray[np.int32], matching: IntArray, values: int) -> Domains:
+    """The distinct codes (each in [0, values)) in the order they first appear, and `matching` summed by code.
+
+    Counting instead of np.unique's sort: at 10,000 nodes the sort was a tenth of a realistic run's
+    cycles. Where no code repeats (a hostname's), the rows are the domains as they are.
+    """
+    if np.bincount(codes, minlength=values).max() <= 1:
+        return codes, matching.astype(np.int64)
+    first = np.full(values, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
+    present = np.flatnonzero(first < len(codes))
+    present = present[np.argsort(first[present], kind="stable")]
+    sums = np.bincount(codes, weights=matching, minlength=values).astype(np.int64)
+    return present.astype(codes.dtype), sums[present]
 
 
 def match_num_per_domain(pod: PodInfo, constraints: Sequence[Constraint], table: NodeTable) -> list[dict[str, int]]:
@@ -555,7 +568,7 @@ def pre_score_state(
             weights.append(topology_normalizing_weight(len(positions) - len(ignored)))
             continue
         codes, values = _codes_absent_as_empty(table, c.topology_key)
-        registered = np.unique(codes[kept])
+        registered = np.flatnonzero(np.bincount(codes[kept], minlength=len(values)))  # sorted, as np.unique
         weights.append(topology_normalizing_weight(len(registered)))
         rows = has_all & _inclusion_mask(pod, c, table)
         sums = np.bincount(

@@ -1,12 +1,16 @@
 """Cases from podtopologyspread/filtering_test.go (TestSingleConstraint) and scoring_test.go."""
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.config.defaults import default_args
 from kubesched.config.types import PodTopologySpreadArgs
 from kubesched.framework.plugins.podtopologyspread.plugin import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
+    domain_sums,
     new,
 )
 from kubesched.framework.status import Code, Status
@@ -149,3 +153,17 @@ def test_system_default_constraints_use_service_selector():
     no_service = new_plugin(new, default_args("PodTopologySpread", PodTopologySpreadArgs()), snap, lister_with())
     _, skipped = score_nodes(no_service, make_pod("p").label("app", "web").obj(), snap)
     assert skipped is not None and skipped.code == Code.SKIP
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), values=st.integers(1, 40))
+def test_domain_sums_equal_the_sorting_form(data: st.DataObject, values: int) -> None:
+    """Counting gives what np.unique did: codes in first-seen order, matching pods summed by code."""
+    codes = np.asarray(data.draw(st.lists(st.integers(0, values - 1), min_size=1, max_size=60)), dtype=np.int32)
+    matching = np.asarray(data.draw(st.lists(st.integers(0, 9), min_size=len(codes), max_size=len(codes))))
+    present, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    sums = np.bincount(inverse, weights=matching, minlength=len(present)).astype(np.int64)
+    order = np.argsort(first, kind="stable")
+    got_codes, got_sums = domain_sums(codes, matching.astype(np.int64), values)
+    assert got_codes.dtype == present.dtype and got_sums.dtype == sums.dtype
+    assert got_codes.tolist() == present[order].tolist() and got_sums.tolist() == sums[order].tolist()
