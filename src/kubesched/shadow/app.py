@@ -28,7 +28,6 @@ from kubesched.api.object import Obj
 from kubesched.api.resources import CPU
 from kubesched.backend.kube.api import load_configuration
 from kubesched.backend.kube.cluster import ClusterStore
-from kubesched.backend.store import object_key
 from kubesched.clock import WallClock
 from kubesched.config.load import SchedulerConfig
 from kubesched.event_handlers import informed_scheduler
@@ -174,14 +173,7 @@ class ShadowStore(ClusterStore):
                 self._queued_at[_uid(new)] = next(self._sequence)  # back into the queue, behind the others
             elif event == "DELETED" or _node_name(new):
                 self._queued_at.pop(_uid(old if new is None else new), None)  # out of the queue for good
-        objects = self.objects[kind]
-        if event == "DELETED":
-            assert old is not None
-            objects.pop(object_key(old), None)
-        else:
-            assert new is not None
-            objects[object_key(new)] = new
-        self._notify(kind, event, old, new)
+        self.apply_event(kind, event, old, new)
 
 
 @dataclass

@@ -98,16 +98,20 @@ class ClusterStore(ObjectStore):
             except queue.Empty:
                 break
             n += 1
-            objects = self.objects[kind]
-            if event == "DELETED":
-                assert old is not None
-                objects.pop(object_key(old), None)
-            else:
-                assert new is not None
-                objects[object_key(new)] = new
-            self._notify(kind, event, old, new)
+            self.apply_event(kind, event, old, new)
         self.events_applied += n
         return n
+
+    def apply_event(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
+        """One watch event into the store, then to its listeners."""
+        objects = self.objects[kind]
+        if event == "DELETED":
+            assert old is not None
+            objects.pop(object_key(old), None)
+        else:
+            assert new is not None
+            objects[object_key(new)] = new
+        self._notify(kind, event, old, new)
 
 
 class KubeClient:
