@@ -29,6 +29,7 @@ from kubesched.startup import without_gc
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from kubesched.features import FeatureGates
     from kubesched.simulator.budget import Budget
     from kubesched.simulator.explain import WorkloadDigest
     from kubesched.simulator.load import LoadedInput
@@ -100,7 +101,8 @@ def _parser() -> argparse.ArgumentParser:
         "--feature-gates",
         default="",
         metavar="GATES",
-        help="for --policy-config-file/--algorithm-provider: DefaultPodTopologySpread=true|false",
+        help="kube-scheduler's A=true,B=false (v1.36 gates, e.g. GenericWorkload,GangScheduling: "
+        "docs/workload-aware.md); with --policy-config-file/--algorithm-provider: DefaultPodTopologySpread=true|false",
     )
     s.add_argument(
         "--output",
@@ -196,6 +198,12 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
     """kube-scheduler's own flags where they exist; --kubeconfig/--kube-api-* override clientConnection."""
     r = sub.add_parser("run", help="schedule the pods of a real cluster (kubeconfig or in-cluster credentials)")
     r.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
+    r.add_argument(
+        "--feature-gates",
+        default="",
+        metavar="GATES",
+        help="kube-scheduler's A=true,B=false (v1.36 gates, e.g. GenericWorkload,GangScheduling)",
+    )
     _cluster_args(
         r,
         "default: clientConnection.kubeconfig, else in-cluster credentials; "
@@ -360,6 +368,19 @@ def _verbosity(text: str) -> int:
     return level
 
 
+def _feature_gates(text: str, warnings: list[str]) -> FeatureGates:
+    """--feature-gates as kube-scheduler v1.36 takes it; unknown gates only warned about, as it does."""
+    from kubesched.features import FeatureGateError, parse_feature_gates
+
+    found: list[str] = []
+    try:
+        gates = parse_feature_gates(text, found)
+    except FeatureGateError as err:
+        raise LoadError(f"--feature-gates: {err}") from err
+    warnings.extend(f"--feature-gates: {w}" for w in found)
+    return gates
+
+
 def _duration(text: str) -> float:
     try:
         return parse_duration(text)
@@ -369,7 +390,7 @@ def _duration(text: str) -> float:
 
 def _scheduler_config(args: argparse.Namespace, loaded: LoadedInput) -> tuple[SchedulerConfig, list[str]]:
     """--config, a configuration among the manifests, or a legacy Policy or algorithm provider."""
-    from kubesched.config.legacy import load_algorithm_provider, load_policy, parse_feature_gates
+    from kubesched.config.legacy import FEATURE_GATES, load_algorithm_provider, load_policy, parse_feature_gates
     from kubesched.simulator.run import build_config
 
     legacy = [
@@ -381,21 +402,29 @@ def _scheduler_config(args: argparse.Namespace, loaded: LoadedInput) -> tuple[Sc
         if v
     ]
     if not legacy:
-        if args.feature_gates:
-            raise LoadError("--feature-gates only applies with --policy-config-file or --algorithm-provider")
+        if any(
+            g.partition("=")[0].strip().removeprefix("kube:") in FEATURE_GATES for g in args.feature_gates.split(",")
+        ):
+            raise LoadError(
+                f"--feature-gates only applies with --policy-config-file or --algorithm-provider for "
+                f"{', '.join(FEATURE_GATES)} (a gate kube-scheduler v1.36 no longer has)"
+            )
+        warnings: list[str] = []
+        gates = _feature_gates(args.feature_gates, warnings)
         config_doc = read_object_file(args.config) if args.config else None
-        return build_config(loaded, config_doc, args.config or "", trust=TRUSTED, documents=UNTRUSTED), []
+        config = build_config(loaded, config_doc, args.config or "", trust=TRUSTED, documents=UNTRUSTED, gates=gates)
+        return config, warnings
     others = legacy[1:] + (["--config"] if args.config else [])
     if others:
         raise LoadError(f"{legacy[0]} cannot be combined with {', '.join(others)}")
     if loaded.config is not None:
         raise LoadError(f"{legacy[0]} cannot be combined with the KubeSchedulerConfiguration in {loaded.config_source}")
-    gates = parse_feature_gates(args.feature_gates)
+    legacy_gates = parse_feature_gates(args.feature_gates)
     if args.policy_config_file:
         doc = read_object_file(args.policy_config_file, "Policy")
-        result = load_policy(doc, source=args.policy_config_file, gates=gates)
+        result = load_policy(doc, source=args.policy_config_file, gates=legacy_gates)
         return result.config, [f"{args.policy_config_file}: {w}" for w in result.warnings]
-    result = load_algorithm_provider(args.algorithm_provider, gates=gates)
+    result = load_algorithm_provider(args.algorithm_provider, gates=legacy_gates)
     return result.config, result.warnings
 
 
@@ -625,8 +654,12 @@ def run_command(args: argparse.Namespace) -> int:
     from kubesched.delegation import DelegationError
 
     try:
+        gate_warnings: list[str] = []
+        gates = _feature_gates(args.feature_gates, gate_warnings)
+        for warning in gate_warnings:
+            _say(warning)
         config = load_config(
-            read_object_file(args.config) if args.config else None, source=args.config or "", trust=TRUSTED
+            read_object_file(args.config) if args.config else None, source=args.config or "", trust=TRUSTED, gates=gates
         )
         opts = RunOptions(
             kubeconfig=args.kubeconfig,

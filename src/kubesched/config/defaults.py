@@ -5,7 +5,7 @@ joins the default set), DynamicResourceAllocation (on: DynamicResources, weight 
 DRASchedulerFilterTimeout (on: filterTimeout 10s), DRADeviceBindingConditions and
 DRAResourceClaimDeviceStatus (on: bindingTimeout 10m), StorageCapacityScoring (off:
 VolumeBinding gets no shape), GangScheduling and TopologyAwareWorkloadScheduling
-(off: their plugins stay out of the default set).
+(off: their plugins stay out of the default set unless the gates given turn them on).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from kubesched.config.types import (
     VolumeBindingArgs,
     _Args,
 )
+from kubesched.features import DEFAULT_GATES, GANG_SCHEDULING, TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, FeatureGates
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0
@@ -62,8 +63,19 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
 )
 
 
-def default_plugins() -> Plugins:
-    return Plugins(multiPoint=PluginSet(enabled=[Plugin(name=name, weight=w) for name, w in DEFAULT_MULTI_POINT]))
+# Appended, in this order, when their gates are on (applyFeatureGates in default_plugins.go).
+GATED_MULTI_POINT: tuple[tuple[str, tuple[tuple[str, int | None], ...]], ...] = (
+    (GANG_SCHEDULING, ((n.GANG_SCHEDULING, None),)),
+    (TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, ((n.TOPOLOGY_PLACEMENT_GENERATOR, None), (n.POD_GROUP_PODS_COUNT, 1))),
+)
+
+
+def default_plugins(gates: FeatureGates = DEFAULT_GATES) -> Plugins:
+    entries = list(DEFAULT_MULTI_POINT)
+    for gate, plugins in GATED_MULTI_POINT:
+        if gates.enabled(gate):
+            entries.extend(plugins)
+    return Plugins(multiPoint=PluginSet(enabled=[Plugin(name=name, weight=w) for name, w in entries]))
 
 
 def default_resources() -> list[ResourceSpec]:
@@ -149,23 +161,23 @@ def enabled_plugin_names(plugins: Plugins) -> list[str]:
     return list(seen)
 
 
-def set_defaults_profile(profile: KubeSchedulerProfile) -> None:
+def set_defaults_profile(profile: KubeSchedulerProfile, gates: FeatureGates = DEFAULT_GATES) -> None:
     """Merged plugins; then a default config for each enabled in-tree args kind not configured, by name."""
-    profile.plugins = merge_plugins(default_plugins(), profile.plugins)
+    profile.plugins = merge_plugins(default_plugins(gates), profile.plugins)
     configured = {pc.name for pc in profile.pluginConfig}
     for name in sorted(enabled_plugin_names(profile.plugins)):
         if name in ARGS_TYPES and name not in configured:
             profile.pluginConfig.append(PluginConfig(name=name, args=None))
 
 
-def set_defaults(cfg: KubeSchedulerConfiguration) -> None:
+def set_defaults(cfg: KubeSchedulerConfiguration, gates: FeatureGates = DEFAULT_GATES) -> None:
     """SetDefaults_KubeSchedulerConfiguration; zero durations and empty strings count as unset, as in Go."""
     if not cfg.profiles:
         cfg.profiles.append(KubeSchedulerProfile())
     if len(cfg.profiles) == 1 and cfg.profiles[0].schedulerName is None:
         cfg.profiles[0].schedulerName = DEFAULT_SCHEDULER_NAME
     for prof in cfg.profiles:
-        set_defaults_profile(prof)
+        set_defaults_profile(prof, gates)
     if cfg.percentageOfNodesToScore is None:
         cfg.percentageOfNodesToScore = DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE
     le = cfg.leaderElection

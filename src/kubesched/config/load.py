@@ -30,10 +30,16 @@ from kubesched.config.validation import (
     validate_configuration,
     validate_fit_args,
 )
+from kubesched.features import DEFAULT_GATES, FeatureGates
 
 DEFAULT_DOCUMENT = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": KIND}
 # v1.36's in-tree registry beyond kubesched's: accepted upstream, no implementation here.
-UPSTREAM_ONLY_PLUGINS = frozenset({n.GANG_SCHEDULING, n.TOPOLOGY_PLACEMENT_GENERATOR, n.POD_GROUP_PODS_COUNT})
+UPSTREAM_ONLY_PLUGINS: frozenset[str] = frozenset()
+# The in-tree plugins of each pod-group point (workload-aware scheduling, v1.36 alpha).
+PLACEMENT_PLUGINS = {
+    n.PLACEMENT_GENERATE: frozenset({n.TOPOLOGY_PLACEMENT_GENERATOR}),
+    n.PLACEMENT_SCORE: frozenset({n.POD_GROUP_PODS_COUNT}),
+}
 # v1.36's in-tree plugins that kubesched implements too.
 _IN_TREE = frozenset(
     {
@@ -57,6 +63,9 @@ _IN_TREE = frozenset(
         n.IMAGE_LOCALITY,
         n.DEFAULT_BINDER,
         n.NODE_DECLARED_FEATURES,
+        n.GANG_SCHEDULING,
+        n.TOPOLOGY_PLACEMENT_GENERATOR,
+        n.POD_GROUP_PODS_COUNT,
     }
 )
 DEFAULT_EXTENDER_TIMEOUT = "5s"
@@ -125,6 +134,7 @@ class SchedulerConfig:
     source: str = ""
     document: dict[str, Any] | None = None  # as the user wrote it, to say where an error is; None: not a file's
     trust: Trust = UNTRUSTED
+    gates: FeatureGates = DEFAULT_GATES  # the scheduler's --feature-gates: default plugins and behaviour follow them
 
     def field_in_document(self, path: str) -> str:
         """`path` (into the defaulted configuration) as it reads in the user's document; '' when there is none."""
@@ -265,6 +275,8 @@ def _framework_checks(cfg: KubeSchedulerConfiguration) -> tuple[str, str] | None
             for k, p in enumerate(getattr(plugins, point).enabled):
                 kind = POINT_TYPE_NAMES[point]
                 where = f"{at}.plugins.{point}.enabled[{k}].name"
+                if p.name in PLACEMENT_PLUGINS[point]:
+                    continue
                 if p.name in UPSTREAM_ONLY_PLUGINS:
                     return _framework_error(name, f"{kind} {q(p.name)} is not implemented by kubesched"), where
                 if p.name in _IN_TREE:
@@ -308,7 +320,9 @@ def _queue_sort_of(prof: Any) -> str:
     return ""
 
 
-def defaulted_configuration(doc: dict[str, Any] | None, *, source: str = "") -> KubeSchedulerConfiguration:
+def defaulted_configuration(
+    doc: dict[str, Any] | None, *, source: str = "", gates: FeatureGates = DEFAULT_GATES
+) -> KubeSchedulerConfiguration:
     """Decode and default, as upstream's codec does before validation; pluginConfig args come out typed."""
     try:
         normalised = decode_configuration(DEFAULT_DOCUMENT if doc is None else doc)
@@ -318,7 +332,7 @@ def defaulted_configuration(doc: dict[str, Any] | None, *, source: str = "") -> 
         cfg = KubeSchedulerConfiguration.model_validate(normalised)
     except pydantic.ValidationError as err:  # decoding let through what the models refuse
         raise ConfigError(pydantic_errors(err), source) from err
-    set_defaults(cfg)
+    set_defaults(cfg, gates)
     for prof in cfg.profiles:
         for pc in prof.pluginConfig:
             kind = ARGS_TYPES.get(pc.name)
@@ -328,14 +342,16 @@ def defaulted_configuration(doc: dict[str, Any] | None, *, source: str = "") -> 
     return cfg
 
 
-def load_config(doc: dict[str, Any] | None, *, source: str = "", trust: Trust = UNTRUSTED) -> SchedulerConfig:
+def load_config(
+    doc: dict[str, Any] | None, *, source: str = "", trust: Trust = UNTRUSTED, gates: FeatureGates = DEFAULT_GATES
+) -> SchedulerConfig:
     """Turn a parsed YAML document (or None for the defaults) into a SchedulerConfig.
 
     `trust` says where the document came from: only a configuration the user gave on purpose
     (`TRUSTED`) may name plugins by import path or extenders; anything else is refused here,
     before a profile is built or an extender probed.
     """
-    cfg = defaulted_configuration(doc, source=source)
+    cfg = defaulted_configuration(doc, source=source, gates=gates)
     errors = validate_configuration(cfg)
     if errors:
         raise ConfigError(errors, source)
@@ -349,4 +365,4 @@ def load_config(doc: dict[str, Any] | None, *, source: str = "", trust: Trust = 
         at = field_in_document(cfg, doc, refused.field) if doc is not None else refused.field
         raise ConfigError([FieldError(at, refused.message)], source, message=refused.message, field=at, framework=True)
     profile_args = [{pc.name: pc.args for pc in prof.pluginConfig} for prof in cfg.profiles]
-    return SchedulerConfig(cfg, profile_args, source, doc, trust)
+    return SchedulerConfig(cfg, profile_args, source, doc, trust, gates)

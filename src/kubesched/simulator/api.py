@@ -235,6 +235,7 @@ def simulate(
     max_pods: int | None = None,
     max_objects: int | None = None,
     max_input_bytes: int | None = None,
+    feature_gates: str | Mapping[str, bool] | None = None,
 ) -> Simulation:
     """Simulate scheduling: manifests in, a `Simulation` out.
 
@@ -248,7 +249,8 @@ def simulate(
     inputs like `inputs` whose objects replace those of the same kind, namespace and name
     (`--overlay`). `max_pods`, `max_objects` and `max_input_bytes` raise (or lower) the
     simulation's budget (docs/security.md); input over it raises InputError before anything
-    is built.
+    is built. `feature_gates` are kube-scheduler's `--feature-gates` (`"GenericWorkload=true,..."`
+    or a mapping): v1.36's alpha workload-aware scheduling is behind them (docs/workload-aware.md).
 
     Only `config` may name plugins by import path or extenders: a KubeSchedulerConfiguration
     among the inputs, the text or the overlays is data, and one that does raises InputError.
@@ -265,6 +267,7 @@ def simulate(
         max_pods=max_pods,
         max_objects=max_objects,
         max_input_bytes=max_input_bytes,
+        feature_gates=feature_gates,
         config_trust=TRUSTED,
         documents_trust=UNTRUSTED.hinted(API_HINT),
     )
@@ -290,9 +293,11 @@ def _simulate(
     max_pods: int | None = None,
     max_objects: int | None = None,
     max_input_bytes: int | None = None,
+    feature_gates: str | Mapping[str, bool] | None = None,
     config_trust: Trust,
     documents_trust: Trust,
 ) -> Simulation:
+    from kubesched.features import FeatureGateError, parse_feature_gates
     from kubesched.simulator.report import to_json
     from kubesched.simulator.run import build_config
     from kubesched.simulator.run import simulate as run_simulation
@@ -304,8 +309,14 @@ def _simulate(
         budget = _budget(max_pods, max_objects, max_input_bytes)
         loaded = _load(inputs, text, tuple(overlays), budget)
         config_doc, config_source = _config_document(config)
+        gate_warnings: list[str] = []
+        try:
+            gates = parse_feature_gates(feature_gates or "", gate_warnings)
+        except FeatureGateError as err:
+            raise InputError(f"feature_gates: {err}") from err
+        loaded.warnings.extend(gate_warnings)
         scheduler_config = build_config(
-            loaded, config_doc, config_source, trust=config_trust, documents=documents_trust
+            loaded, config_doc, config_source, trust=config_trust, documents=documents_trust, gates=gates
         )
         source = scheduler_config.source
         result = run_simulation(

@@ -16,6 +16,7 @@ from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
 from kubesched.config.trust import UNTRUSTED, Trust
 from kubesched.event_handlers import informed_scheduler
+from kubesched.features import DEFAULT_GATES, FeatureGates
 from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.scheduler import Scheduler
@@ -24,8 +25,10 @@ from kubesched.simulator.controllers.controller_utils import NameGenerator
 from kubesched.simulator.controllers.ephemeral_volume import EphemeralVolumeController
 from kubesched.simulator.controllers.manager import WorkloadControllers
 from kubesched.simulator.controllers.resource_claim import ResourceClaimController
+from kubesched.simulator.documents import LoadError
 from kubesched.simulator.load import LoadedInput, admit_update, create_problems, prepare_objects
 from kubesched.simulator.scenario import Step, merge_patch
+from kubesched.simulator.workload_api import GateError, apply_gates
 
 # Kinds the store must hold before nodes and pods arrive, as informers sync before scheduling starts.
 _FIRST = (
@@ -50,6 +53,8 @@ _FIRST = (
     "ResourceSlice",
     "ResourceClaimTemplate",
     "ResourceClaim",
+    "Workload",
+    "PodGroup",
 )
 
 
@@ -98,12 +103,14 @@ def build_config(
     *,
     trust: Trust = UNTRUSTED,
     documents: Trust = UNTRUSTED,
+    gates: FeatureGates = DEFAULT_GATES,
 ) -> SchedulerConfig:
     """The configuration given on its own (`config_doc`, trusted as far as `trust` says), else the one among
-    the documents, files and overlays (as far as `documents` says: they are data). Trusting is asked for."""
+    the documents, files and overlays (as far as `documents` says: they are data). Trusting is asked for.
+    `gates` are the scheduler's --feature-gates (and the API server's, for the workload kinds)."""
     if config_doc is not None:
-        return load_config(config_doc, source=config_source, trust=trust)
-    return load_config(loaded.config, source=loaded.config_source, trust=documents)
+        return load_config(config_doc, source=config_source, trust=trust, gates=gates)
+    return load_config(loaded.config, source=loaded.config_source, trust=documents, gates=gates)
 
 
 def embedded_scheduler(config: SchedulerConfig, cluster: EmbeddedCluster, clock: VirtualClock, **kw: Any) -> Scheduler:
@@ -123,6 +130,7 @@ def simulate(
     watchers: Sequence[Watcher] = (),
 ) -> SimulationResult:
     objects = prepare_objects(loaded)
+    _apply_gates(loaded, config.gates)
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
     result = SimulationResult(warnings=list(loaded.warnings), watchers=watchers)
@@ -163,6 +171,16 @@ def simulate(
     sched.run(until=until)
     result.end_time = clock.now
     return result
+
+
+def _apply_gates(loaded: LoadedInput, gates: FeatureGates) -> None:
+    """What the API server with the simulation's gates does to the admitted objects (simulator/workload_api.py)."""
+    everything = [*loaded.objects, *loaded.step_objects]
+    try:
+        loaded.warnings.extend(apply_gates([so.obj for so in everything], gates))
+    except GateError as err:
+        where = next((so.describe() for so in everything if so.obj is err.obj), "")
+        raise LoadError(f"{where}: {err}" if where else str(err)) from err
 
 
 def _record_predicate(record: Record, result: SimulationResult) -> bool | Callable[[PodInfo], bool]:

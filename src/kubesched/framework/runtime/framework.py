@@ -61,6 +61,8 @@ POINT_TYPES: dict[str, type[Plugin]] = {
     names.PRE_BIND: fw.PreBindPlugin,
     names.BIND: fw.BindPlugin,
     names.POST_BIND: fw.PostBindPlugin,
+    names.PLACEMENT_GENERATE: fw.PlacementGeneratePlugin,
+    names.PLACEMENT_SCORE: fw.PlacementScorePlugin,
 }
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 # Up to this many candidate nodes, the filter pass runs the plain per-node plugins only.
@@ -177,7 +179,7 @@ class Framework:
         )
         plugins = profile.plugins or Plugins()
         wanted: dict[str, None] = {}
-        for point in (names.MULTI_POINT, *names.EXTENSION_POINTS):
+        for point in (names.MULTI_POINT, *names.EXTENSION_POINTS, *names.PLACEMENT_POINTS):
             for p in getattr(plugins, point).enabled:
                 wanted.setdefault(p.name, None)
         self.plugins_map: dict[str, Plugin] = {}
@@ -204,9 +206,11 @@ class Framework:
                 plugin.NAME = name  # known by the name its profile gives it
             self.plugins_map[name] = plugin
         self.score_weights: dict[str, int] = {}
-        specific = {point: self._specific_point(point, getattr(plugins, point)) for point in names.BUILD_ORDER}
+        self.placement_weights: dict[str, int] = {}  # PlacementScore plugins' weights
+        built = (*names.BUILD_ORDER, *names.PLACEMENT_POINTS)
+        specific = {point: self._specific_point(point, getattr(plugins, point)) for point in built}
         self.points: dict[str, list[Plugin]] = {}
-        for point in names.BUILD_ORDER:
+        for point in built:
             expanded = self._expand_multi_point(point, specific[point], getattr(plugins, point), plugins.multiPoint)
             self.points[point] = [self.plugins_map[n] for n in expanded]
         # Each point's list holds plugins of that point's type: _specific_point checked every name.
@@ -221,6 +225,8 @@ class Framework:
         self.pre_bind_plugins = cast(list[fw.PreBindPlugin], self.points["preBind"])
         self.bind_plugins = cast(list[fw.BindPlugin], self.points["bind"])
         self.post_bind_plugins = cast(list[fw.PostBindPlugin], self.points["postBind"])
+        self.placement_generate_plugins = cast(list[fw.PlacementGeneratePlugin], self.points["placementGenerate"])
+        self.placement_score_plugins = cast(list[fw.PlacementScorePlugin], self.points["placementScore"])
         total = 0
         for pl in self.score_plugins:
             w = self.score_weights.setdefault(pl.name, 1)
@@ -243,6 +249,12 @@ class Framework:
         self.batch_filter_plugins = [cast(fw.BatchFilterPlugin, p) for p in self.filter_plugins if _has_batch_filter(p)]
         self.per_node_filter_plugins = [p for p in self.filter_plugins if not _has_batch_filter(p)]
 
+    def placement_weights_or_score(self, point: str) -> dict[str, int]:
+        """Where a score point's weights go: node scores' or placement scores' own."""
+        if point == names.SCORE:
+            return self.score_weights
+        return self.placement_weights
+
     def _specific_point(self, point: str, specific: PluginSet) -> list[str]:
         """updatePluginList: the point's own list, every name known and of the point's type, once."""
         kind = POINT_TYPES[point]
@@ -257,8 +269,8 @@ class Framework:
             if p.name in enabled:
                 raise FrameworkError(f'plugin "{p.name}" already registered as "{type_name}"', at)
             enabled[p.name] = None
-            if point == "score":
-                self.score_weights[p.name] = p.weight or 1
+            if point in (names.SCORE, names.PLACEMENT_SCORE):
+                self.placement_weights_or_score(point)[p.name] = p.weight or 1
         return list(enabled)
 
     def _expand_multi_point(self, point: str, enabled: list[str], specific: PluginSet, multi: PluginSet) -> list[str]:
@@ -283,8 +295,8 @@ class Framework:
             if p.name in from_multi:
                 raise FrameworkError(f'plugin "{p.name}" already registered as "{type_name}"', at)
             from_multi[p.name] = None
-            if point == "score":
-                self.score_weights[p.name] = p.weight or 1
+            if point in (names.SCORE, names.PLACEMENT_SCORE):
+                self.placement_weights_or_score(point)[p.name] = p.weight or 1
         return [
             *(n for n in enabled if n in overrides),
             *from_multi,

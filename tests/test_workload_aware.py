@@ -1,0 +1,248 @@
+"""Workload-aware scheduling (v1.36 alpha) through `kubesched simulate` and the Python API.
+
+The gates as the binary parses them, the alpha kinds refused or admitted as a v1.36 API
+server with those gates would, and gangs placed all or nothing (messages as upstream's).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubesched.features import FeatureGateError, parse_feature_gates
+from kubesched.simulator.api import InputError, simulate
+from kubesched.simulator.workload_api import validate_pod_group, validate_scheduling_group, validate_workload
+
+GATES = "GenericWorkload=true,GangScheduling=true"
+TOPOLOGY_GATES = GATES + ",TopologyAwareWorkloadScheduling=true"
+
+
+def node(name: str, cpu: str = "4", **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}},
+    }
+
+
+def group(name: str, min_count: int | None, topology: str | None = None) -> dict[str, Any]:
+    policy: dict[str, Any] = {"gang": {"minCount": min_count}} if min_count is not None else {"basic": {}}
+    spec: dict[str, Any] = {"schedulingPolicy": policy}
+    if topology:
+        spec["schedulingConstraints"] = {"topology": [{"key": topology}]}
+    return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": name}, "spec": spec}
+
+
+def pod(name: str, group_name: str | None, cpu: str = "1") -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]}
+    if group_name is not None:
+        spec["schedulingGroup"] = {"podGroupName": group_name}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+# The gates, with the binary's words (kube-scheduler v1.36 --feature-gates).
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (
+            "GangScheduling=true",
+            "GangScheduling is enabled, but depends on features that are disabled: [GenericWorkload]",
+        ),
+        (
+            "GenericWorkload=true,WorkloadAwarePreemption=true",
+            "WorkloadAwarePreemption is enabled, but depends on features that are disabled: [GangScheduling]",
+        ),
+        (
+            "TopologyAwareWorkloadScheduling=true",
+            "TopologyAwareWorkloadScheduling is enabled, but depends on features that are disabled: [GenericWorkload]",
+        ),
+        ("GenericWorkload", "missing bool value for GenericWorkload"),
+        (
+            "GenericWorkload=maybe",
+            'invalid value of GenericWorkload=maybe, err: strconv.ParseBool: parsing "maybe": invalid syntax',
+        ),
+        (
+            "kube:GenericWorkload=true,GangScheduling=true",
+            "set kube feature gates with default empty prefix or kube: prefix consistently, do not mix use",
+        ),
+        (
+            "DynamicResourceAllocation=false",
+            "cannot set feature gate DynamicResourceAllocation to false, feature is locked to true",
+        ),
+    ],
+)
+def test_bad_gates_are_refused_in_the_binarys_words(text: str, error: str) -> None:
+    with pytest.raises(FeatureGateError) as err:
+        parse_feature_gates(text)
+    assert str(err.value) == error
+
+
+def test_gates_unknown_are_warned_about_and_defaults_hold() -> None:
+    warnings: list[str] = []
+    gates = parse_feature_gates("kube:GenericWorkload=T,kube:Nope=false", warnings)
+    assert warnings == ["unrecognized feature gate: Nope"]
+    assert gates.workload_aware and not gates.enabled("GangScheduling")
+    assert gates.enabled("OpportunisticBatching") and not gates.enabled("WorkloadWithJob")
+    assert gates.text() == "GenericWorkload=true"
+
+
+# The API server's side.
+
+
+def test_the_alpha_kinds_need_generic_workload() -> None:
+    with pytest.raises(InputError) as err:
+        simulate(node("n1"), group("g", 2), pod("a", "g"))
+    assert 'no matches for kind "PodGroup" in version "scheduling.k8s.io/v1alpha2"' in str(err.value)
+    assert "--feature-gates=GenericWorkload=true" in str(err.value)
+
+
+def test_without_the_gate_a_pods_group_is_dropped_and_it_schedules_alone() -> None:
+    sim = simulate(node("n1"), pod("a", "g"), pod("b", "g"))
+    assert [p.node for p in sim.pods] == ["n1", "n1"]
+    assert any("schedulingGroup" in w for w in sim.warnings)
+
+
+# Messages the v1.36 API server gave for these objects (scheduling.k8s.io/v1alpha2 with every gate on).
+
+
+def test_pod_group_validation_reads_as_the_servers() -> None:
+    pg = group("g", 0)
+    pg["spec"]["schedulingPolicy"]["basic"] = {}
+    pg["spec"]["schedulingConstraints"] = {"topology": [{"key": "a"}, {"key": "b"}]}
+    pg["spec"]["disruptionMode"] = "Foo"
+    assert validate_pod_group(pg) == [
+        'spec.schedulingPolicy: Invalid value: "{basic, gang}": must specify exactly one of: `basic`, `gang`',
+        "spec.schedulingPolicy.gang.minCount: Required value",
+        "spec.schedulingConstraints.topology: Too many: 2: must have at most 1 item",
+        'spec.disruptionMode: Unsupported value: "Foo": supported values: "Pod", "PodGroup"',
+    ]
+    pg = group("g", -1)
+    pg["spec"]["podGroupTemplateRef"] = {}
+    assert validate_pod_group(pg) == [
+        'spec.podGroupTemplateRef: Invalid value: "": must specify one of: `workload`',
+        "spec.schedulingPolicy.gang.minCount: Invalid value: -1: must be greater than or equal to 1",
+    ]
+    pg = {"kind": "PodGroup", "metadata": {"name": "g"}, "spec": {}}
+    assert validate_pod_group(pg) == ['spec.schedulingPolicy: Invalid value: "": must specify one of: `basic`, `gang`']
+
+
+def test_workload_validation_reads_as_the_servers() -> None:
+    workload = {
+        "kind": "Workload",
+        "metadata": {"name": "w"},
+        "spec": {
+            "controllerRef": {"kind": ""},
+            "podGroupTemplates": [
+                {"name": "T_1", "schedulingPolicy": {}},
+                {"name": "T_1", "schedulingPolicy": {"basic": {}}},
+            ],
+        },
+    }
+    label = (
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and "
+        "end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+    )
+    assert validate_workload(workload) == [
+        "spec.controllerRef.kind: Required value",
+        "spec.controllerRef.name: Required value",
+        'spec.podGroupTemplates[1]: Duplicate value: {"name":"T_1","schedulingPolicy":{"basic":{}},'
+        '"schedulingConstraints":null}',
+        f'spec.podGroupTemplates[0].name: Invalid value: "T_1": {label}',
+        'spec.podGroupTemplates[0].schedulingPolicy: Invalid value: "": must specify one of: `basic`, `gang`',
+        f'spec.podGroupTemplates[1].name: Invalid value: "T_1": {label}',
+    ]
+    assert validate_workload({"kind": "Workload", "spec": {}}) == ["spec.podGroupTemplates: Required value"]
+
+
+def test_a_pods_scheduling_group_must_name_one() -> None:
+    bad = pod("a", None)
+    bad["spec"]["schedulingGroup"] = {}
+    assert validate_scheduling_group(bad) == [
+        "spec.schedulingGroup.podGroupName: Invalid value: null: must specify one of: `podGroupName`"
+    ]
+
+
+def test_a_pod_group_from_a_missing_workload_is_refused_by_admission() -> None:
+    pg = group("g", 2)
+    pg["spec"]["podGroupTemplateRef"] = {"workload": {"workloadName": "w", "podGroupTemplateName": "t"}}
+    with pytest.raises(InputError) as err:
+        simulate(node("n1"), pg, feature_gates=GATES)
+    assert 'podgroups.scheduling.k8s.io "g" is forbidden: PodGroup rejected: Workload "w" not found' in str(err.value)
+
+
+# Gangs.
+
+
+def test_a_gang_that_fits_is_placed_whole() -> None:
+    sim = simulate(
+        node("n1"), node("n2"), group("g", 3), *(pod(f"w{i}", "g", "2") for i in range(3)), feature_gates=GATES
+    )
+    assert all(p.result == "Scheduled" for p in sim.pods)
+
+
+def test_a_gang_that_cannot_fit_whole_places_none() -> None:
+    sim = simulate(
+        node("n1"), node("n2"), group("g", 3), *(pod(f"w{i}", "g", "3") for i in range(3)), feature_gates=GATES
+    )
+    assert [p.result for p in sim.pods] == ["Unschedulable"] * 3
+    messages = sorted(p.message for p in sim.pods)
+    assert sum("Insufficient cpu" in m for m in messages) == 1
+    assert (
+        messages.count('one or more plugins asked to wait and no plugin rejected pod "w0"')
+        + messages.count('one or more plugins asked to wait and no plugin rejected pod "w1"')
+        + messages.count('one or more plugins asked to wait and no plugin rejected pod "w2"')
+        == 2
+    )
+
+
+def test_without_the_gang_gate_the_same_pods_schedule_one_by_one() -> None:
+    """GenericWorkload alone: pods are tried as a group but nothing holds a partial placement back."""
+    sim = simulate(
+        node("n1"),
+        node("n2"),
+        group("g", 3),
+        *(pod(f"w{i}", "g", "3") for i in range(3)),
+        feature_gates="GenericWorkload=true",
+    )
+    assert sorted(p.result for p in sim.pods) == ["Scheduled", "Scheduled", "Unschedulable"]
+
+
+def test_a_gang_short_of_min_count_waits_in_pre_enqueue() -> None:
+    sim = simulate(node("n1"), group("g", 4), *(pod(f"w{i}", "g") for i in range(3)), feature_gates=GATES)
+    assert {(p.result, p.message) for p in sim.pods} == {
+        ("Gated", "waiting for minCount pods from a gang to appear in scheduling queue")
+    }
+
+
+def test_a_pod_whose_group_is_missing_waits_for_it() -> None:
+    sim = simulate(node("n1"), pod("a", "nowhere"), feature_gates=GATES)
+    assert sim.pods[0].result == "Gated"
+    assert sim.pods[0].message == 'waiting for pods\'s pod group "nowhere" to appear in scheduling queue'
+
+
+def test_topology_placement_keeps_a_gang_in_one_domain() -> None:
+    nodes = [node(f"a{i}", "2", zone="a") for i in range(2)] + [node(f"b{i}", "2", zone="b") for i in range(3)]
+    sim = simulate(
+        *nodes,
+        group("g", 3, topology="zone"),
+        *(pod(f"w{i}", "g", "2") for i in range(3)),
+        feature_gates=TOPOLOGY_GATES,
+    )
+    assert all(p.result == "Scheduled" for p in sim.pods)
+    assert {p.node[0] for p in sim.pods if p.node} == {"b"}  # zone a has room for two only
+
+
+def test_topology_placement_names_the_placements_when_none_fits() -> None:
+    nodes = [node(f"a{i}", "2", zone="a") for i in range(2)] + [node(f"b{i}", "2", zone="b") for i in range(2)]
+    sim = simulate(
+        *nodes,
+        group("g", 3, topology="zone"),
+        *(pod(f"w{i}", "g", "2") for i in range(3)),
+        feature_gates=TOPOLOGY_GATES,
+    )
+    assert [p.result for p in sim.pods] == ["Unschedulable"] * 3
