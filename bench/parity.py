@@ -4,6 +4,7 @@
     export KUBESCHED_K8S_ASSETS=$(../shared/k8s/install.sh)
     python3 bench/parity.py --family plain --seeds 1-50 [--family preemption ...] [--out DIR]
     python3 bench/parity.py --family dra --seeds 1-20      # issue 16's bar: 300+ decisions, all exact
+    python3 bench/parity.py --family gang --seeds 1-5      # PodGroups, the workload-aware alpha gates on
 
 For every seeded cluster of a family, upstream kube-scheduler schedules its pods
 one at a time on a real etcd + kube-apiserver; kubesched then replays each
@@ -28,19 +29,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testing"))  # kube
 from kubesched_testing.controlplane import ControlPlaneError, control_plane  # noqa: E402
 from kubesched_testing.parity.compare import format_table  # noqa: E402
 from kubesched_testing.parity.families import FAMILIES  # noqa: E402
+from kubesched_testing.parity.gang import run_gang_family  # noqa: E402
 from kubesched_testing.parity.run import parse_seeds, run_family  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--family", action="append", choices=[*FAMILIES, "all"], help="repeatable; default: all")
+    p.add_argument("--family", action="append", choices=[*FAMILIES, "gang", "all"], help="repeatable; default: all")
     p.add_argument("--seeds", default="1-10", help="e.g. 1-50 or 1,4,9-12 (default 1-10)")
     p.add_argument("--out", type=Path, help="where mismatch files go (default: a new temporary folder)")
     p.add_argument("--max-listed", type=int, default=50, help="mismatches printed per family")
     args = p.parse_args(argv)
     # A replay's scheduling errors (a plugin failing on the pod, as upstream's did) are compared, not logged.
     logging.getLogger("kubesched").setLevel(logging.CRITICAL)
-    families = list(FAMILIES) if not args.family or "all" in args.family else args.family
+    families = [*FAMILIES, "gang"] if not args.family or "all" in args.family else args.family
     seeds = parse_seeds(args.seeds)
     out = args.out or Path(tempfile.mkdtemp(prefix="kubesched-parity-"))
     started = time.monotonic()
@@ -48,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with control_plane() as cp:
             for fam in families:
+                if fam == "gang":  # workload-aware scheduling: its own control plane, the alpha API served
+                    reports.append(run_gang_family(cp, seeds, progress=lambda s: print(s, file=sys.stderr)))
+                    continue
                 reports.append(run_family(cp, fam, seeds, out, progress=lambda s: print(s, file=sys.stderr)))
     except ControlPlaneError as err:
         print(f"parity: {err}", file=sys.stderr)

@@ -39,6 +39,19 @@ from kubesched.schedule_one import ScheduleOne, ScheduleResult, schedule_pod
 log = logging.getLogger(__name__)
 
 ERR_POD_GROUP_UNSCHEDULABLE: Final = "pod group is unschedulable"
+
+
+class PodGroupUnschedulable(Exception):
+    """errPodGroupUnschedulable: a member's status carries it ahead of its own reasons."""
+
+    def __str__(self) -> str:
+        return ERR_POD_GROUP_UNSCHEDULABLE
+
+
+def _group_unschedulable(*reasons: str) -> Status:
+    return Status(Code.UNSCHEDULABLE, *reasons, err=PodGroupUnschedulable())
+
+
 WAITING_FOR_PREEMPTION: Final = "pod group is waiting for preemption to complete"
 
 
@@ -65,7 +78,7 @@ class PodResult:
 @dataclass(slots=True)
 class GroupResult:
     pods: list[PodResult] = field(default_factory=list)
-    status: Status | None = field(default_factory=lambda: Status(Code.UNSCHEDULABLE, ERR_POD_GROUP_UNSCHEDULABLE))
+    status: Status | None = field(default_factory=_group_unschedulable)
     waiting_on_preemption: bool = False
 
 
@@ -168,7 +181,7 @@ class PodGroupCycle:
                 requires_preemption = requires_preemption or r.requires_preemption
                 if _succeeded(r.permit):
                     if requires_preemption:
-                        group.status = Status(Code.UNSCHEDULABLE, WAITING_FOR_PREEMPTION)
+                        group.status = _group_unschedulable(WAITING_FOR_PREEMPTION)
                         group.waiting_on_preemption = True
                     else:
                         group.status = None
@@ -278,7 +291,8 @@ class PodGroupCycle:
         if not passed:
             if first is None:
                 return GroupResult(status=Status(Code.UNSCHEDULABLE, "0/0 placements are available"))
-            detail = first.status.message() if first.status is not None else ""
+            err = first.status.err if first.status is not None else None
+            detail = str(err) if err is not None else (first.status.message() if first.status is not None else "")
             first.status = Status(
                 Code.UNSCHEDULABLE, f"0/{len(placements)} placements are available, first placement status: {detail}"
             )
@@ -347,14 +361,14 @@ class PodGroupCycle:
                     c.fail(fwk, qpi, gs, r.record, NominatingInfo(r.host, "Override"))
                 else:
                     message = r.permit.message() if r.permit is not None else ""
-                    c.fail(fwk, qpi, Status(Code.UNSCHEDULABLE, message), r.record, clear_nomination=True)
+                    c.fail(fwk, qpi, _group_unschedulable(message), r.record, clear_nomination=True)
                 continue
             unschedulable += 1
-            status = r.status if r.status is not None else Status(Code.UNSCHEDULABLE, ERR_POD_GROUP_UNSCHEDULABLE)
+            status = r.status if r.status is not None else _group_unschedulable()
             if r.requires_preemption and not group.waiting_on_preemption:
                 qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
                 message = r.permit.message() if r.permit is not None else ""
-                c.fail(fwk, qpi, Status(Code.UNSCHEDULABLE, message), r.record, clear_nomination=True)
+                c.fail(fwk, qpi, _group_unschedulable(message), r.record, clear_nomination=True)
             else:
                 c.fail(fwk, qpi, status, r.record, r.nominating, reasons=r.reasons)
         if group.status is None:

@@ -743,6 +743,7 @@ class Framework:
     ) -> tuple[Status | None, dict[str, float]]:
         """Returns the status and, for Wait, each waiting plugin's timeout (capped at 15 minutes)."""
         waits: dict[str, float] = {}
+        wait_status: Status | None = None
         metrics = self._sampled() if self.handle.metrics is not None else None
         for pl in self.permit_plugins:
             s, timeout = (
@@ -756,12 +757,13 @@ class Framework:
                 return s.with_plugin(pl.name), {}
             if s.is_wait():
                 waits[pl.name] = min(timeout, MAX_PERMIT_TIMEOUT)
+                wait_status = s
                 continue
             return as_status(RuntimeError(f'running Permit plugin "{pl.name}": {s.message()}')).with_plugin(pl.name), {}
-        if waits:
-            return Status(
-                Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
-            ), waits
+        if wait_status is not None:
+            # v1.36: the last waiting plugin's status, with the framework's reason after its own.
+            reasons = (*wait_status.reasons, "one or more plugins asked to wait and no plugin rejected pod")
+            return Status(Code.WAIT, *reasons, err=wait_status.err), waits
         return None, {}
 
     def run_pre_bind_pre_flights(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
