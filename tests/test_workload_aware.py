@@ -247,3 +247,29 @@ def test_topology_placement_names_the_placements_when_none_fits() -> None:
         feature_gates=TOPOLOGY_GATES,
     )
     assert [p.result for p in sim.pods] == ["Unschedulable"] * 3
+
+
+# What the outputs say about groups.
+
+
+def test_records_carry_the_group_and_the_digest_names_what_blocks_it() -> None:
+    sim = simulate(
+        node("n1"), node("n2"), group("g", 3), *(pod(f"w{i}", "g", "3") for i in range(3)), feature_gates=GATES
+    )
+    assert {p.pod_group for p in sim.pods} == {"g"}
+    (entry,) = sim.to_dict()["podGroups"]
+    assert (entry["members"], entry["placed"], entry["minCount"]) == (3, 0, 3)
+    assert entry["blocking"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
+    assert entry["explain"].startswith("pod group default/g: 0 of 3 placed (minCount 3); blocked by: 0/2 nodes")
+
+
+def test_the_digest_says_a_gang_short_of_pods_waits_in_pre_enqueue() -> None:
+    sim = simulate(node("n1"), group("g", 4), *(pod(f"w{i}", "g") for i in range(3)), feature_gates=GATES)
+    (entry,) = sim.to_dict()["podGroups"]
+    assert entry["gated"] == 3
+    assert entry["explain"].endswith("only 3 pods exist, fewer than minCount: they wait in PreEnqueue")
+
+
+def test_without_groups_the_document_has_no_pod_groups() -> None:
+    doc = simulate(node("n1"), pod("a", None)).to_dict()
+    assert "podGroups" not in doc and doc["pods"][0]["podGroup"] is None

@@ -83,6 +83,7 @@ class PodResult:
     bound_at: float | None
     owner: str | None
     plugins: PluginRecord | None  # None when the simulation ran with record=False
+    pod_group: str | None = None  # the PodGroup it names (spec.schedulingGroup; GenericWorkload)
 
     @property
     def key(self) -> str:
@@ -468,4 +469,5 @@ def _pod(p: dict[str, Any]) -> PodResult:
             normalized_score=plugins["normalizedScore"],
             final_score=plugins["finalScore"],
         ),
+        pod_group=p.get("podGroup"),
     )
