@@ -273,3 +273,57 @@ def test_the_digest_says_a_gang_short_of_pods_waits_in_pre_enqueue() -> None:
 def test_without_groups_the_document_has_no_pod_groups() -> None:
     doc = simulate(node("n1"), pod("a", None)).to_dict()
     assert "podGroups" not in doc and doc["pods"][0]["podGroup"] is None
+
+
+# WorkloadWithJob.
+
+JOB_GATES = GATES + ",WorkloadWithJob=true"
+
+
+def job(parallelism: int, completions: int | None, cpu: str, indexed: bool = True) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "parallelism": parallelism,
+        "template": {
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}],
+            }
+        },
+    }
+    if completions is not None:
+        spec["completions"] = completions
+    if indexed:
+        spec["completionMode"] = "Indexed"
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train"}, "spec": spec}
+
+
+def test_an_indexed_job_becomes_a_gang_with_workload_with_job() -> None:
+    sim = simulate(node("n1"), node("n2"), job(4, 4, "3"), feature_gates=JOB_GATES, seed=1)
+    groups = {p.pod_group for p in sim.pods}
+    assert len(groups) == 1 and None not in groups
+    (name,) = groups
+    assert name is not None and name.startswith("train-") and "-train-pgt-0-" in name
+    assert [p.result for p in sim.pods] == ["Unschedulable"] * 4  # 4 x 3 CPUs on 2 x 4: none, not two
+    (entry,) = sim.to_dict()["podGroups"]
+    assert (entry["minCount"], entry["members"], entry["placed"]) == (4, 4, 0)
+
+
+def test_without_the_gate_or_as_no_candidate_a_job_schedules_pod_by_pod() -> None:
+    for gates, spec in (
+        (GATES, job(4, 4, "3")),
+        (JOB_GATES, job(4, 4, "3", indexed=False)),
+        (JOB_GATES, job(4, 5, "3")),
+        (JOB_GATES, job(1, 1, "3")),
+    ):
+        sim = simulate(node("n1"), node("n2"), spec, feature_gates=gates, seed=1)
+        assert {p.pod_group for p in sim.pods} == {None}
+        assert sum(p.result == "Scheduled" for p in sim.pods) == min(2, spec["spec"]["parallelism"])
+
+
+def test_names_hash_as_upstreams_helpers_do() -> None:
+    from kubesched.simulator.controllers.job_workload import fnv32a, pod_group_name, safe_encode
+
+    assert fnv32a(b"") == 0x811C9DC5 and fnv32a(b"a") == 0xE40C292C
+    assert safe_encode("0123456789") == "456789bcdf"  # rand.SafeEncodeString: byte % 27 into its alphabet
+    long = pod_group_name("w" * 200, "t" * 100)
+    assert len(long) == 253 and long.startswith("w" * 142 + "-" + "t" * 100 + "-")  # the shorter kept whole

@@ -16,7 +16,7 @@ from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
 from kubesched.config.trust import UNTRUSTED, Trust
 from kubesched.event_handlers import informed_scheduler
-from kubesched.features import DEFAULT_GATES, FeatureGates
+from kubesched.features import DEFAULT_GATES, WORKLOAD_WITH_JOB, FeatureGates
 from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.scheduler import Scheduler
@@ -147,7 +147,7 @@ def simulate(
     result.scheduler = sched
     source = f"{config.source}: " if config.source else ""
     result.warnings.extend(source + w for w in sched.unknown_plugin_configs)
-    workloads = _workload_controllers(loaded, cluster, result, seed)
+    workloads = _workload_controllers(loaded, cluster, result, seed, config.gates.enabled(WORKLOAD_WITH_JOB))
     claims = _claim_controller(loaded, cluster, result, seed)
     volumes = _ephemeral_volume_controller(loaded, cluster, result, seed)
     rank = {k: i for i, k in enumerate(_FIRST)}
@@ -202,7 +202,7 @@ def selects(keys: frozenset[str], result: SimulationResult, pod: PodInfo) -> boo
 
 
 def _workload_controllers(
-    loaded: LoadedInput, cluster: EmbeddedCluster, result: SimulationResult, seed: int | None
+    loaded: LoadedInput, cluster: EmbeddedCluster, result: SimulationResult, seed: int | None, with_job: bool = False
 ) -> WorkloadControllers:
     """The workload controllers, naming what they create from the seed, admitting it as the input was admitted."""
     context = loaded.admission
@@ -244,6 +244,7 @@ def _workload_controllers(
         on_created=created,
         on_deleted=deleted,
         warn=result.warnings.append,
+        workload_with_job=with_job,
     )
     cluster.subscribe(owner)  # every pod's workload, as it arrives (its owners may be gone by the end)
     return manager
