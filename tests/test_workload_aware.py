@@ -6,10 +6,13 @@ server with those gates would, and gangs placed all or nothing (messages as upst
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from kubesched.cli import main
 from kubesched.features import FeatureGateError, parse_feature_gates
 from kubesched.simulator.api import InputError, simulate
 from kubesched.simulator.workload_api import validate_pod_group, validate_scheduling_group, validate_workload
@@ -327,3 +330,27 @@ def test_names_hash_as_upstreams_helpers_do() -> None:
     assert safe_encode("0123456789") == "456789bcdf"  # rand.SafeEncodeString: byte % 27 into its alphabet
     long = pod_group_name("w" * 200, "t" * 100)
     assert len(long) == 253 and long.startswith("w" * 142 + "-" + "t" * 100 + "-")  # the shorter kept whole
+
+
+def test_explain_takes_a_pod_group_and_the_table_names_what_blocks_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "gang.yaml"
+    objs = [node("n1"), node("n2"), group("g", 3), *(pod(f"w{i}", "g", "3") for i in range(3))]
+    path.write_text(yaml.safe_dump_all(objs))
+    code = main(["simulate", str(path), "--output", "table", "-q", "--feature-gates", GATES, "--explain", "pg/g"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "PodGroup default/g: 3 pods: 3 Unschedulable" in out
+    assert "waiting: pod group default/g: 0 of 3 placed (minCount 3); blocked by: 0/2 nodes" in " ".join(out.split())
+
+
+def test_cli_refuses_bad_gates_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "n.yaml"
+    path.write_text(yaml.safe_dump(node("n1")))
+    assert main(["simulate", str(path), "-q", "--feature-gates", "GangScheduling=true"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        "kubesched: --feature-gates: GangScheduling is enabled, but depends on features that are disabled: "
+        "[GenericWorkload]"
+    )

@@ -285,13 +285,20 @@ def print_table(doc: dict[str, Any], out: TextIO, *, pods: bool = True, shown: C
             _print_timeline(console, doc["events"], suffix)
         for w in doc["warnings"]:
             console.print(f"[yellow]warning:[/] {escape(w)}")
-        for g in doc.get("podGroups") or ():
-            if g["placed"] < g["members"]:
-                console.print(f"[yellow]waiting:[/] {escape(g['explain'])}", highlight=False)
+        _print_waiting_groups(console, doc)
         print_summary(console, doc["summary"], shown)
+    else:
+        _print_waiting_groups(console, doc)
     total = len(doc["pods"])
     done = sum(1 for p in doc["pods"] if p["result"] == "Scheduled")
     console.print(f"{done}/{total} pending pods scheduled.")
+
+
+def _print_waiting_groups(console: Console, doc: dict[str, Any]) -> None:
+    """A line for each PodGroup not wholly placed: how many are, and what holds the rest back."""
+    for g in doc.get("podGroups") or ():
+        if g["placed"] < g["members"]:
+            console.print(f"[yellow]waiting:[/] {escape(g['explain'])}", highlight=False)
 
 
 def _print_pods(console: Console, entries: list[dict[str, Any]], suffix: str) -> None:

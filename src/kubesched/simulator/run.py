@@ -12,6 +12,7 @@ from typing import Any
 from kubesched.api.field import aggregate
 from kubesched.api.kinds import WORKLOAD_KINDS
 from kubesched.backend.embedded import ConflictError, EmbeddedCluster
+from kubesched.cache.pod_groups import pod_group_name
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
 from kubesched.config.trust import UNTRUSTED, Trust
@@ -197,6 +198,9 @@ def selects(keys: frozenset[str], result: SimulationResult, pod: PodInfo) -> boo
     with tells whose they are, so --explain can keep the records of a workload's pods.
     """
     if pod.key in keys:
+        return True
+    group = pod_group_name(pod.obj)
+    if group is not None and f"{pod.namespace}/PodGroup/{group}" in keys:
         return True
     return any(f"{pod.namespace}/{link}" in keys for link in result.controllers.get(pod.key, ()))
 
