@@ -354,3 +354,59 @@ def test_cli_refuses_bad_gates_with_exit_2(tmp_path: Path, capsys: pytest.Captur
         "kubesched: --feature-gates: GangScheduling is enabled, but depends on features that are disabled: "
         "[GenericWorkload]"
     )
+
+
+# Workload-aware preemption.
+
+WAP_GATES = GATES + ",WorkloadAwarePreemption=true"
+HIGH = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000}
+
+
+def bound(name: str, node_name: str, cpu: str) -> dict[str, Any]:
+    p = pod(name, None, cpu)
+    p["spec"]["nodeName"] = node_name
+    return p
+
+
+def high_gang(size: int, cpu: str) -> list[dict[str, Any]]:
+    pg = group("g", size)
+    pg["spec"]["priorityClassName"] = "high"
+    members = [pod(f"w{i}", "g", cpu) for i in range(size)]
+    for m in members:
+        m["spec"]["priorityClassName"] = "high"
+    return [pg, *members]
+
+
+def test_a_gang_preempts_for_itself_as_a_whole() -> None:
+    objs = [HIGH, node("n1"), node("n2"), bound("low-1", "n1", "3"), bound("low-2", "n2", "3"), *high_gang(2, "3")]
+    sim = simulate(*objs, feature_gates=WAP_GATES)
+    assert [p.result for p in sim.pods] == ["Scheduled", "Scheduled"]
+    preempted = sorted(e.pod for e in sim.events if e.type == "Preempted")
+    assert preempted == ["default/low-1", "default/low-2"]
+    assert {e.preemptor for e in sim.events if e.type == "Preempted"} == {"default/g"}
+
+
+def test_workload_aware_preemption_spares_what_it_does_not_need() -> None:
+    objs = [HIGH, node("n1"), node("n2"), bound("low-1", "n1", "3"), bound("low-2", "n2", "1"), *high_gang(2, "3")]
+    sim = simulate(*objs, feature_gates=WAP_GATES)
+    assert [p.result for p in sim.pods] == ["Scheduled", "Scheduled"]
+    assert [e.pod for e in sim.events if e.type == "Preempted"] == ["default/low-1"]  # low-2 leaves room for one
+
+
+def test_without_the_gate_members_preempt_one_by_one_and_with_it_they_do_not() -> None:
+    objs = [HIGH, node("n1"), bound("low-1", "n1", "3"), *high_gang(2, "3")]
+    sim = simulate(*objs, feature_gates=WAP_GATES)  # one node: even without low-1 the gang does not fit
+    assert [p.result for p in sim.pods] == ["Unschedulable", "Unschedulable"]
+    assert not [e for e in sim.events if e.type == "Preempted"]
+    assert any("not eligible due to workload aware preemption enabled" in p.message for p in sim.pods)
+
+
+def test_a_pod_group_gets_its_priority_from_its_class_with_the_gate() -> None:
+    pg = group("g", 2)
+    pg["spec"]["priority"] = 5
+    with pytest.raises(InputError) as err:
+        simulate(node("n1"), pg, feature_gates=WAP_GATES)
+    assert (
+        'podgroups.scheduling.k8s.io "g" is forbidden: priority set in the pod group (5) must match the priority '
+        "computed (0) based on the priority class set in the spec"
+    ) in str(err.value)

@@ -216,6 +216,12 @@ class ScheduleOne:
         if permit is None or not permit.is_wait():
             self.clock.call_later(0, lambda: after_permit(None))
 
+    def report_event(
+        self, kind: str, pod: str, node: str | None = None, message: str | None = None, preemptor: str | None = None
+    ) -> None:
+        """One step for the observer (a pod group's preemption reports its victims)."""
+        self._report(kind, pod, node, message, preemptor)
+
     def skip_pod_schedule(self, pod: PodInfo) -> bool:
         """skipPodSchedule, for a pod group's cycle (schedule_one_podgroup.py)."""
         return self._skip_pod_schedule(pod)

@@ -22,13 +22,16 @@ import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from kubesched.cache.cache import CacheError
 from kubesched.cache.pod_groups import pod_group_name
-from kubesched.features import TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, FeatureGates
+from kubesched.config.names import DEFAULT_PREEMPTION
+from kubesched.features import TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, WORKLOAD_AWARE_PREEMPTION, FeatureGates
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import NominatingInfo, Placement, PodGroupAssignments
+from kubesched.framework.preemption.evaluator import REASON_PREEMPTION_BY_SCHEDULER, list_pdbs
+from kubesched.framework.preemption.pod_group import Victim, domain_victims, pod_group_priority, select_victims
 from kubesched.framework.runtime.framework import Framework
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import AttemptRecord, FitError, NoNodesAvailable, PodInfo
@@ -92,6 +95,7 @@ class PodGroupCycle:
     def __init__(self, cycles: ScheduleOne, gates: FeatureGates) -> None:
         self.cycles = cycles
         self.placement_algorithm = gates.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING)
+        self.workload_preemption = gates.enabled(WORKLOAD_AWARE_PREEMPTION)
         # Group cycles failed in a row, by (namespace, name): members that passed their own trial come back as
         # errors (no plugin rejected them) and are retried on backoff forever, as upstream retries them.
         self.failed_in_a_row: dict[tuple[str, str], int] = {}
@@ -150,23 +154,35 @@ class PodGroupCycle:
             return
         info(log, V(3), "Attempting to schedule pod group", podGroup=f"{pod.namespace}/{name}")
         result = self._algorithm(fwk, pod.namespace, name, kept)
+        if self.workload_preemption and result.status is not None and result.status.code == Code.UNSCHEDULABLE:
+            s = self._workload_preemption(fwk, pod.namespace, name, kept)
+            if s is None:
+                result.waiting_on_preemption = True
+            elif s.code == Code.ERROR:
+                result.status = s
+            else:
+                result.status = Status(result.status.code, *result.status.reasons, s.message(), err=result.status.err)
         self._submit(fwk, pod.namespace, name, kept, result)
 
     # The algorithms
 
-    def _algorithm(self, fwk: Framework, namespace: str, name: str, members: list[QueuedPodInfo]) -> GroupResult:
+    def _algorithm(
+        self, fwk: Framework, namespace: str, name: str, members: list[QueuedPodInfo], post_filters: bool = True
+    ) -> GroupResult:
         if self.placement_algorithm:
-            return self._placement_algorithm(fwk, namespace, name, members)
-        return self._default_algorithm(fwk, members)
+            return self._placement_algorithm(fwk, namespace, name, members, post_filters)
+        return self._default_algorithm(fwk, members, post_filters)
 
-    def _default_algorithm(self, fwk: Framework, members: list[QueuedPodInfo]) -> GroupResult:
+    def _default_algorithm(
+        self, fwk: Framework, members: list[QueuedPodInfo], post_filters: bool = True
+    ) -> GroupResult:
         """Each member in order, seeing those before it placed; every assumption undone at the end."""
         group = GroupResult()
         requires_preemption = False
         reverts: list[Callable[[], None]] = []
         try:
             for qpi in members:
-                r = self._pod_algorithm(fwk, qpi)
+                r = self._pod_algorithm(fwk, qpi, post_filters)
                 group.pods.append(r)
                 if r.status is not None and not r.requires_preemption:
                     if r.status.is_rejected():
@@ -190,7 +206,7 @@ class PodGroupCycle:
                 revert()
         return group
 
-    def _pod_algorithm(self, fwk: Framework, qpi: QueuedPodInfo) -> PodResult:
+    def _pod_algorithm(self, fwk: Framework, qpi: QueuedPodInfo, post_filters: bool = True) -> PodResult:
         """One member: filter and score; on a fit (or a nomination by preemption) assume, reserve and permit."""
         c = self.cycles
         pod = qpi.pod_info
@@ -201,7 +217,7 @@ class PodGroupCycle:
         try:
             r.result = schedule_pod(c, fwk, state, pod, record)
         except FitError as fit_err:
-            nominating = c.run_post_filter(fwk, state, pod, fit_err)
+            nominating = c.run_post_filter(fwk, state, pod, fit_err) if post_filters else None
             qpi.unschedulable_plugins = set(fit_err.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(fit_err.diagnosis.pending_plugins)
             r.reasons = fit_err.reason_counts()
@@ -253,7 +269,7 @@ class PodGroupCycle:
         return r
 
     def _placement_algorithm(
-        self, fwk: Framework, namespace: str, name: str, members: list[QueuedPodInfo]
+        self, fwk: Framework, namespace: str, name: str, members: list[QueuedPodInfo], post_filters: bool = True
     ) -> GroupResult:
         """The default algorithm once per placement the generators propose; the best-scored passing one wins."""
         c = self.cycles
@@ -278,7 +294,7 @@ class PodGroupCycle:
             allowed = {ni.name for ni in placement.nodes}
             snapshot.rebuild_lists([n for n in order if n in allowed])
             try:
-                result = self._default_algorithm(fwk, members)
+                result = self._default_algorithm(fwk, members, post_filters)
             finally:
                 c.cache.update_snapshot(snapshot)
                 snapshot.rebuild_lists(order)
@@ -330,6 +346,79 @@ class PodGroupCycle:
             if totals[i] > totals[best] or (totals[i] == totals[best] and draws[i] > draws[best]):
                 best = i
         return best, None
+
+    # Workload-aware preemption
+
+    def _workload_preemption(
+        self, fwk: Framework, namespace: str, name: str, members: list[QueuedPodInfo]
+    ) -> Status | None:
+        """runWorkloadAwarePreemption: victims for the whole group, evicted; None when it should now fit."""
+        c = self.cycles
+        if not any(p.name == DEFAULT_PREEMPTION for p in fwk.post_filter_plugins):
+            return Status(
+                Code.UNSCHEDULABLE, "default preemption plugin is not registered, workload aware preemption is disabled"
+            )
+        lister = fwk.handle.listers()
+        pg = lister.get("PodGroup", namespace, name)
+        if pg is None:
+            return Status(Code.ERROR, f'failed to get pod group object: podgroup.scheduling.k8s.io "{name}" not found')
+        if ((pg.get("spec") or {}).get("schedulingConstraints") or {}).get("topology"):
+            return Status(
+                Code.UNSCHEDULABLE,
+                "workload aware preemption is not supported for pod groups with scheduling constraints",
+            )
+        c.cache.update_snapshot(c.snapshot)
+
+        def group_of(p: PodInfo) -> dict[str, Any] | None:
+            group = pod_group_name(p.obj)
+            return lister.get("PodGroup", p.namespace, group) if group else None
+
+        nodes = list(c.snapshot.node_info_list)
+        victims = [v for v in domain_victims(nodes, group_of) if not any(c.cache.is_assumed_pod(p) for p in v.pods)]
+
+        def remove(v: Victim) -> None:
+            for p in v.pods:
+                c.cache.remove_pod(p)
+
+        def restore(v: Victim) -> None:
+            for p in v.pods:
+                c.cache.add_pod(p)
+
+        def fits() -> Status | None:
+            return self._algorithm(fwk, namespace, name, members, post_filters=False).status
+
+        never = any(m.pod_info.preemption_policy == "Never" for m in members)
+        chosen, s = select_victims(pod_group_priority(pg), never, victims, list_pdbs(lister), remove, restore, fits)
+        c.cache.update_snapshot(c.snapshot)
+        if s is not None:
+            return s
+        self._evict(fwk, namespace, name, chosen)
+        return None
+
+    def _evict(self, fwk: Framework, namespace: str, name: str, victims: list[PodInfo]) -> None:
+        """The victims marked DisruptionTarget and deleted (a victim waiting at Permit is rejected instead)."""
+        c = self.cycles
+        condition = {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": REASON_PREEMPTION_BY_SCHEDULER,
+            "message": f"{fwk.profile_name}: preempting to accommodate a higher priority pod group",
+        }
+        key = f"{namespace}/{name}"
+        for victim in victims:
+            waiting = fwk.get_waiting_pod(victim.uid)
+            if waiting is not None:
+                waiting.reject(DEFAULT_PREEMPTION, "preempted")
+            else:
+                try:
+                    c.client.delete_pod(victim, condition, None)
+                except Exception as err:  # already gone: nothing left to evict
+                    log.info("Preemption victim %s is gone: %s", victim.key, err)
+                    continue
+            c.client.record_event(
+                victim, "Normal", "Preempted", "Preempting", f"Preempted by pod group {key} on node cluster"
+            )
+            c.report_event("Preempted", victim.key, victim.node_name, f"Preempted by pod group {key}", key)
 
     # The verdicts
 

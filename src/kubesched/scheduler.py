@@ -104,6 +104,7 @@ class Scheduler:
             metrics=metrics,
             dra_manager=DRAManager(lister),
             pod_groups=self.cache.pod_groups,
+            gates=self.gates,
         )
         self.profiles = new_map(config, reg, services)
         self.queue = self._new_queue(config, nominator, metrics)

@@ -21,6 +21,7 @@ import numpy.typing as npt
 from kubesched.api.object import Obj
 from kubesched.api.selectors import LabelSelector
 from kubesched.clock import VirtualClock
+from kubesched.features import DEFAULT_GATES, FeatureGates
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.extender import Extender
 from kubesched.framework.node_info import NodeInfo
@@ -504,6 +505,7 @@ class Handle:
     metrics: MetricsRecorder | None = None  # when running against a cluster; None in simulations
     dra_manager: SharedDRAManager | None = None  # claims, slices and classes the profiles share
     pod_groups: PodGroupStateLister | None = None  # the cache's PodGroup members (GenericWorkload on)
+    gates: FeatureGates = DEFAULT_GATES  # the scheduler's --feature-gates, for plugins whose behaviour they change
 
     # The getters plugins use: a scheduler gives every field, so a missing one is a wiring
     # bug (or a plugin built alone), reported as such rather than as an AttributeError.

@@ -177,8 +177,11 @@ def simulate(
 def _apply_gates(loaded: LoadedInput, gates: FeatureGates) -> None:
     """What the API server with the simulation's gates does to the admitted objects (simulator/workload_api.py)."""
     everything = [*loaded.objects, *loaded.step_objects]
+    context = loaded.admission
+    classes = {name: value for name, (value, _) in context.classes.items()} if context is not None else {}
+    default = context.global_default if context is not None else ""
     try:
-        loaded.warnings.extend(apply_gates([so.obj for so in everything], gates))
+        loaded.warnings.extend(apply_gates([so.obj for so in everything], gates, classes, default))
     except GateError as err:
         where = next((so.describe() for so in everything if so.obj is err.obj), "")
         raise LoadError(f"{where}: {err}" if where else str(err)) from err

@@ -273,7 +273,30 @@ def admission_problem(pg: Obj, workloads: set[tuple[str, str]]) -> str:
 # The gates.
 
 
-def apply_gates(objects: Iterable[Obj], gates: FeatureGates) -> list[str]:
+def admit_priority(pg: Obj, classes: Mapping[str, int], global_default: str) -> str:
+    """The Priority admission plugin for PodGroups (WorkloadAwarePreemption): spec.priority from the class."""
+    spec = pg.setdefault("spec", {})
+    name = spec.get("priorityClassName") or global_default
+    pg_name = (pg.get("metadata") or {}).get("name")
+    forbidden = f'podgroups.scheduling.k8s.io "{pg_name}" is forbidden: '
+    if name and name not in classes:
+        return f"{forbidden}no PriorityClass with name {name} was found"
+    value = classes[name] if name else 0
+    given = spec.get("priority")
+    if given is not None and given != value:
+        return (
+            f"{forbidden}priority set in the pod group ({given}) must match the priority computed ({value}) based on "
+            "the priority class set in the spec"
+        )
+    if name and not spec.get("priorityClassName"):
+        spec["priorityClassName"] = name
+    spec["priority"] = value
+    return ""
+
+
+def apply_gates(
+    objects: Iterable[Obj], gates: FeatureGates, classes: Mapping[str, int] | None = None, global_default: str = ""
+) -> list[str]:
     """What a server with `gates` does to objects already admitted with every gate on; returns warnings.
 
     Without GenericWorkload the group is not served: a Workload or PodGroup raises
@@ -295,6 +318,8 @@ def apply_gates(objects: Iterable[Obj], gates: FeatureGates) -> list[str]:
             )
         if kind == POD_GROUP:
             problem = admission_problem(obj, workloads)
+            if not problem and gates.enabled(WORKLOAD_AWARE_PREEMPTION):
+                problem = admit_priority(obj, classes or {}, global_default)
             if problem:
                 raise GateError(problem, obj)
         if kind == "Pod" and not gates.enabled(GENERIC_WORKLOAD):
