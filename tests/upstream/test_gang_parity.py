@@ -1,7 +1,8 @@
 """The `gang` family against real kube-scheduler v1.36, with the workload-aware alpha gates on both sides.
 
-Seeds 2 and 4 place every group on both sides without a tie (all their decisions compare);
-1 ends in a topology tie after its first groups. Longer runs:
+Seed 2 places three gangs without constraints, 9 has a topology gang that fits nowhere, and in 12
+NodeResourcesFit's placement score (MostAllocated over a domain) outweighs PodGroupPodsCount, so a
+gang takes the fuller zone and half of it waits. Longer runs (seeds 1-14: 309 decisions, all exact):
 
     export KUBESCHED_K8S_ASSETS=$(../shared/k8s/install.sh)
     python3 bench/parity.py --family gang --seeds 1-8
@@ -15,7 +16,7 @@ from kubesched_testing.controlplane import assets_dir, missing_assets_reason
 from kubesched_testing.parity.compare import format_table
 from kubesched_testing.parity.gang import run_gang_family
 
-SEEDS = [1, 2, 4]
+SEEDS = [2, 9, 12]
 
 pytestmark = pytest.mark.skipif(assets_dir() is None, reason=missing_assets_reason())
 

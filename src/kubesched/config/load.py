@@ -38,7 +38,7 @@ UPSTREAM_ONLY_PLUGINS: frozenset[str] = frozenset()
 # The in-tree plugins of each pod-group point (workload-aware scheduling, v1.36 alpha).
 PLACEMENT_PLUGINS = {
     n.PLACEMENT_GENERATE: frozenset({n.TOPOLOGY_PLACEMENT_GENERATOR}),
-    n.PLACEMENT_SCORE: frozenset({n.POD_GROUP_PODS_COUNT}),
+    n.PLACEMENT_SCORE: frozenset({n.POD_GROUP_PODS_COUNT, n.NODE_RESOURCES_FIT}),
 }
 # v1.36's in-tree plugins that kubesched implements too.
 _IN_TREE = frozenset(

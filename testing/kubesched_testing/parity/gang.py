@@ -18,9 +18,11 @@ could break either way (two topology domains both fit it whole) is counted as no
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,9 +181,73 @@ def _settle(api: KubeAPI, names: list[str], timeout: float = 20.0) -> None:
         time.sleep(0.2)
 
 
-def run_ours(case: GangCase) -> tuple[Verdicts, set[str]]:
+@contextlib.contextmanager
+def _ties_as_upstream(chosen: dict[str, Counter[str]]) -> Iterator[set[str]]:
+    """Nodes tied for the top score go the way upstream went where it can: among the tied nodes, one that
+    upstream gave the pod's group and that holds fewer of its members yet than upstream put there (a random
+    draw otherwise, as before). Yields the groups for which some tie was not settled so."""
+    import numpy as np
+
+    from kubesched import schedule_one, schedule_one_podgroup
+    from kubesched.cache.pod_groups import pod_group_name
+
+    unsettled: set[str] = set()
+    current: list[Any] = [None]
+    original_pod, original_select = schedule_one_podgroup.schedule_pod, schedule_one.select_host
+
+    def schedule_pod(sched: Any, fwk: Any, state: Any, pod: Any, record: Any) -> Any:
+        current[0] = pod
+        try:
+            return original_pod(sched, fwk, state, pod, record)
+        finally:
+            current[0] = None
+
+    def select_host(sched: Any, nodes: Any, totals: Any) -> str:
+        best = [nodes[int(i)].name for i in np.flatnonzero(totals == totals.max())]
+        pod = current[0]
+        group = pod_group_name(pod.obj) if pod is not None else None
+        if len(best) == 1 or group is None:
+            return str(original_select(sched, nodes, totals))
+        members = sched.cache.pod_groups.get(pod.namespace, group) if sched.cache.pod_groups is not None else None
+        held = Counter(p.node_name for p in members.scheduled_pods()) if members is not None else Counter()
+        wanted = chosen.get(group, Counter())
+        for name in best:
+            if wanted[name] > held[name]:
+                return str(name)
+        unsettled.add(group)
+        return str(original_select(sched, nodes, totals))
+
+    cycle = schedule_one_podgroup.PodGroupCycle
+    original_best = cycle._best_placement
+
+    def best_placement(self: Any, fwk: Any, state: Any, namespace: str, name: str, passed: Any) -> Any:
+        """Placements tied on score: the one holding the nodes upstream gave the group wins the draw."""
+        want = set(chosen.get(name, Counter()))
+        preferred = next((i for i, (pl, _) in enumerate(passed) if want & {ni.name for ni in pl.nodes}), None)
+        if preferred is None:
+            unsettled.add(name)
+            return original_best(self, fwk, state, namespace, name, passed)
+        rng = self.cycles.rng
+        draws = iter([2**62 if i == preferred else 0 for i in range(len(passed))])
+        rng.getrandbits = lambda _bits: next(draws)
+        try:
+            return original_best(self, fwk, state, namespace, name, passed)
+        finally:
+            del rng.getrandbits
+
+    schedule_one_podgroup.schedule_pod, schedule_one.select_host = schedule_pod, select_host
+    cycle._best_placement = best_placement  # type: ignore[method-assign]
+    try:
+        yield unsettled
+    finally:
+        schedule_one_podgroup.schedule_pod, schedule_one.select_host = original_pod, original_select
+        cycle._best_placement = original_best  # type: ignore[method-assign]
+
+
+def run_ours(case: GangCase, up: Verdicts | None = None) -> tuple[Verdicts, set[str]]:
     """The same case through `kubesched.simulate`: each PodGroup a Scenario step, a minute after the last.
-    Also the groups some member of which had two nodes or more tied for the top score."""
+    With `up`, nodes tied for the top score are settled as upstream settled them where they can be
+    (`_ties_as_upstream`). Also the groups for which a tie was left to chance."""
     from kubesched.simulator.api import simulate
 
     steps = [{"at": f"{(i + 1) * STEP_SECONDS}s", "create": [g.pod_group]} for i, g in enumerate(case.groups)]
@@ -193,17 +259,17 @@ def run_ours(case: GangCase) -> tuple[Verdicts, set[str]]:
     }
     config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **CONFIG}
     pods = [p for g in case.groups for p in g.pods]
-    sim = simulate(*case.nodes, *pods, scenario, config=config, feature_gates=GATES, seed=case.seed)
+    chosen: dict[str, Counter[str]] = {}
+    for name, (node, _) in (up or {}).items():
+        if node:
+            chosen.setdefault(name.rsplit("-", 1)[0], Counter())[node] += 1
+    with _ties_as_upstream(chosen) as unsettled:
+        sim = simulate(*case.nodes, *pods, scenario, config=config, feature_gates=GATES, seed=case.seed, record=False)
     out: Verdicts = {}
-    tied: set[str] = set()
     for p in sim.pods:
         message = "" if p.node else ("<waiting>" if p.result == "Gated" else p.message)
         out[p.name] = (p.node, _normalise(message, p.name))
-        if p.node and p.plugins is not None:
-            totals = [p.plugins.total(n) for n in p.plugins.final_score]
-            if totals.count(max(totals, default=0)) > 1:
-                tied.add(p.name.rsplit("-", 1)[0])
-    return out, tied
+    return out, set(unsettled)
 
 
 def compare_case(
@@ -244,7 +310,8 @@ def compare_case(
             # Placed nowhere: upstream reports the trial of its first placement, first in a Go map's order.
             ambiguous += len(names)
             continue
-        if up_nodes != our_nodes and (tie or (group.topology and _tied(case, group.topology, up_nodes, our_nodes))):
+        domain_tie = name in tied and group.topology and _tied(case, group.topology, up_nodes, our_nodes)
+        if up_nodes != our_nodes and (tie or domain_tie):
             ambiguous += len(names)
             diverged = True
             continue
@@ -293,7 +360,7 @@ def run_gang_family(cp: ControlPlane | None, seeds: list[int], progress: Any = l
             case = generate(seed)
             started = time.monotonic()
             up = run_upstream(gang_cp, case)
-            ours, tied = run_ours(case)
+            ours, tied = run_ours(case, up)
             decisions, exact, ambiguous, problems = compare_case(case, up, ours, tied)
             report.decisions += decisions
             report.exact += exact
