@@ -26,12 +26,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.backend.kube.api import KubeAPI, load_configuration
+from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
 from kubesched_testing.controlplane import ControlPlane, reset_cluster
 from kubesched_testing.parity.compare import FamilyReport, Mismatch
 from kubesched_testing.parity.upstream import Attempt, Decision
 
-GATES = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
+GATES = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true,WorkloadAwarePreemption=true"
 APISERVER_ARGS = ("--runtime-config=scheduling.k8s.io/v1alpha2=true", f"--feature-gates={GATES}")
 CONFIG: dict[str, Any] = {"podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 1}
 ZONE, RACK, HOST = "topology.kubernetes.io/zone", "example.com/rack", "kubernetes.io/hostname"
@@ -53,6 +53,8 @@ class GangCase:
     seed: int
     nodes: list[Obj]
     groups: list[Group] = field(default_factory=list)
+    classes: list[Obj] = field(default_factory=list)  # PriorityClasses
+    fillers: list[Obj] = field(default_factory=list)  # bound low-priority pods a high-priority gang may preempt
 
 
 def _node(name: str, zone: str, rack: str, cpu_m: int, mem_gi: int) -> Obj:
@@ -109,7 +111,67 @@ def generate(seed: int) -> GangCase:
             for i in range(size)
         ]
         case.groups.append(Group(pod_group, pods, min_count, topology))
+    _preemption(case, cpus, random.Random(f"kubesched-gang-preemption/{seed}"))
     return case
+
+
+def _priority_class(name: str, value: int) -> Obj:
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+
+
+def _preemption(case: GangCase, cpus: list[int], rng: random.Random) -> None:
+    """One seed in three: nodes partly filled by bound pods of distinct low priorities, and a last gang of
+    higher priority that fits only by preempting some of them as a whole (WorkloadAwarePreemption)."""
+    if rng.random() >= 1 / 3:
+        return
+    case.classes = [_priority_class("gang-high", 1000)]
+    for group in case.groups:  # the gangs before are no victims: theirs would tie, broken by a Go map's order
+        group.pod_group["spec"]["priorityClassName"] = "gang-high"
+        for p in group.pods:
+            p["spec"]["priorityClassName"] = "gang-high"
+    for i, (node, cpu) in enumerate(zip(case.nodes, cpus, strict=True)):
+        if rng.random() < 0.3:
+            continue
+        klass = f"gang-low-{i}"
+        case.classes.append(_priority_class(klass, i + 1))  # distinct: upstream's victims tie in a map's order
+        request = cpu * rng.randint(40, 70) // 100
+        case.fillers.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"s{case.seed}-filler-{i}", "namespace": "default"},
+                "spec": {
+                    "nodeName": node["metadata"]["name"],
+                    "priorityClassName": klass,
+                    "terminationGracePeriodSeconds": 0,
+                    "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": f"{request}m"}}}],
+                },
+            }
+        )
+    size = rng.randint(2, 8)
+    cpu = rng.choice([3000, 4000, 6000])
+    name = f"s{case.seed}-gang-hi"
+    pod_group = {
+        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"priorityClassName": "gang-high", "schedulingPolicy": {"gang": {"minCount": size}}},
+    }
+    pods = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"{name}-{i}", "namespace": "default"},
+            "spec": {
+                "terminationGracePeriodSeconds": 0,
+                "priorityClassName": "gang-high",
+                "schedulingGroup": {"podGroupName": name},
+                "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": f"{cpu}m"}}}],
+            },
+        }
+        for i in range(size)
+    ]
+    case.groups.append(Group(pod_group, pods, size, None))
 
 
 Verdicts = dict[str, tuple[str | None, str]]  # pod name -> (node or None, message)
@@ -135,6 +197,15 @@ def run_upstream(cp: ControlPlane, case: GangCase) -> Verdicts:
         time.sleep(2.0)
         for n in sorted(case.nodes, key=lambda o: o["metadata"]["name"]):
             api.request("POST", "/api/v1/nodes", body=n)
+        for klass in case.classes:
+            try:
+                api.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", body=klass)
+            except APIError as err:
+                if err.status != 409:  # kept from an earlier seed: the same class
+                    raise
+        for filler in case.fillers:
+            api.request("POST", "/api/v1/namespaces/default/pods", body=filler)
+        time.sleep(1.0 if case.fillers else 0.0)  # the scheduler's cache holds them before any gang arrives
         for group in case.groups:
             for p in group.pods:
                 api.request("POST", "/api/v1/namespaces/default/pods", body=p)
@@ -264,11 +335,25 @@ def run_ours(case: GangCase, up: Verdicts | None = None) -> tuple[Verdicts, set[
         if node:
             chosen.setdefault(name.rsplit("-", 1)[0], Counter())[node] += 1
     with _ties_as_upstream(chosen) as unsettled:
-        sim = simulate(*case.nodes, *pods, scenario, config=config, feature_gates=GATES, seed=case.seed, record=False)
+        sim = simulate(
+            *case.classes,
+            *case.nodes,
+            *case.fillers,
+            *pods,
+            scenario,
+            config=config,
+            feature_gates=GATES,
+            seed=case.seed,
+            record=False,
+        )
     out: Verdicts = {}
     for p in sim.pods:
         message = "" if p.node else ("<waiting>" if p.result == "Gated" else p.message)
         out[p.name] = (p.node, _normalise(message, p.name))
+    preempted = {e.pod.partition("/")[2] for e in sim.events if e.type == "Preempted"}
+    for f in case.fillers:
+        if f["metadata"]["name"] not in preempted:
+            out[f["metadata"]["name"]] = (f["spec"]["nodeName"], "")
     return out, set(unsettled)
 
 
@@ -330,6 +415,18 @@ def compare_case(
             diverged = True
         else:
             exact += len(names)
+    if case.fillers and not diverged:
+        names = [f["metadata"]["name"] for f in case.fillers]
+        decisions += len(names)
+        up_kept, our_kept = {n for n in names if n in up}, {n for n in names if n in ours}
+        if up_kept != our_kept:
+            detail = f"victims: upstream {sorted(set(names) - up_kept)}, kubesched {sorted(set(names) - our_kept)}"
+            problems.append(("preemption victims", [detail]))
+            exact += len(names) - len(up_kept ^ our_kept)
+        else:
+            exact += len(names)
+    elif case.fillers:
+        ambiguous += len(case.fillers)
     return decisions, exact, ambiguous, problems
 
 
@@ -365,6 +462,9 @@ def run_gang_family(cp: ControlPlane | None, seeds: list[int], progress: Any = l
             report.decisions += decisions
             report.exact += exact
             report.ambiguous += ambiguous
+            victims = sum(1 for f in case.fillers if f["metadata"]["name"] not in up)
+            for note, n in (("gangs", len(case.groups)), ("preemption victims (upstream)", victims)):
+                report.notes[note] = report.notes.get(note, 0) + n
             for group, details in problems:
                 report.by_kind["result"] = report.by_kind.get("result", 0) + 1
                 decision = Decision("gang", seed, f"default/{group}", "group", [], Attempt(f"default/{group}"))

@@ -38,7 +38,7 @@ class Victim:
 
     pods: list[PodInfo]
     priority: int
-    group: bool
+    group: bool  # IsPodGroup: its (first) pod names a PodGroup, whether or not the group is disrupted whole
     earliest_start: str = ""  # RFC 3339; "" when no pod has started
     nodes: set[str] = field(default_factory=set)
 
@@ -48,6 +48,11 @@ class Victim:
         start = _start(pod)
         if start and (not self.earliest_start or start < self.earliest_start):
             self.earliest_start = start
+
+
+def _names_group(pod: PodInfo) -> bool:
+    group = (pod.obj.get("spec") or {}).get("schedulingGroup")
+    return isinstance(group, Mapping) and bool(group.get("podGroupName"))
 
 
 def _start(pod: PodInfo) -> str:
@@ -61,7 +66,7 @@ def domain_victims(nodes: Iterable[NodeInfo], group_of: Callable[[PodInfo], Mapp
         for pod in ni.pods:
             group = group_of(pod)
             if group is None or (group.get("spec") or {}).get("disruptionMode") != "PodGroup":
-                victim = victims[pod.uid] = Victim([], pod.priority, False)
+                victim = victims[pod.uid] = Victim([], pod.priority, _names_group(pod))
                 victim.add(pod)
                 continue
             meta = group.get("metadata") or {}
