@@ -138,7 +138,13 @@ BINDING_TIMEOUT = Case(
     {"profiles": [{"pluginConfig": [{"name": "DynamicResources", "args": {"bindingTimeout": "5m"}}]}]},
     valid=False,
 )
-RELEASE_CASES = [*CASES, BINDING_TIMEOUT]
+# The workload-aware plugins by name: GangScheduling is in v1.35's registry too, the placement plugins only in
+# v1.36's; without their gates they are configured but idle.
+WORKLOAD_PLUGINS = [
+    Case(f"{name} enabled", {"profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": name}]}}}]})
+    for name in ("GangScheduling", "PodGroupPodsCount", "TopologyPlacementGenerator")
+]
+RELEASE_CASES = [*CASES, BINDING_TIMEOUT, *WORKLOAD_PLUGINS]
 
 
 @pytest.fixture(scope="module", params=OLDER)
