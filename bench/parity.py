@@ -6,6 +6,7 @@
     python3 bench/parity.py --family dra --seeds 1-20      # issue 16's bar: 300+ decisions, all exact
     python3 bench/parity.py --kubernetes-version 1.35 --seeds 1-5   # after ../shared/k8s/install.sh 1.35
     python3 bench/parity.py --family configs --seeds 1-10  # random configurations, one or two profiles
+    python3 bench/parity.py --family gang --seeds 1-5      # PodGroups, the workload-aware alpha gates on (v1.36)
 
 For every seeded cluster of a family, upstream kube-scheduler schedules its pods
 one at a time on a real etcd + kube-apiserver; kubesched then replays each
@@ -30,12 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testing"))  # kube
 from kubesched_testing.controlplane import ControlPlaneError, control_plane  # noqa: E402
 from kubesched_testing.parity.compare import format_table  # noqa: E402
 from kubesched_testing.parity.families import FAMILIES  # noqa: E402
+from kubesched_testing.parity.gang import run_gang_family  # noqa: E402
 from kubesched_testing.parity.run import parse_seeds, run_family  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--family", action="append", choices=[*FAMILIES, "all"], help="repeatable; default: all")
+    p.add_argument("--family", action="append", choices=[*FAMILIES, "gang", "all"], help="repeatable; default: all")
     p.add_argument("--seeds", default="1-10", help="e.g. 1-50 or 1,4,9-12 (default 1-10)")
     p.add_argument("--out", type=Path, help="where mismatch files go (default: a new temporary folder)")
     p.add_argument("--max-listed", type=int, default=50, help="mismatches printed per family")
@@ -48,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     # A replay's scheduling errors (a plugin failing on the pod, as upstream's did) are compared, not logged.
     logging.getLogger("kubesched").setLevel(logging.CRITICAL)
-    families = list(FAMILIES) if not args.family or "all" in args.family else args.family
+    families = [*FAMILIES, "gang"] if not args.family or "all" in args.family else args.family
     seeds = parse_seeds(args.seeds)
     out = args.out or Path(tempfile.mkdtemp(prefix="kubesched-parity-"))
     started = time.monotonic()
@@ -56,6 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with control_plane() as cp:
             for fam in families:
+                if fam == "gang":  # workload-aware scheduling: its own control plane, the alpha API served
+                    if args.kubernetes_version != "1.36":
+                        print(f"parity: gang: v1.36 only (not {args.kubernetes_version}): skipped", file=sys.stderr)
+                        continue
+                    reports.append(run_gang_family(cp, seeds, progress=lambda s: print(s, file=sys.stderr)))
+                    continue
                 reports.append(
                     run_family(
                         cp,

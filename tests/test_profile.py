@@ -99,7 +99,9 @@ def test_the_scheduler_gives_every_profile_the_same_services_whole() -> None:
     a, b = (sched.profiles[n].handle for n in ("a", "b"))
     for h in (a, b):
         unset = [f.name for f in dataclasses.fields(h) if getattr(h, f.name) is None]
-        assert unset == ["metrics"]  # a simulation scrapes no metrics; every other service is given
+        # A simulation scrapes no metrics, and PodGroup states exist only with GenericWorkload: every other
+        # service is given.
+        assert unset == ["metrics", "pod_groups"]
         assert h.snapshot is sched.snapshot and h.nominator is sched.queue.nominator
         assert h.clock is sched.clock and h.rng is sched.rng and h.lister is sched.lister
     assert shared_manager(a) is shared_manager(b)  # one DRA manager, a typed field of every handle

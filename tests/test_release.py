@@ -64,7 +64,32 @@ def test_versions_are_parsed_from_every_spelling() -> None:
             'invalid value of OpportunisticBatching=maybe, err: strconv.ParseBool: parsing "maybe": invalid syntax',
         ),
         ("1.35", "DRADeviceTaints", "missing bool value for DRADeviceTaints"),
-        ("1.36", "GangScheduling=true", "feature gate GangScheduling=true is not implemented by kubesched"),
+        (
+            "1.35",
+            "kube:DRAPartitionableDevices=true,NodeDeclaredFeatures=true",
+            "set kube feature gates with default empty prefix or kube: prefix consistently, do not mix use",
+        ),
+        (
+            "1.36",
+            "GangScheduling=true",
+            "GangScheduling is enabled, but depends on features that are disabled: [GenericWorkload]",
+        ),
+        (
+            "1.35",
+            "GangScheduling=true",
+            "GangScheduling is enabled, but depends on features that are disabled: [GenericWorkload]",
+        ),
+        (
+            "1.35",
+            "GenericWorkload=true,GangScheduling=true",
+            "feature gate GenericWorkload=true is not implemented by kubesched for v1.35",
+        ),
+        ("1.34", "GenericWorkload=true", "unrecognized feature gate: GenericWorkload"),
+        (
+            "1.36",
+            "GenericWorkload=true,DRAWorkloadResourceClaims=true",
+            "feature gate DRAWorkloadResourceClaims=true is not implemented by kubesched",
+        ),
         ("1.36", "SchedulerAsyncPreemption=false", "feature gate SchedulerAsyncPreemption=false is not implemented"),
     ],
 )
@@ -75,7 +100,7 @@ def test_feature_gates_are_refused_as_the_release_refuses_them(minor: str, gates
 
 
 def test_feature_gates_apply_on_top_of_the_release() -> None:
-    r = release("1.35", "kube:DRAPartitionableDevices=true, NodeDeclaredFeatures=T")
+    r = release("1.35", "kube:DRAPartitionableDevices=true, kube:NodeDeclaredFeatures=T")
     assert r.enabled("DRAPartitionableDevices") and r.enabled("NodeDeclaredFeatures")
     assert not release("1.35").enabled("DRAPartitionableDevices")
     assert release("1.36").enabled("DRAPartitionableDevices")
@@ -109,6 +134,17 @@ def test_the_refused_gates_are_real_gates() -> None:
 
     known = {name for minor in SUPPORTED for name in gate_specs(minor)}
     assert NOT_IMPLEMENTED_ON | NOT_IMPLEMENTED_OFF <= known
+
+
+def test_the_workload_gates_are_followed_on_v1_36() -> None:
+    from kubesched.config.defaults import default_multi_point
+
+    r = release("1.36", "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true")
+    assert r.workload_aware and r.enabled("GangScheduling") and not r.enabled("WorkloadAwarePreemption")
+    names = [name for name, _ in default_multi_point(r)]
+    assert names[-3:] == ["GangScheduling", "TopologyPlacementGenerator", "PodGroupPodsCount"]
+    assert "GangScheduling" not in [name for name, _ in default_multi_point(release("1.36"))]
+    assert not release("1.36").workload_aware
 
 
 def test_gate_tables_know_each_release() -> None:

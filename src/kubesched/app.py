@@ -33,6 +33,7 @@ from kubesched.backend.kube.dispatcher import APIDispatcher
 from kubesched.backend.kube.leader_election import LeaderElectionConfig, LeaderElector
 from kubesched.backend.kube.lock import SchedulerLock
 from kubesched.backend.kube.reflector import Backoff
+from kubesched.backend.kube.resources import watched_resources
 from kubesched.clock import WallClock
 from kubesched.config.goduration import format_go_duration
 from kubesched.config.load import SchedulerConfig
@@ -130,7 +131,8 @@ class SchedulerApp:
         self.api = KubeAPI(cfg, qps=qps, burst=burst, lock=self.lock)
         informer_api = KubeAPI(cfg, qps=qps, burst=burst)  # its own pool: watches hold connections for minutes
         informer_api.limiter = self.api.limiter  # one client-side budget, as one client-go client
-        self.store = ClusterStore(informer_api, self.stop, backoff=opts.informer_backoff)
+        watched = watched_resources(config.release.workload_aware)
+        self.store = ClusterStore(informer_api, self.stop, resources=watched, backoff=opts.informer_backoff)
         self.store.start()
         try:
             self._build(config, opts, cfg)

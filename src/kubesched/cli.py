@@ -267,6 +267,7 @@ def _release_args(p: argparse.ArgumentParser, *, sides: bool = False) -> None:
         default="",
         metavar="GATES",
         help="A=true,B=false on top of the release's defaults, refused as its kube-scheduler refuses them "
+        "(v1.36 workload-aware scheduling: GenericWorkload=true,GangScheduling=true; docs/workload-aware.md) "
         "(with --policy-config-file/--algorithm-provider: DefaultPodTopologySpread=true|false)",
     )
 

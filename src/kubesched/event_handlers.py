@@ -19,6 +19,7 @@ from kubesched.framework import events
 from kubesched.framework.interface import ClusterEvent
 from kubesched.framework.node_info import ParsedNode, parse_node
 from kubesched.framework.types import PodInfo, new_pod_info, pod_labels
+from kubesched.release import GANG_SCHEDULING
 from kubesched.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,13 @@ class EventHandlers:
         if pod.node_name:
             self._add_assigned(pod)
         elif self.sched.responsible_for(pod):
+            groups = self.sched.cache.pod_groups
+            if groups is not None:
+                groups.add(pod)
             self.sched.queue.add(pod)
+            if groups is not None and self.sched.release.enabled(GANG_SCHEDULING):
+                # A new member may complete its gang (GangScheduling's hint for Pod/Add).
+                self._event(events.UNSCHEDULED_POD, events.ADD, None, pod)
 
     def _add_assigned(self, pod: PodInfo) -> None:
         moved_from: PodInfo | None = None
@@ -116,6 +123,8 @@ class EventHandlers:
                 if new.deleting and not old.deleting:
                     self._assumed_pod_deleting(new)
                 return
+            if self.sched.cache.pod_groups is not None:
+                self.sched.cache.pod_groups.update(old, new)
             self.sched.queue.update(old, new)
             if old.nominated_node_name and old.nominated_node_name != new.nominated_node_name:
                 # The old nominated node loses a pod that lower or equal priority pods counted there.
@@ -149,6 +158,8 @@ class EventHandlers:
             self._event(events.ASSIGNED_POD, events.DELETE, pod, None)
             return
         self.sched.queue.delete(pod)
+        if self.sched.cache.pod_groups is not None:
+            self.sched.cache.pod_groups.remove(pod)
         fwk = self.sched.profiles.get(pod.scheduler_name)
         if fwk is not None and fwk.reject_waiting_pod(pod.uid):
             # It was assumed and held room: its deletion frees that room for others.

@@ -34,10 +34,6 @@ NODE_DECLARED_FEATURES_GATE: Final = "NodeDeclaredFeatures"  # the gate; the plu
 # rather than silently simulated without it.
 NOT_IMPLEMENTED_ON: Final = frozenset(
     {
-        "GangScheduling",
-        "GenericWorkload",
-        "TopologyAwareWorkloadScheduling",
-        "WorkloadAwarePreemption",
         "StorageCapacityScoring",
         "TaintTolerationComparisonOperators",
         "DRADeviceTaintRules",
@@ -49,6 +45,33 @@ NOT_IMPLEMENTED_ON: Final = frozenset(
         "SchedulerAsyncAPICalls",
     }
 )
+# The gates of workload-aware scheduling (v1.36 alpha, all off by default), by name.
+GENERIC_WORKLOAD: Final = "GenericWorkload"
+GANG_SCHEDULING: Final = "GangScheduling"
+TOPOLOGY_AWARE_WORKLOAD_SCHEDULING: Final = "TopologyAwareWorkloadScheduling"
+WORKLOAD_AWARE_PREEMPTION: Final = "WorkloadAwarePreemption"
+WORKLOAD_WITH_JOB: Final = "WorkloadWithJob"
+DRA_WORKLOAD_RESOURCE_CLAIMS: Final = "DRAWorkloadResourceClaims"
+WORKLOAD_GATES: Final = (
+    GENERIC_WORKLOAD,
+    GANG_SCHEDULING,
+    TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
+    WORKLOAD_AWARE_PREEMPTION,
+    WORKLOAD_WITH_JOB,
+    DRA_WORKLOAD_RESOURCE_CLAIMS,
+)
+# kube_features.go's dependency table for those gates: a gate on needs these on too (checked as the
+# binary checks it at start-up, for a release that has the gate).
+DEPENDENCIES: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
+    {
+        GANG_SCHEDULING: (GENERIC_WORKLOAD,),
+        TOPOLOGY_AWARE_WORKLOAD_SCHEDULING: (GENERIC_WORKLOAD,),
+        WORKLOAD_AWARE_PREEMPTION: (GANG_SCHEDULING,),
+        WORKLOAD_WITH_JOB: (GENERIC_WORKLOAD,),
+        DRA_WORKLOAD_RESOURCE_CLAIMS: ("DynamicResourceAllocation", GENERIC_WORKLOAD),
+    }
+)
+
 # Scheduler gates on by default that kubesched cannot turn off: its code is the gate on.
 NOT_IMPLEMENTED_OFF: Final = frozenset(
     {
@@ -152,7 +175,12 @@ class Release:
         overrides = dict(self.overrides)
         specs = gate_specs(self.minor)
         unknown: list[str] = []
-        for item in (part.strip() for part in text.split(",")):
+        items = [part.strip() for part in text.split(",") if part.strip()]
+        if len({item.startswith("kube:") for item in items}) > 1:
+            raise ReleaseError(
+                "set kube feature gates with default empty prefix or kube: prefix consistently, do not mix use"
+            )
+        for item in items:
             if not item:
                 continue
             name, sep, value = item.partition("=")
@@ -179,14 +207,41 @@ class Release:
             overrides[name] = on
         warned = tuple(f"unrecognized feature gate: {name}" for name in sorted(set(unknown)))
         release = Release(self.minor, tuple(overrides.items()), (*self.warnings, *warned))
+        release.check_dependencies()
         release.check_implemented()
         return release
+
+    def check_dependencies(self) -> None:
+        """kube_features.go's dependencies among the workload-aware gates the release has, in the binary's words.
+
+        v1.35 has GangScheduling on GenericWorkload only; v1.34 has none of them. The binary names every
+        unmet dependency, several as an aggregate in a Go map's order: sorted here.
+        """
+        specs = gate_specs(self.minor)
+        problems = []
+        for gate, needs in DEPENDENCIES.items():
+            if gate not in specs or not self.enabled(gate):
+                continue
+            missing = [need for need in needs if need in specs and not self.enabled(need)]
+            if missing:
+                problems.append(f"{gate} is enabled, but depends on features that are disabled: [{' '.join(missing)}]")
+        if len(problems) == 1:
+            raise ReleaseError(problems[0])
+        if problems:
+            raise ReleaseError(f"[{', '.join(sorted(problems))}]")
 
     def check_implemented(self) -> None:
         """Refuse a gate value kubesched would not honour (kubesched's own refusal: the binary has no such error)."""
         for name in sorted(NOT_IMPLEMENTED_ON):
             if name in gate_specs(self.minor) and self.enabled(name):
                 raise ReleaseError(f"feature gate {name}=true is not implemented by kubesched")
+        if not self.workload_aware_supported:
+            for name in WORKLOAD_GATES:
+                if name in gate_specs(self.minor) and self.enabled(name):
+                    raise ReleaseError(
+                        f"feature gate {name}=true is not implemented by kubesched for {self.version}: "
+                        f"kubesched follows v{LATEST}'s workload API (scheduling.k8s.io/v1alpha2), not {self.version}'s"
+                    )
         for name in sorted(NOT_IMPLEMENTED_OFF):
             if name in gate_specs(self.minor) and not self.enabled(name):
                 raise ReleaseError(f"feature gate {name}=false is not implemented by kubesched")
@@ -269,6 +324,21 @@ class Release:
         """v1.34's allocator allocates from incomplete pools (fails on invalid ones, which later releases skip)
         and checks subrequests' capacity per request."""
         return self.number < (1, 35)
+
+    @property
+    def workload_aware_supported(self) -> bool:
+        """Workload-aware scheduling (GenericWorkload and the gates on it) as v1.36 has it; v1.35's alpha
+        workload API (scheduling.k8s.io/v1alpha1) differs and is not simulated, v1.34 has no such gates."""
+        return self.number >= (1, 36)
+
+    @property
+    def workload_aware(self) -> bool:
+        """GenericWorkload: PodGroups exist, pods name their group, the queue schedules groups."""
+        return self.workload_aware_supported and self.enabled(GENERIC_WORKLOAD)
+
+    def gate_text(self) -> str:
+        """The overrides as the flag takes them, sorted (empty at the defaults)."""
+        return ",".join(f"{k}={str(v).lower()}" for k, v in sorted(self.overrides))
 
     @property
     def placement_points(self) -> bool:

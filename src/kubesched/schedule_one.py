@@ -24,7 +24,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -199,9 +199,13 @@ class ScheduleOne:
         if self.metrics is not None:
             self.metrics.new_cycle()
         cycle = self.scheduling_cycle(fwk, state, qpi, record)
-        if cycle is None:
-            return
-        b, permit, waits = cycle
+        if cycle is not None:
+            self.start_binding(*cycle)
+
+    def start_binding(self, b: _Binding, permit: Status | None, waits: dict[str, float]) -> None:
+        """After a successful scheduling cycle: wait at Permit if told to, then the binding cycle on the clock."""
+        pod = b.qpi.pod_info
+        fwk = b.fwk
 
         def after_permit(status: Status | None) -> None:
             fwk.waiting_pods.pop(pod.uid, None)
@@ -213,6 +217,85 @@ class ScheduleOne:
             return
         if permit is None or not permit.is_wait():
             self.clock.call_later(0, lambda: after_permit(None))
+
+    def report_event(
+        self, kind: str, pod: str, node: str | None = None, message: str | None = None, preemptor: str | None = None
+    ) -> None:
+        """One step for the observer (a pod group's preemption reports its victims)."""
+        self._report(kind, pod, node, message, preemptor)
+
+    def skip_pod_schedule(self, pod: PodInfo) -> bool:
+        """skipPodSchedule, for a pod group's cycle (schedule_one_podgroup.py)."""
+        return self._skip_pod_schedule(pod)
+
+    def run_post_filter(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, fit_err: FitError
+    ) -> NominatingInfo | None:
+        """PostFilter after a FitError, for a pod group's cycle."""
+        return self._run_post_filter(fwk, state, pod, fit_err)
+
+    def fail(
+        self,
+        fwk: Framework,
+        qpi: QueuedPodInfo,
+        status: Status,
+        record: AttemptRecord | None,
+        nominating: NominatingInfo | None = None,
+        *,
+        clear_nomination: bool = False,
+        reasons: dict[str, int] | None = None,
+    ) -> None:
+        """handleSchedulingFailure, for a pod group's members."""
+        self._handle_failure(fwk, qpi, status, record, nominating, clear_nomination=clear_nomination, reasons=reasons)
+
+    def pod_group_verdict(self, namespace: str, name: str, status: Status | None, waiting_on_preemption: bool) -> None:
+        """updatePodGroupCondition: PodGroupScheduled on the PodGroup (never back from True), and the observer told."""
+        condition: dict[str, Any]
+        if status is None:
+            condition = {"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled", "message": ""}
+        elif status.is_rejected():
+            condition = {
+                "type": "PodGroupScheduled",
+                "status": "False",
+                "reason": REASON_UNSCHEDULABLE,
+                "message": status.message(),
+            }
+        else:
+            condition = {
+                "type": "PodGroupScheduled",
+                "status": "False",
+                "reason": REASON_SCHEDULER_ERROR,
+                "message": status.message(),
+            }
+        kind = (
+            "GroupScheduled"
+            if status is None
+            else ("GroupWaitingOnPreemption" if waiting_on_preemption else "GroupUnschedulable")
+        )
+        self._report(kind, f"{namespace}/{name}", None, status.message() if status is not None else None)
+        current = self._pod_group(namespace, name)
+        if current is None:
+            return
+        conditions = list((current.get("status") or {}).get("conditions") or [])
+        existing = next((c for c in conditions if c.get("type") == "PodGroupScheduled"), None)
+        if existing is not None and existing.get("status") == "True" and condition["status"] != "True":
+            return
+        if existing is not None and all(existing.get(k) == v for k, v in condition.items()):
+            return
+        condition["observedGeneration"] = (current.get("metadata") or {}).get("generation") or 0
+        condition["lastTransitionTime"] = (
+            existing.get("lastTransitionTime")
+            if existing is not None and existing.get("status") == condition["status"]
+            else self.client.timestamp()
+        )
+        conditions = [c for c in conditions if c.get("type") != "PodGroupScheduled"] + [condition]
+        try:
+            self.client.merge_status("PodGroup", namespace, name, {"conditions": conditions})
+        except Exception as err:  # the group may be gone; the pods' own verdicts stand
+            log.info("Failed to update PodGroup status %s/%s: %s", namespace, name, err)
+
+    def _pod_group(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.client.get("PodGroup", namespace, name)
 
     def _skip_pod_schedule(self, pod: PodInfo) -> bool:
         """skipPodSchedule: a pod being deleted, or one already assumed, is not scheduled again."""
@@ -253,6 +336,18 @@ class ScheduleOne:
             log.error("Error scheduling pod pod=%s err=%s", pod.key, err, exc_info=log.isEnabledFor(V(4)))
             self._handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
             return None
+        return self.place(fwk, state, qpi, record, result)
+
+    def place(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        record: AttemptRecord | None,
+        result: ScheduleResult,
+    ) -> tuple[_Binding, Status | None, dict[str, float]] | None:
+        """The cycle once a host is chosen: assume, reserve, permit. None when the pod failed (and was requeued)."""
+        pod = qpi.pod_info
         host = result.suggested_host
         assumed = self._assume(fwk, qpi, host, record)
         if assumed is None:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from kubesched.cache.cache import Cache
+from kubesched.cache.pod_groups import PodGroupStates, pod_group_name
 from kubesched.cache.snapshot import Snapshot
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig
@@ -36,6 +37,7 @@ from kubesched.profile import new_map, plugin_registry, unknown_plugin_configs
 from kubesched.queue.nominator import Nominator
 from kubesched.queue.scheduling_queue import HintEntry, PriorityQueue, QueuedPodInfo, QueueingHintMap
 from kubesched.schedule_one import Reporter, ScheduleOne
+from kubesched.schedule_one_podgroup import PodGroupCycle
 
 if TYPE_CHECKING:
     from kubesched.metrics import SchedulerMetrics
@@ -81,6 +83,9 @@ class Scheduler:
         self.extenders: list[Extender] = list(new_extenders(raw.extenders))
         self.unknown_plugin_configs = unknown_plugin_configs(config, reg)
         self.cache = Cache()
+        self.release = config.release
+        if self.release.workload_aware:
+            self.cache.pod_groups = PodGroupStates()
         self.snapshot = Snapshot()
         self._pod_lookup = pod_lookup
         self._reporter = Reporter(observer, self.clock)
@@ -99,6 +104,7 @@ class Scheduler:
             metrics=metrics,
             dra_manager=DRAManager(lister, config.release),
             release=config.release,
+            pod_groups=self.cache.pod_groups,
         )
         self.profiles = new_map(config, reg, services)
         self.queue = self._new_queue(config, nominator, metrics)
@@ -120,6 +126,7 @@ class Scheduler:
             bind_executor=bind_executor,
             percentage_of_nodes_to_score=raw.percentageOfNodesToScore or 0,
         )
+        self.group_cycle = PodGroupCycle(self.cycles, self.release) if self.release.workload_aware else None
 
     def _new_queue(
         self, config: SchedulerConfig, nominator: Nominator, metrics: SchedulerMetrics | None
@@ -179,10 +186,21 @@ class Scheduler:
         return self._pod_lookup(namespace, name)
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
-        """ScheduleOne: one popped pod through its scheduling cycle; its binding cycle goes to the clock."""
-        self.cycles.schedule_one(qpi)
+        """ScheduleOne: one popped pod through its scheduling cycle; its binding cycle goes to the clock.
+
+        With GenericWorkload, a pod that names a PodGroup brings its group into one cycle instead."""
+        if self.group_cycle is not None and pod_group_name(qpi.pod_info.obj) is not None:
+            self.group_cycle.schedule(qpi)
+        else:
+            self.cycles.schedule_one(qpi)
 
     # The loop
+
+    def _retried_enough(self, qpi: QueuedPodInfo) -> bool:
+        """A pod whose errors (or whose group's failures) repeated enough: alone, it would only fail again."""
+        if qpi.consecutive_errors_count >= _ERROR_RETRIES_WHEN_IDLE:
+            return True
+        return self.group_cycle is not None and self.group_cycle.stuck(qpi.pod_info, _ERROR_RETRIES_WHEN_IDLE)
 
     def run(self, until: float | None = None) -> None:
         """Schedule until nothing is left to do: the queue idle and no timer pending (or `until` reached).
@@ -197,7 +215,7 @@ class Scheduler:
             clock.run_due()
             qpi = self.queue.pop()
             if qpi is not None:
-                self.cycles.schedule_one(qpi)
+                self.schedule_one(qpi)
                 continue
             nxt = clock.next_timer()
             if self.cycles.suspended_bindings and self.cycles.only_repeated_binding_waits():
@@ -205,9 +223,7 @@ class Scheduler:
             wake = self.queue.next_wakeup()
             if nxt is None:
                 retry = self.queue.next_error_backoff()
-                if retry is None or all(
-                    q.consecutive_errors_count >= _ERROR_RETRIES_WHEN_IDLE for q in self.queue.pending_pods()["backoff"]
-                ):
+                if retry is None or all(self._retried_enough(q) for q in self.queue.pending_pods()["backoff"]):
                     return
                 nxt = retry
             elif wake is not None:

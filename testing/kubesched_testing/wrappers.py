@@ -195,6 +195,11 @@ class PodWrapper:
         self._spec["schedulingGates"] = [{"name": g} for g in gates]
         return self
 
+    def pod_group(self, name: str) -> PodWrapper:
+        """spec.schedulingGroup.podGroupName (st.MakePod().PodGroupName)."""
+        self._spec["schedulingGroup"] = {"podGroupName": name}
+        return self
+
     def owner(self, kind: str, name: str, api_version: str = "apps/v1") -> PodWrapper:
         self._pod["metadata"].setdefault("ownerReferences", []).append(
             {"apiVersion": api_version, "kind": kind, "name": name, "controller": True}

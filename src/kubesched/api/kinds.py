@@ -25,6 +25,9 @@ NAMESPACED: Final = frozenset(
         # resource.k8s.io (DRA): claims, and the templates the resourceclaim controller makes them from.
         "ResourceClaim",
         "ResourceClaimTemplate",
+        # scheduling.k8s.io/v1alpha2 (workload-aware scheduling, behind GenericWorkload).
+        "Workload",
+        "PodGroup",
     }
 )
 CLUSTER_SCOPED: Final = frozenset(

@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from kubesched.api.object import Obj
 from kubesched.api.resources import CPU, HUGEPAGES_PREFIX, MEMORY, is_supported_pod_level_resource, pod_requests
-from kubesched.apiserver import resource_defaulting
+from kubesched.apiserver import resource_defaulting, workload_api
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
@@ -275,6 +275,7 @@ DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "Job": default_job,
     "CronJob": default_cron_job,
     **resource_defaulting.DEFAULTERS,
+    **workload_api.DEFAULTERS,
 }
 
 

@@ -18,10 +18,12 @@ import re
 from typing import Any
 
 from kubesched.apiserver.openapi_v1_36 import SCHEMA
+from kubesched.apiserver.openapi_v1alpha2 import SCHEMA as ALPHA_SCHEMA
 
-KINDS: dict[str, str] = {kind: gv for kind, (gv, _) in SCHEMA["kinds"].items()}
-_STRUCTS: dict[str, dict[str, str]] = SCHEMA["structs"]
-_ROOTS: dict[str, str] = {kind: struct for kind, (_, struct) in SCHEMA["kinds"].items()}
+_KIND_ROOTS = {**SCHEMA["kinds"], **ALPHA_SCHEMA["kinds"]}  # the alpha kinds' gates are checked after loading
+KINDS: dict[str, str] = {kind: gv for kind, (gv, _) in _KIND_ROOTS.items()}
+_STRUCTS: dict[str, dict[str, str]] = {**SCHEMA["structs"], **ALPHA_SCHEMA["structs"]}
+_ROOTS: dict[str, str] = {kind: struct for kind, (_, struct) in _KIND_ROOTS.items()}
 
 QUANTITY_REGEX = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 QUANTITY_SYNTAX_ERROR = f"quantities must match the regular expression '{QUANTITY_REGEX}'"

@@ -31,7 +31,7 @@ from kubesched.api.selectors import (
     validate_node_selector_term,
 )
 from kubesched.api.taints import validate_taints, validate_tolerations
-from kubesched.apiserver import resource_validation, workload_validation
+from kubesched.apiserver import resource_validation, workload_api, workload_validation
 
 Errors = list[str]
 
@@ -471,6 +471,7 @@ def validate_pod(pod: Obj) -> Errors:
             errs.append(field.required(f"spec.volumes[{i}].persistentVolumeClaim.claimName"))
         if vol.get("ephemeral") is not None:
             errs += _validate_ephemeral_volume(vol["ephemeral"], f"spec.volumes[{i}].ephemeral")
+    errs += workload_api.validate_scheduling_group(pod)
     if not errs:
         errs = _validate_pod_totals(pod)
     return errs
@@ -655,6 +656,7 @@ VALIDATORS: dict[str, Callable[[Obj], Errors]] = {
     "PodDisruptionBudget": _selector_validator("spec.selector"),
     **workload_validation.VALIDATORS,
     **resource_validation.VALIDATORS,
+    **workload_api.VALIDATORS,
 }
 
 

@@ -17,6 +17,7 @@ import logging
 from dataclasses import dataclass
 
 from kubesched.cache.node_tree import NodeTree
+from kubesched.cache.pod_groups import PodGroupStates
 from kubesched.cache.snapshot import Snapshot
 from kubesched.framework.node_info import ImageStateSummary, NodeInfo, ParsedNode, next_generation
 from kubesched.framework.types import PodInfo
@@ -43,6 +44,8 @@ class Cache:
         self._nodes_changed = False  # nodes added or removed since the last snapshot
         self._images_changed = False
         self._image_num_nodes: dict[str, int] = {}
+        # PodGroups' members (GenericWorkload); None while the gate is off, as upstream's cache ignores groups then.
+        self.pod_groups: PodGroupStates | None = None
 
     # Nodes
 
@@ -121,6 +124,8 @@ class Cache:
         self._add_pod_to_node(pod)
         self.pod_states[pod.uid] = _PodState(pod)
         self.assumed_pods.add(pod.uid)
+        if self.pod_groups is not None:
+            self.pod_groups.assume(pod)
 
     def finish_binding(self, pod: PodInfo) -> None:
         ps = self.pod_states.get(pod.uid)
@@ -136,6 +141,8 @@ class Cache:
         self._remove_pod_from_node(ps.pod)
         del self.pod_states[pod.uid]
         self.assumed_pods.discard(pod.uid)
+        if self.pod_groups is not None:
+            self.pod_groups.forget(ps.pod)
 
     def add_pod(self, pod: PodInfo) -> PodInfo | None:
         """An assigned pod from the informer: confirms an assumed pod, or adds one bound elsewhere.
@@ -143,6 +150,8 @@ class Cache:
         Returns the assumed pod when the informer's is on another node (another binder won the race), so
         that the caller can tell the pods kept out of the assumed node that its room is free again.
         """
+        if self.pod_groups is not None:
+            self.pod_groups.add(pod)
         ps = self.pod_states.get(pod.uid)
         if ps is not None and pod.uid in self.assumed_pods:
             assumed, moved = ps.pod, None
@@ -170,6 +179,8 @@ class Cache:
         self._remove_pod_from_node(ps.pod)
         self._add_pod_to_node(new)
         ps.pod = new
+        if self.pod_groups is not None:
+            self.pod_groups.update(old, new)
 
     def remove_pod(self, pod: PodInfo) -> None:
         ps = self.pod_states.get(pod.uid)
@@ -178,6 +189,8 @@ class Cache:
         self._remove_pod_from_node(ps.pod)
         del self.pod_states[pod.uid]
         self.assumed_pods.discard(pod.uid)
+        if self.pod_groups is not None:
+            self.pod_groups.remove(pod)
 
     def is_assumed_pod(self, pod: PodInfo) -> bool:
         return pod.uid in self.assumed_pods

@@ -5,8 +5,9 @@ joins the default set), DynamicResourceAllocation (on: DynamicResources, weight 
 DRASchedulerFilterTimeout (on: filterTimeout 10s), DRADeviceBindingConditions and
 DRAResourceClaimDeviceStatus (on: bindingTimeout 10m), StorageCapacityScoring (off:
 VolumeBinding gets no shape), GangScheduling and TopologyAwareWorkloadScheduling
-(off: their plugins stay out of the default set). Another release (`kubesched.release`)
-changes the default plugin list and DynamicResources' defaults as that release's binary does.
+(off: their plugins stay out of the default set unless the release's gates turn them on).
+Another release (`kubesched.release`) changes the default plugin list and DynamicResources'
+defaults as that release's binary does.
 """
 
 from __future__ import annotations
@@ -32,7 +33,13 @@ from kubesched.config.types import (
     VolumeBindingArgs,
     _Args,
 )
-from kubesched.release import DEFAULT, NODE_DECLARED_FEATURES_GATE, Release
+from kubesched.release import (
+    DEFAULT,
+    GANG_SCHEDULING,
+    NODE_DECLARED_FEATURES_GATE,
+    TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
+    Release,
+)
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0
@@ -75,7 +82,18 @@ def default_multi_point(release: Release = DEFAULT) -> list[tuple[str, int | Non
         ):
             continue
         out.append((name, weight))
+    if release.workload_aware_supported:
+        for gate, plugins in GATED_MULTI_POINT:
+            if release.enabled(gate):
+                out.extend(plugins)
     return out
+
+
+# Appended, in this order, when their gates are on (applyFeatureGates in v1.36's default_plugins.go).
+GATED_MULTI_POINT: tuple[tuple[str, tuple[tuple[str, int | None], ...]], ...] = (
+    (GANG_SCHEDULING, ((n.GANG_SCHEDULING, None),)),
+    (TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, ((n.TOPOLOGY_PLACEMENT_GENERATOR, None), (n.POD_GROUP_PODS_COUNT, 1))),
+)
 
 
 def default_plugins(release: Release = DEFAULT) -> Plugins:

@@ -35,7 +35,12 @@ from kubesched.release import DEFAULT, Release
 
 DEFAULT_DOCUMENT = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": KIND}
 # v1.36's in-tree registry beyond kubesched's: accepted upstream, no implementation here.
-UPSTREAM_ONLY_PLUGINS = frozenset({n.GANG_SCHEDULING, n.TOPOLOGY_PLACEMENT_GENERATOR, n.POD_GROUP_PODS_COUNT})
+UPSTREAM_ONLY_PLUGINS: frozenset[str] = frozenset()
+# The in-tree plugins of each pod-group point (workload-aware scheduling, v1.36 alpha).
+PLACEMENT_PLUGINS = {
+    n.PLACEMENT_GENERATE: frozenset({n.TOPOLOGY_PLACEMENT_GENERATOR}),
+    n.PLACEMENT_SCORE: frozenset({n.POD_GROUP_PODS_COUNT, n.NODE_RESOURCES_FIT}),
+}
 # v1.36's in-tree plugins that kubesched implements too.
 _IN_TREE = frozenset(
     {
@@ -59,6 +64,9 @@ _IN_TREE = frozenset(
         n.IMAGE_LOCALITY,
         n.DEFAULT_BINDER,
         n.NODE_DECLARED_FEATURES,
+        n.GANG_SCHEDULING,
+        n.TOPOLOGY_PLACEMENT_GENERATOR,
+        n.POD_GROUP_PODS_COUNT,
     }
 )
 DEFAULT_EXTENDER_TIMEOUT = "5s"
@@ -269,6 +277,8 @@ def _framework_checks(cfg: KubeSchedulerConfiguration, release: Release = DEFAUL
             for k, p in enumerate(getattr(plugins, point).enabled):
                 kind = POINT_TYPE_NAMES[point]
                 where = f"{at}.plugins.{point}.enabled[{k}].name"
+                if p.name in PLACEMENT_PLUGINS[point]:
+                    continue
                 if p.name in UPSTREAM_ONLY_PLUGINS:
                     return _framework_error(name, f"{kind} {q(p.name)} is not implemented by kubesched"), where
                 if p.name in _IN_TREE:

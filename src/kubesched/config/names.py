@@ -30,7 +30,7 @@ VOLUME_BINDING: Final = "VolumeBinding"
 VOLUME_RESTRICTIONS: Final = "VolumeRestrictions"
 VOLUME_ZONE: Final = "VolumeZone"
 
-# In v1.36's registry, behind gates that are off by default; kubesched has no implementation.
+# In v1.36's registry; in the default set only with their (alpha) gates on.
 GANG_SCHEDULING: Final = "GangScheduling"
 TOPOLOGY_PLACEMENT_GENERATOR: Final = "TopologyPlacementGenerator"
 POD_GROUP_PODS_COUNT: Final = "PodGroupPodsCount"
@@ -82,7 +82,7 @@ EXTENSION_POINTS: Final = (
 """The points of a pod's scheduling and binding cycles, which the framework builds, in v1.Plugins' order."""
 
 PLACEMENT_POINTS: Final = (PLACEMENT_GENERATE, PLACEMENT_SCORE)
-"""Pod-group points (v1.35+); no in-tree plugin implements them with v1.36's default gates."""
+"""Pod-group points (v1.35+): TopologyPlacementGenerator and PodGroupPodsCount implement them (alpha gates)."""
 
 PLUGIN_SETS: Final = (*EXTENSION_POINTS, MULTI_POINT, *PLACEMENT_POINTS)
 """Every plugin set of a profile in v1.Plugins' field order: the order a rendered configuration prints."""

@@ -37,6 +37,7 @@ CSI_STORAGE_CAPACITY: Final = "CSIStorageCapacity"
 RESOURCE_CLAIM: Final = "ResourceClaim"
 RESOURCE_SLICE: Final = "ResourceSlice"
 DEVICE_CLASS: Final = "DeviceClass"
+POD_GROUP: Final = "PodGroup"  # scheduling.k8s.io/v1alpha2 (GenericWorkload)
 # Kinds besides pods and nodes whose changes reach the queue as cluster events.
 OTHER_RESOURCES: Final = frozenset(
     {
@@ -49,6 +50,7 @@ OTHER_RESOURCES: Final = frozenset(
         RESOURCE_CLAIM,
         RESOURCE_SLICE,
         DEVICE_CLASS,
+        POD_GROUP,
     }
 )
 

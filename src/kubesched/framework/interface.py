@@ -220,6 +220,63 @@ class PermitPlugin(Plugin):
         raise NotImplementedError
 
 
+@dataclass(slots=True)
+class Placement:
+    """A set of nodes a pod group's cycle is tried on as a whole (fwk.Placement): e.g. one topology domain."""
+
+    name: str
+    nodes: list[NodeInfo]
+
+
+@dataclass(slots=True)
+class PodGroupAssignments:
+    """What a placement's trial proposed: the placement and (pod, node) for each pod it placed."""
+
+    placement: Placement
+    proposed: list[tuple[PodInfo, str]]
+
+
+class PlacementGeneratePlugin(Plugin):
+    """Splits the parent placement (all nodes) into the placements a pod group is tried on."""
+
+    def generate_placements(
+        self, state: CycleState, namespace: str, group: str, parent: Placement
+    ) -> tuple[list[Placement], Status | None]:
+        raise NotImplementedError
+
+
+class PlacementScorePlugin(Plugin):
+    """Scores a feasible placement of a pod group; may normalize the scores of all of them (in place)."""
+
+    def score_placement(
+        self, state: CycleState, namespace: str, group: str, assignments: PodGroupAssignments
+    ) -> tuple[int, Status | None]:
+        raise NotImplementedError
+
+    def normalize_placement_scores(
+        self, state: CycleState, namespace: str, group: str, scores: list[int]
+    ) -> Status | None:
+        return None
+
+
+class PodGroupStateView(Protocol):
+    """One PodGroup's members as the cache counts them (cache/pod_groups.py)."""
+
+    assumed: dict[str, PodInfo]
+
+    def all_count(self) -> int: ...
+
+    def scheduled_count(self) -> int: ...
+
+    def scheduled_pods(self) -> list[PodInfo]: ...
+
+    def unscheduled_pods(self) -> list[PodInfo]: ...
+
+
+class PodGroupStateLister(Protocol):
+    def get(self, namespace: str, name: str) -> PodGroupStateView | None: ...
+
+
 DEFAULT_BINDING_POLL = 5.0
 
 
@@ -393,6 +450,8 @@ class PodNominator(Protocol):
 class WaitingPodHandle(Protocol):
     def reject(self, plugin: str, message: str) -> None: ...
 
+    def allow(self, plugin: str) -> None: ...
+
 
 class FrameworkHandle(Protocol):
     """What preemption asks of its profile's framework: dry-run filters and waiting pods."""
@@ -466,6 +525,7 @@ class Handle:
     metrics: MetricsRecorder | None = None  # when running against a cluster; None in simulations
     dra_manager: SharedDRAManager | None = None  # claims, slices and classes the profiles share
     release: Release = DEFAULT  # the kube-scheduler release whose behaviour plugins follow (kubesched.release)
+    pod_groups: PodGroupStateLister | None = None  # the cache's PodGroup members (GenericWorkload on)
 
     # The getters plugins use: a scheduler gives every field, so a missing one is a wiring
     # bug (or a plugin built alone), reported as such rather than as an AttributeError.

@@ -154,6 +154,20 @@ class PriorityQueue:
         self._active_q.move_to_in_flight(qpi.pod_info.uid)
         return qpi
 
+    def pop_specific_pod(self, pod: PodInfo) -> QueuedPodInfo | None:
+        """PopSpecificPod: the pod out of wherever it waits, through activeQ, as `pop` takes one (None when the
+        queue does not hold it, or PreEnqueue keeps it out): a pod group's members join the popped one's cycle."""
+        self._activate_one(pod.uid)
+        qpi = self._active_q.pods.get(pod.uid)
+        if qpi is None:
+            return None
+        self._active_q.delete(pod.uid)
+        qpi.attempts += 1
+        qpi.backoff_expiration = None
+        self.scheduling_cycle += 1
+        self._active_q.move_to_in_flight(pod.uid)
+        return qpi
+
     def done(self, uid: str) -> None:
         """The pod's scheduling attempt is over: forget the events kept for it."""
         self._active_q.done(uid)
@@ -315,16 +329,18 @@ class PriorityQueue:
         """PodsToActivate: straight to activeQ from wherever the pod waits (gates still apply, out of backoffQ
         as they did on its way in)."""
         for pod in pods:
-            uid = pod.uid
-            qpi = self._unschedulable.take(uid)
-            from_backoff = False
-            if qpi is None:
-                qpi = self._backoff_q.delete(uid)
-                from_backoff = qpi is not None
-            if qpi is None:
-                qpi = self.gated_pods.pop(uid, None)
-            if qpi is not None:
-                self._move_to_active(qpi, from_backoff=from_backoff)
+            self._activate_one(pod.uid)
+
+    def _activate_one(self, uid: str) -> None:
+        qpi = self._unschedulable.take(uid)
+        from_backoff = False
+        if qpi is None:
+            qpi = self._backoff_q.delete(uid)
+            from_backoff = qpi is not None
+        if qpi is None:
+            qpi = self.gated_pods.pop(uid, None)
+        if qpi is not None:
+            self._move_to_active(qpi, from_backoff=from_backoff)
 
     # Introspection
 

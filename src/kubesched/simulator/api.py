@@ -84,6 +84,7 @@ class PodResult:
     bound_at: float | None
     owner: str | None
     plugins: PluginRecord | None  # None when the simulation ran with record=False
+    pod_group: str | None = None  # the PodGroup it names (spec.schedulingGroup; GenericWorkload)
 
     @property
     def key(self) -> str:
@@ -255,7 +256,9 @@ def simulate(
 
     `kubernetes_version` ("1.34", "1.35" or "1.36", the default) is the kube-scheduler release
     to follow, with `feature_gates` ("A=true,B=false", or a mapping such as
-    `{"OpportunisticBatching": False}`) on top of its defaults (docs/versions.md).
+    `{"OpportunisticBatching": False}`) on top of its defaults (docs/versions.md). v1.36's alpha
+    workload-aware scheduling is behind gates such as `"GenericWorkload=true,GangScheduling=true"`
+    (docs/workload-aware.md).
 
     Only `config` may name plugins by import path or extenders: a KubeSchedulerConfiguration
     among the inputs, the text or the overlays is data, and one that does raises InputError.
@@ -485,4 +488,5 @@ def _pod(p: dict[str, Any]) -> PodResult:
             normalized_score=plugins["normalizedScore"],
             final_score=plugins["finalScore"],
         ),
+        pod_group=p.get("podGroup"),
     )

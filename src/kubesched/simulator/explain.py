@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kubesched.backend.store import ObjectStore
+from kubesched.cache.pod_groups import pod_group_name
 from kubesched.framework.outcome import Outcome
 from kubesched.simulator import table
 from kubesched.simulator.run import SimulationResult
@@ -30,6 +31,7 @@ from kubesched.simulator.states import SCHEDULED, PodState, pod_states
 PASSED = "passed"
 DEFAULT_NAMESPACE = "default"
 POD = "Pod"
+POD_GROUP = "PodGroup"
 
 # kubectl's names for the kinds --explain takes: kind -> (API group, plural, short names). Any name may
 # carry the group (deployment.apps, jobs.batch) and letter case does not matter.
@@ -42,6 +44,7 @@ _KIND_NAMES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "Job": ("batch", "jobs", ()),
     "CronJob": ("batch", "cronjobs", ("cj",)),
     "ReplicationController": ("", "replicationcontrollers", ("rc",)),
+    POD_GROUP: ("scheduling.k8s.io", "podgroups", ("pg",)),  # its members (GenericWorkload)
 }
 KINDS: dict[str, str] = {
     alias + suffix: kind
@@ -197,7 +200,12 @@ def _resolve(result: SimulationResult, targets: Sequence[Target]) -> list[PodSta
     for t in dict.fromkeys(targets):
         if t.kind != POD:
             link = f"{t.kind}/{t.name}"
-            pods = [st for st in states.values() if st.pod.namespace == t.namespace and _in(result, st.key, link)]
+            pods = [
+                st
+                for st in states.values()
+                if st.pod.namespace == t.namespace
+                and (pod_group_name(st.pod.obj) == t.name if t.kind == POD_GROUP else _in(result, st.key, link))
+            ]
             if pods:
                 found.append((t, pods))
             else:

@@ -21,6 +21,7 @@ from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator import table
 from kubesched.simulator.explain import natural_key
+from kubesched.simulator.pod_groups import digest, pod_group_of
 from kubesched.simulator.run import SimulationResult, selects
 from kubesched.simulator.states import SCHEDULED, PodState, outcome_state, pod_states
 from kubesched.simulator.summary import Summary, node_resources, shown_resources, summarize
@@ -35,8 +36,9 @@ def to_json(result: SimulationResult, *, record: bool, summary: Summary | None =
     `summary` is the result's, when the caller has it already."""
     sched = result.scheduler
     assert sched is not None
-    pods = [pod_entry(result, st, record=record) for st in pod_states(result)]
-    return {
+    states = list(pod_states(result))
+    pods = [pod_entry(result, st, record=record) for st in states]
+    doc: dict[str, Any] = {
         "pods": pods,
         "nodes": node_entries(sched),
         "events": event_entries(result),
@@ -44,6 +46,20 @@ def to_json(result: SimulationResult, *, record: bool, summary: Summary | None =
         "warnings": result.warnings,
         "summary": (summary or summarize(result)).to_json(),
     }
+    groups = pod_group_entries(result, states)
+    if groups:  # workload-aware scheduling (GenericWorkload); absent otherwise
+        doc["podGroups"] = groups
+    return doc
+
+
+def pod_group_entries(result: SimulationResult, states: list[PodState]) -> list[dict[str, Any]]:
+    """`podGroups`: each PodGroup some pod names, its members placed and what holds the rest back."""
+    if not any(pod_group_of(st.pod.obj) for st in states):
+        return []
+    sched = result.scheduler
+    assert sched is not None
+    objects = list(sched.lister.list("PodGroup"))
+    return [d.to_json() for d in digest(((st.pod.obj, st.result, st.message) for st in states), objects, result.events)]
 
 
 def _resource_claims(result: SimulationResult, namespace: str, name: str) -> list[dict[str, Any]]:
@@ -74,6 +90,7 @@ def pod_entry(result: SimulationResult, st: PodState, *, record: bool) -> dict[s
         "attempts": st.attempts,
         "boundAt": result.bound_at.get(key),
         "owner": result.owners.get(key),
+        "podGroup": pod_group_of(st.pod.obj),
     }
     if record:
         r = st.outcome.record if st.outcome is not None else None
@@ -268,10 +285,20 @@ def print_table(doc: dict[str, Any], out: TextIO, *, pods: bool = True, shown: C
             _print_timeline(console, doc["events"], suffix)
         for w in doc["warnings"]:
             console.print(f"[yellow]warning:[/] {escape(w)}")
+        _print_waiting_groups(console, doc)
         print_summary(console, doc["summary"], shown)
+    else:
+        _print_waiting_groups(console, doc)
     total = len(doc["pods"])
     done = sum(1 for p in doc["pods"] if p["result"] == "Scheduled")
     console.print(f"{done}/{total} pending pods scheduled.")
+
+
+def _print_waiting_groups(console: Console, doc: dict[str, Any]) -> None:
+    """A line for each PodGroup not wholly placed: how many are, and what holds the rest back."""
+    for g in doc.get("podGroups") or ():
+        if g["placed"] < g["members"]:
+            console.print(f"[yellow]waiting:[/] {escape(g['explain'])}", highlight=False)
 
 
 def _print_pods(console: Console, entries: list[dict[str, Any]], suffix: str) -> None:

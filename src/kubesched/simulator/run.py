@@ -12,18 +12,21 @@ from typing import Any
 from kubesched.api.field import aggregate
 from kubesched.api.kinds import WORKLOAD_KINDS
 from kubesched.apiserver.admission import TERMINAL_PHASES
+from kubesched.apiserver.documents import LoadError
+from kubesched.apiserver.workload_api import GateError, apply_gates
 from kubesched.backend.embedded.cluster import ConflictError, EmbeddedCluster
 from kubesched.backend.embedded.controllers.controller_utils import NameGenerator
 from kubesched.backend.embedded.controllers.ephemeral_volume import EphemeralVolumeController
 from kubesched.backend.embedded.controllers.manager import WorkloadControllers
 from kubesched.backend.embedded.controllers.resource_claim import ResourceClaimController
+from kubesched.cache.pod_groups import pod_group_name
 from kubesched.clock import VirtualClock
 from kubesched.config.load import SchedulerConfig, load_config
 from kubesched.config.trust import UNTRUSTED, Trust
 from kubesched.event_handlers import informed_scheduler
 from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.framework.types import AttemptRecord, PodInfo, new_pod_info
-from kubesched.release import DEFAULT, Release
+from kubesched.release import DEFAULT, WORKLOAD_WITH_JOB, Release
 from kubesched.scheduler import Scheduler
 from kubesched.simulator.load import LoadedInput, admit_update, create_problems, prepare_objects
 from kubesched.simulator.scenario import Step, merge_patch
@@ -51,6 +54,8 @@ _FIRST = (
     "ResourceSlice",
     "ResourceClaimTemplate",
     "ResourceClaim",
+    "Workload",
+    "PodGroup",
 )
 
 
@@ -103,7 +108,8 @@ def build_config(
 ) -> SchedulerConfig:
     """The configuration given on its own (`config_doc`, trusted as far as `trust` says), else the one among
     the documents, files and overlays (as far as `documents` says: they are data). Trusting is asked for.
-    Either is defaulted and checked as `release`'s kube-scheduler would."""
+    Either is defaulted and checked as `release`'s kube-scheduler would; its gates are the API server's
+    too, for the workload kinds."""
     if config_doc is not None:
         return load_config(config_doc, source=config_source, trust=trust, release=release)
     return load_config(loaded.config, source=loaded.config_source, trust=documents, release=release)
@@ -128,6 +134,7 @@ def simulate(
 ) -> SimulationResult:
     """With `scores_only`, the attempts `record` leaves out keep a scores-only record (the report's figures)."""
     objects = prepare_objects(loaded)
+    _apply_gates(loaded, config.release)
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
     result = SimulationResult(warnings=list(loaded.warnings), watchers=watchers)
@@ -145,7 +152,9 @@ def simulate(
     source = f"{config.source}: " if config.source else ""
     result.warnings.extend(source + w for w in sched.unknown_plugin_configs)
     result.warnings.extend(f"--feature-gates: {w}" for w in config.release.warnings)
-    workloads = _workload_controllers(loaded, cluster, result, seed)
+    workloads = _workload_controllers(
+        loaded, cluster, result, seed, config.release.workload_aware and config.release.enabled(WORKLOAD_WITH_JOB)
+    )
     claims = _claim_controller(loaded, cluster, result, seed)
     volumes = _ephemeral_volume_controller(loaded, cluster, result, seed)
     rank = {k: i for i, k in enumerate(_FIRST)}
@@ -171,6 +180,19 @@ def simulate(
     return result
 
 
+def _apply_gates(loaded: LoadedInput, release: Release) -> None:
+    """What the API server with the simulation's gates does to the admitted objects (apiserver/workload_api.py)."""
+    everything = [*loaded.objects, *loaded.step_objects]
+    context = loaded.admission
+    classes = {name: value for name, (value, _) in context.classes.items()} if context is not None else {}
+    default = context.global_default if context is not None else ""
+    try:
+        loaded.warnings.extend(apply_gates([so.obj for so in everything], release, classes, default))
+    except GateError as err:
+        where = next((so.describe() for so in everything if so.obj is err.obj), "")
+        raise LoadError(f"{where}: {err}" if where else str(err)) from err
+
+
 def _record_predicate(
     record: Record, result: SimulationResult, scores_only: bool = False
 ) -> bool | Callable[[PodInfo], bool | AttemptRecord]:
@@ -191,11 +213,14 @@ def selects(keys: frozenset[str], result: SimulationResult, pod: PodInfo) -> boo
     """
     if pod.key in keys:
         return True
+    group = pod_group_name(pod.obj)
+    if group is not None and f"{pod.namespace}/PodGroup/{group}" in keys:
+        return True
     return any(f"{pod.namespace}/{link}" in keys for link in result.controllers.get(pod.key, ()))
 
 
 def _workload_controllers(
-    loaded: LoadedInput, cluster: EmbeddedCluster, result: SimulationResult, seed: int | None
+    loaded: LoadedInput, cluster: EmbeddedCluster, result: SimulationResult, seed: int | None, with_job: bool = False
 ) -> WorkloadControllers:
     """The workload controllers, naming what they create from the seed, admitting it as the input was admitted."""
     context = loaded.admission
@@ -237,6 +262,7 @@ def _workload_controllers(
         on_created=created,
         on_deleted=deleted,
         warn=result.warnings.append,
+        workload_with_job=with_job,
     )
     cluster.subscribe(owner)  # every pod's workload, as it arrives (its owners may be gone by the end)
     return manager

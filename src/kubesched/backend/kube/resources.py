@@ -58,4 +58,11 @@ WATCHED: dict[str, Resource] = {k: r for k, r in SNAPSHOT.items() if k != "Prior
 # Written, never watched.
 LEASE = Resource("Lease", "coordination.k8s.io/v1", "leases", True)
 EVENT = Resource("Event", "events.k8s.io/v1", "events", True)
-BY_KIND: dict[str, Resource] = {**SNAPSHOT, LEASE.kind: LEASE, EVENT.kind: EVENT}
+# Served only with the alpha API and GenericWorkload on: watched (and its status written) only then.
+POD_GROUP = Resource("PodGroup", "scheduling.k8s.io/v1alpha2", "podgroups", True)
+BY_KIND: dict[str, Resource] = {**SNAPSHOT, LEASE.kind: LEASE, EVENT.kind: EVENT, POD_GROUP.kind: POD_GROUP}
+
+
+def watched_resources(workload_aware: bool) -> list[Resource]:
+    """The informers a scheduler starts: PodGroups too when GenericWorkload is on, as upstream's do."""
+    return [*WATCHED.values(), *((POD_GROUP,) if workload_aware else ())]

@@ -6,6 +6,7 @@ from kubesched.config import names
 from kubesched.framework.plugins.defaultbinder import default_binder
 from kubesched.framework.plugins.defaultpreemption import default_preemption
 from kubesched.framework.plugins.dynamicresources import dynamic_resources
+from kubesched.framework.plugins.gangscheduling import gang_scheduling
 from kubesched.framework.plugins.imagelocality import image_locality
 from kubesched.framework.plugins.interpodaffinity import plugin as interpodaffinity
 from kubesched.framework.plugins.nodeaffinity import node_affinity
@@ -17,12 +18,14 @@ from kubesched.framework.plugins.nodepreferavoidpods import node_prefer_avoid_po
 from kubesched.framework.plugins.noderesources import balanced_allocation, fit, legacy_allocated
 from kubesched.framework.plugins.nodeunschedulable import node_unschedulable
 from kubesched.framework.plugins.nodevolumelimits import csi, non_csi
+from kubesched.framework.plugins.podgrouppodscount import pod_group_pods_count
 from kubesched.framework.plugins.podtopologyspread import plugin as podtopologyspread
 from kubesched.framework.plugins.queuesort import priority_sort
 from kubesched.framework.plugins.schedulinggates import scheduling_gates
 from kubesched.framework.plugins.selectorspread import selector_spread
 from kubesched.framework.plugins.serviceaffinity import service_affinity
 from kubesched.framework.plugins.tainttoleration import taint_toleration
+from kubesched.framework.plugins.topologyaware import topology_placement
 from kubesched.framework.plugins.volumebinding import volume_binding
 from kubesched.framework.plugins.volumerestrictions import volume_restrictions
 from kubesched.framework.plugins.volumezone import volume_zone
@@ -54,6 +57,13 @@ def new_in_tree_registry(release: Release = DEFAULT) -> Registry:
     r.register(names.DYNAMIC_RESOURCES, dynamic_resources.new)
     if release.has_node_declared_features:
         r.register(names.NODE_DECLARED_FEATURES, node_declared_features.new)
+    # Workload-aware scheduling (alpha): in the default set only when their gates are on. GangScheduling
+    # is in v1.35's registry too, the placement plugins only in v1.36's.
+    if release.number >= (1, 35):
+        r.register(names.GANG_SCHEDULING, gang_scheduling.new)
+    if release.placement_points:
+        r.register(names.TOPOLOGY_PLACEMENT_GENERATOR, topology_placement.new)
+        r.register(names.POD_GROUP_PODS_COUNT, pod_group_pods_count.new)
     # Removed upstream; a v1 configuration cannot enable them, a translated Policy can.
     r.register(names.SELECTOR_SPREAD, selector_spread.new)
     r.register(names.NODE_LABEL, node_label.new)

@@ -64,6 +64,8 @@ POINT_TYPES: dict[str, type[Plugin]] = {
     names.PRE_BIND: fw.PreBindPlugin,
     names.BIND: fw.BindPlugin,
     names.POST_BIND: fw.PostBindPlugin,
+    names.PLACEMENT_GENERATE: fw.PlacementGeneratePlugin,
+    names.PLACEMENT_SCORE: fw.PlacementScorePlugin,
 }
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 # Up to this many candidate nodes, the filter pass runs the plain per-node plugins only.
@@ -201,7 +203,7 @@ class Framework:
         )
         plugins = profile.plugins or Plugins()
         wanted: dict[str, None] = {}
-        for point in (names.MULTI_POINT, *names.EXTENSION_POINTS):
+        for point in (names.MULTI_POINT, *names.EXTENSION_POINTS, *names.PLACEMENT_POINTS):
             for p in getattr(plugins, point).enabled:
                 wanted.setdefault(p.name, None)
         self.plugins_map: dict[str, Plugin] = {}
@@ -228,9 +230,11 @@ class Framework:
                 plugin.NAME = name  # known by the name its profile gives it
             self.plugins_map[name] = plugin
         self.score_weights: dict[str, int] = {}
-        specific = {point: self._specific_point(point, getattr(plugins, point)) for point in names.BUILD_ORDER}
+        self.placement_weights: dict[str, int] = {}  # PlacementScore plugins' weights
+        built = (*names.BUILD_ORDER, *names.PLACEMENT_POINTS)
+        specific = {point: self._specific_point(point, getattr(plugins, point)) for point in built}
         self.points: dict[str, list[Plugin]] = {}
-        for point in names.BUILD_ORDER:
+        for point in built:
             expanded = self._expand_multi_point(point, specific[point], getattr(plugins, point), plugins.multiPoint)
             self.points[point] = [self.plugins_map[n] for n in expanded]
         # Each point's list holds plugins of that point's type: _specific_point checked every name.
@@ -245,6 +249,8 @@ class Framework:
         self.pre_bind_plugins = cast(list[fw.PreBindPlugin], self.points["preBind"])
         self.bind_plugins = cast(list[fw.BindPlugin], self.points["bind"])
         self.post_bind_plugins = cast(list[fw.PostBindPlugin], self.points["postBind"])
+        self.placement_generate_plugins = cast(list[fw.PlacementGeneratePlugin], self.points["placementGenerate"])
+        self.placement_score_plugins = cast(list[fw.PlacementScorePlugin], self.points["placementScore"])
         total = 0
         for pl in self.score_plugins:
             w = self.score_weights.setdefault(pl.name, 1)
@@ -285,6 +291,12 @@ class Framework:
                 handle.metrics,
             )
 
+    def placement_weights_or_score(self, point: str) -> dict[str, int]:
+        """Where a score point's weights go: node scores' or placement scores' own."""
+        if point == names.SCORE:
+            return self.score_weights
+        return self.placement_weights
+
     def _specific_point(self, point: str, specific: PluginSet) -> list[str]:
         """updatePluginList: the point's own list, every name known and of the point's type, once."""
         kind = POINT_TYPES[point]
@@ -299,8 +311,8 @@ class Framework:
             if p.name in enabled:
                 raise FrameworkError(f'plugin "{p.name}" already registered as "{type_name}"', at)
             enabled[p.name] = None
-            if point == "score":
-                self.score_weights[p.name] = p.weight or 1
+            if point in (names.SCORE, names.PLACEMENT_SCORE):
+                self.placement_weights_or_score(point)[p.name] = p.weight or 1
         return list(enabled)
 
     def _expand_multi_point(self, point: str, enabled: list[str], specific: PluginSet, multi: PluginSet) -> list[str]:
@@ -325,8 +337,8 @@ class Framework:
             if p.name in from_multi:
                 raise FrameworkError(f'plugin "{p.name}" already registered as "{type_name}"', at)
             from_multi[p.name] = None
-            if point == "score":
-                self.score_weights[p.name] = p.weight or 1
+            if point in (names.SCORE, names.PLACEMENT_SCORE):
+                self.placement_weights_or_score(point)[p.name] = p.weight or 1
         return [
             *(n for n in enabled if n in overrides),
             *from_multi,
@@ -818,6 +830,7 @@ class Framework:
     ) -> tuple[Status | None, dict[str, float]]:
         """Returns the status and, for Wait, each waiting plugin's timeout (capped at 15 minutes)."""
         waits: dict[str, float] = {}
+        wait_status: Status | None = None
         metrics = self._sampled() if self.handle.metrics is not None else None
         for pl in self.permit_plugins:
             s, timeout = (
@@ -831,12 +844,13 @@ class Framework:
                 return s.with_plugin(pl.name), {}
             if s.is_wait():
                 waits[pl.name] = min(timeout, MAX_PERMIT_TIMEOUT)
+                wait_status = s
                 continue
             return as_status(RuntimeError(f'running Permit plugin "{pl.name}": {s.message()}')).with_plugin(pl.name), {}
-        if waits:
-            return Status(
-                Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
-            ), waits
+        if wait_status is not None:
+            # v1.36: the last waiting plugin's status, with the framework's reason after its own.
+            reasons = (*wait_status.reasons, "one or more plugins asked to wait and no plugin rejected pod")
+            return Status(Code.WAIT, *reasons, err=wait_status.err), waits
         return None, {}
 
     def run_pre_bind_pre_flights(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:

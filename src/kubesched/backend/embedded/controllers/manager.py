@@ -30,7 +30,15 @@ from kubesched.api.kinds import KINDS, NAMESPACED, WORKLOAD_KINDS
 from kubesched.api.object import Obj, ObjView
 from kubesched.api.selectors import LabelSelector
 from kubesched.backend.embedded.cluster import EPOCH, ConflictError, EmbeddedCluster
-from kubesched.backend.embedded.controllers import cron_job, daemon_set, deployment, job, replica_set, stateful_set
+from kubesched.backend.embedded.controllers import (
+    cron_job,
+    daemon_set,
+    deployment,
+    job,
+    job_workload,
+    replica_set,
+    stateful_set,
+)
 from kubesched.backend.embedded.controllers.controller_utils import (
     Key,
     NameGenerator,
@@ -78,8 +86,10 @@ class WorkloadControllers:
         on_created: Callable[[Obj], None] | None = None,
         on_deleted: Callable[[ObjView], None] | None = None,
         warn: Callable[[str], None] | None = None,
+        workload_with_job: bool = False,
     ) -> None:
         self.cluster = cluster
+        self.workload_with_job = workload_with_job  # the WorkloadWithJob gate: Indexed Jobs become gangs
         self.names = names
         self.admit = admit
         self.on_created = on_created
@@ -284,7 +294,26 @@ class WorkloadControllers:
             plan = daemon_set.sync(obj, list(self.cluster.list("Node")), pods, daemon_set.revision_hash(obj))
             self._apply(obj, plan)
         elif kind == "Job":
-            self._apply(obj, job.sync(obj, pods))
+            group = self._job_pod_group(obj, pods) if self.workload_with_job else None
+            plan = job.sync(obj, pods)
+            self._apply(obj, job_workload.stamp(plan, group) if group is not None else plan)
+
+    def _job_pod_group(self, job_obj: ObjView, pods: list[ObjView]) -> ObjView | None:
+        """WorkloadWithJob: the Job's PodGroup (and Workload), made before its pods (job_workload.py)."""
+        ns = namespace_of(job_obj)
+        workloads = [
+            w
+            for w in self.cluster.list("Workload")
+            if namespace_of(w) == ns
+            and ((w.get("spec") or {}).get("controllerRef") or {}).get("kind") == "Job"
+            and ((w.get("spec") or {}).get("controllerRef") or {}).get("name") == name_of(job_obj)
+        ]
+
+        def create(obj: Obj) -> ObjView | None:
+            self._create(job_obj, obj)
+            return self.cluster.get(obj["kind"], ns, obj["metadata"]["name"])
+
+        return job_workload.ensure(job_obj, pods, workloads, self.cluster.get, create)
 
     def _sync_cron_job(self, cj: ObjView) -> None:
         jobs = self._objects(self._dependents.get(_key(cj), set()), "Job")

@@ -22,9 +22,11 @@ from kubesched.framework.interface import (
     PreEnqueuePlugin,
     QueueingHint,
 )
+from kubesched.framework.plugins.helper.pod_group import pod_group_name
 from kubesched.framework.preemption.evaluator import Evaluator
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeToStatus, PodInfo
+from kubesched.release import TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, WORKLOAD_AWARE_PREEMPTION
 
 NAME: Final = names.DEFAULT_PREEMPTION
 MSG_WAITING: Final = "waiting for the preemption for this pod to be finished"
@@ -34,6 +36,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
     NAME = NAME
 
     def __init__(self, args: DefaultPreemptionArgs, handle: Handle, *, run_async: bool = True) -> None:
+        self.handle = handle
         self.evaluator = Evaluator(
             NAME,
             handle,
@@ -58,10 +61,29 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
     def post_filter(
         self, state: CycleState, pod: PodInfo, filtered_node_status_map: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
+        refused = self._pod_group_refusal(pod)
+        if refused is not None:
+            return None, Status(Code.UNSCHEDULABLE, refused)
         result, status = self.evaluator.preempt(state, pod, filtered_node_status_map)
         if status is not None and status.message():
             return result, Status(status.code, "preemption: " + status.message())
         return result, status
+
+    def _pod_group_refusal(self, pod: PodInfo) -> str | None:
+        """v1.36: a group member is not preempted for one by one under placement or workload-aware preemption."""
+        group = pod_group_name(pod)
+        if group is None:
+            return None
+        gates, handle = self.handle.release, self.handle
+        if gates.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING):
+            pg = handle.listers().get("PodGroup", pod.namespace, group)
+            if pg is None:
+                return "preemption: pod group for pod not found"
+            if (pg.get("spec") or {}).get("schedulingConstraints") is not None:
+                return "preemption: not eligible due to placement-based pod group scheduling limitation"
+        if gates.enabled(WORKLOAD_AWARE_PREEMPTION):
+            return "preemption: not eligible due to workload aware preemption enabled"
+        return None
 
 
 def _skip(pod: PodInfo, old: Any, new: Any) -> QueueingHint:

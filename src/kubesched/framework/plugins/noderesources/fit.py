@@ -43,6 +43,8 @@ from kubesched.framework.interface import (
     FilterPlugin,
     Handle,
     IntArray,
+    PlacementScorePlugin,
+    PodGroupAssignments,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
@@ -167,7 +169,7 @@ def have_any_requested_resources_increased(
     )
 
 
-class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, PlacementScorePlugin, EnqueueExtensions):
     NAME = NAME
 
     def sign_pod(self, pod: PodInfo) -> tuple[list[SignFragment], Status | None]:
@@ -229,6 +231,8 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         self.resources: list[ResourceSpec] = list(strategy.resources)
         self._shape = strategy.requestedToCapacityRatio.shape if strategy.requestedToCapacityRatio else []
         self.scorer = ra.strategy_scorer(self.strategy, self.resources, self._shape)
+        # A placement of a pod group (TopologyAwareWorkloadScheduling) is scored MostAllocated over its nodes.
+        self.placement_scorer = ra.most_allocated_scorer(self.resources)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Any) -> tuple[PreFilterResult | None, Status | None]:
         """computePodResourceRequest: pod-level requests count; resize status does not, the pod is not running yet."""
@@ -295,6 +299,24 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, positions: IntArray) -> IntArray:
         reqs = self._pod_requests(state, pod)
         return strategy_scores(self.strategy, self.resources, self._shape, reqs, table, positions)
+
+    def score_placement(
+        self, state: CycleState, namespace: str, group: str, assignments: PodGroupAssignments
+    ) -> tuple[int, Status | None]:
+        """scorePlacement: the placement's nodes as one, with the pods proposed for it, scored MostAllocated."""
+        n = len(self.resources)
+        requested = [0] * n
+        for pod, _ in assignments.proposed:
+            for i, want in enumerate(ra.pod_request_list(pod, self.resources, use_requested=False)):
+                requested[i] += want
+        allocated, allocatable = [0] * n, [0] * n
+        for ni in assignments.placement.nodes:
+            _, used, alloc = ra.node_allocatable_request(ni, self.resources, requested, use_requested=False)
+            for i in range(n):
+                allocatable[i] += alloc[i]
+                allocated[i] += used[i]
+                requested[i] += used[i]
+        return self.placement_scorer(requested, allocatable), None
 
 
 def strategy_scores(

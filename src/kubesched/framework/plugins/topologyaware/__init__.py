@@ -1,0 +1,1 @@
+"""TopologyPlacementGenerator: one placement per topology domain of a PodGroup's constraint (v1.36, alpha)."""
