@@ -6,7 +6,10 @@ system:volume-scheduler grant (rules compared one verb, resource and name at a t
 Then kubesched runs as the deploy/ ServiceAccount, with a token from the TokenRequest
 API and nothing bound but deploy/rbac.yaml, and does all it does (leader election,
 binding, conditions, events, preemption, volume binding, DRA allocation) without one
-403; --record-annotations refuses to start until the optional role is applied.
+403; --record-annotations refuses to start until the optional role is applied. With the
+workload alpha API and GenericWorkload on, the API server's system:kube-scheduler grants more
+(PodGroups); deploy/optional/workload-aware.yaml grants exactly that difference, and with it
+kubesched schedules a gang as the ServiceAccount without one 403.
 """
 
 from __future__ import annotations
@@ -26,14 +29,19 @@ from kubesched.app import RunOptions, SchedulerApp
 from kubesched.backend.kube import annotations as ann
 from kubesched.backend.kube.api import APIError, KubeAPI, load_configuration
 from kubesched.config.load import load_config
+from kubesched.release import release
 from kubesched_testing.app_thread import AppThread
 from kubesched_testing.controlplane import ControlPlane, reset_cluster
+from kubesched_testing.controlplane import control_plane as start_control_plane
+from kubesched_testing.parity.gang import APISERVER_ARGS
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 ROOT = Path(__file__).resolve().parents[2]
 RBAC = ROOT / "deploy" / "rbac.yaml"
 CONFIG = ROOT / "deploy" / "config.yaml"
 OPTIONAL = ROOT / ann.OPTIONAL_MANIFEST
+WORKLOAD_AWARE = ROOT / "deploy" / "optional" / "workload-aware.yaml"
+GANG_GATES = "GenericWorkload=true,GangScheduling=true"
 RBAC_API = "/apis/rbac.authorization.k8s.io/v1"
 USER = "system:serviceaccount:kube-system:kubesched"
 UPSTREAM_ROLES = ("system:kube-scheduler", "system:volume-scheduler")
@@ -334,3 +342,104 @@ def test_record_annotations_needs_the_optional_role(
         assert denials(caplog) == []
     finally:
         delete(admin_api, manifests(OPTIONAL))
+
+
+@pytest.fixture(scope="module")
+def gated_plane(control_plane: ControlPlane) -> Iterator[ControlPlane]:
+    """A second v1.36 API server serving scheduling.k8s.io/v1alpha2 with the workload gates on
+    (as tests/upstream/test_live_gang.py starts it); `control_plane` only to skip without binaries."""
+    with start_control_plane(extra_apiserver_args=list(APISERVER_ARGS)) as cp:
+        yield cp
+
+
+def upstream_atoms(api: KubeAPI) -> set[Atom]:
+    got: set[Atom] = set()
+    for name in UPSTREAM_ROLES:
+        got |= atoms(api.request("GET", f"{RBAC_API}/clusterroles/{name}")["rules"])
+    return got
+
+
+def test_workload_aware_role_is_what_the_gate_adds(admin_api: KubeAPI, gated_plane: ControlPlane) -> None:
+    gated_api = KubeAPI(load_configuration(str(gated_plane.kubeconfig_path)), qps=0)
+    added = upstream_atoms(gated_api) - upstream_atoms(admin_api)
+    assert upstream_atoms(admin_api) <= upstream_atoms(gated_api), "the gate takes rights away"
+    assert added, "the gated bootstrap role grants nothing more"
+    docs = manifests(WORKLOAD_AWARE)
+    assert sorted(atoms(by_kind(docs, "ClusterRole", "kubesched:workload-aware")["rules"])) == sorted(added)
+    binding = by_kind(docs, "ClusterRoleBinding", "kubesched:workload-aware")
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "kubesched:workload-aware",
+    }
+    sa = by_kind(manifests(RBAC), "ServiceAccount")["metadata"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa["name"], "namespace": sa["namespace"]}]
+
+
+def may_in(api: KubeAPI, verb: str, group: str, resource: str) -> bool:
+    body = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"verb": verb, "group": group, "resource": resource}},
+    }
+    review = api.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body=body)
+    return bool(review["status"].get("allowed"))
+
+
+def test_gang_with_the_default_and_workload_aware_roles(
+    gated_plane: ControlPlane, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    admin = KubeAPI(load_configuration(str(gated_plane.kubeconfig_path)), qps=0)
+    docs = manifests(RBAC)
+    apply(admin, docs)
+    sa = by_kind(docs, "ServiceAccount")["metadata"]
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}}
+    token = admin.request(
+        "POST", f"/api/v1/namespaces/{sa['namespace']}/serviceaccounts/{sa['name']}/token", body=request
+    )["status"]["token"]
+    kubeconfig = str(gated_plane.write_kubeconfig(tmp_path / "kubeconfig", token))
+    sa_api = KubeAPI(load_configuration(kubeconfig), qps=0)
+    assert not may_in(sa_api, "list", "scheduling.k8s.io", "podgroups")  # the default role alone: no PodGroups
+    apply(admin, manifests(WORKLOAD_AWARE))
+    wait_for(lambda: may_in(sa_api, "list", "scheduling.k8s.io", "podgroups"), "the optional role in force")
+    assert may_in(sa_api, "patch", "scheduling.k8s.io", "podgroups/status")
+    doc = yaml.safe_load(by_kind(manifests(CONFIG), "ConfigMap")["data"]["config.yaml"])
+    config = load_config(doc, release=release("1.36", GANG_GATES))
+    groups = "/apis/scheduling.k8s.io/v1alpha2/namespaces/default/podgroups"
+    with caplog.at_level(logging.DEBUG, logger="kubesched"):
+        r = AppThread(SchedulerApp(config, RunOptions(kubeconfig=kubeconfig, secure_port=-1)))
+        try:
+            for i in range(2):
+                cap = {"cpu": "4", "pods": "110"}
+                node = {"kind": "Node", "metadata": {"name": f"n{i}"}, "status": {"capacity": cap, "allocatable": cap}}
+                admin.request("POST", "/api/v1/nodes", body={"apiVersion": "v1", **node})
+            for i in range(3):
+                spec = {
+                    "schedulerName": "kubesched",  # deploy/config.yaml's profile
+                    "terminationGracePeriodSeconds": 0,
+                    "schedulingGroup": {"podGroupName": "gang"},
+                    "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "2"}}}],
+                }
+                pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"gang-{i}"}, "spec": spec}
+                admin.request("POST", "/api/v1/namespaces/default/pods", body=pod)
+            group = {
+                "apiVersion": "scheduling.k8s.io/v1alpha2",
+                "kind": "PodGroup",
+                "metadata": {"name": "gang"},
+                "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}},
+            }
+            admin.request("POST", groups, body=group)
+
+            def bound() -> bool:
+                items = admin.request("GET", "/api/v1/namespaces/default/pods").get("items") or ()
+                return len(items) == 3 and all(p["spec"].get("nodeName") for p in items)
+
+            wait_for(bound, "the gang bound")
+            conditions = wait_for(
+                lambda: (admin.request("GET", f"{groups}/gang").get("status") or {}).get("conditions"),
+                "the PodGroup's status written",
+            )
+        finally:
+            assert r.stop() == 0
+    assert [(c["type"], c["status"]) for c in conditions] == [("PodGroupScheduled", "True")]
+    assert denials(caplog) == []
