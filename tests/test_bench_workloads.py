@@ -34,6 +34,7 @@ bench = _load_bench()
 realistic = _load_bench("realistic")
 whole_command = _load_bench("whole_command")
 cluster_e2e = _load_bench("cluster_e2e")
+gangs = _load_bench("gangs")
 SCRIPTS = sorted((ROOT / "bench").glob("*.py"))
 
 
@@ -203,3 +204,26 @@ def test_realistic_phases(tmp_path, capsys):
     assert "report" not in plain["cpu_s"] and with_report["cpu_s"]["report"] > 0
     assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
     assert with_report["cpu_ratio"] > 0
+
+
+def test_gangs_tiny_run_places_every_gang_whole_within_a_rack(capsys):
+    """bench/gangs.py at 10 gangs of 4 on 40 nodes: every gang placed whole, each inside one rack; JSON on
+    stdout, the human line on stderr."""
+    assert gangs.main(["--gangs", "10", "--size", "4", "--nodes", "40", "--zones", "2", "--racks-per-zone", "2"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert (out["pods"], out["pods_placed"]) == (40, 40)
+    assert (out["gangs_placed_whole"], out["gangs_waiting"], out["gangs_whole_within_one_domain"]) == (10, 0, 10)
+    assert out["topology"] == "example.com/rack" and out["pods_per_second"] > 0 and out["peak_rss_mb"] > 0
+    assert "10 whole, 0 waiting" in captured.err
+
+
+def test_gangs_a_gang_that_cannot_fit_whole_is_reported_waiting(capsys):
+    """Two racks of two 8-CPU nodes hold one gang of four 4-CPU pods each: the third gang places none of its pods
+    (all or nothing) and waits. Without the topology constraint it is no different: the cluster is full."""
+    small = ["--gangs", "3", "--size", "4", "--nodes", "4", "--zones", "1", "--racks-per-zone", "2", "--node-cpu", "8"]
+    for extra in ([], ["--no-topology"]):
+        assert gangs.main([*small, *extra]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert (out["gangs_placed_whole"], out["gangs_waiting"], out["pods_placed"]) == (2, 1, 8)
+    assert out["topology"] is None
