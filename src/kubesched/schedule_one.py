@@ -151,7 +151,7 @@ class ScheduleOne:
         self.clock = clock
         self.rng = rng
         self.extenders = extenders
-        self._report = reporter.event
+        self.report_event = reporter.event  # one step for the observer (also a pod group's preemption victims)
         self._notify = reporter.outcome
         self._pod_lookup = pod_lookup
         self.record = record  # every pod's attempts, none, or those it picks
@@ -187,7 +187,7 @@ class ScheduleOne:
         pod = qpi.pod_info
         info(log, V(4), "About to try and schedule pod", pod=pod.key)
         fwk = self.profiles.get(pod.scheduler_name)
-        if fwk is None or self._skip_pod_schedule(pod):
+        if fwk is None or self.skip_pod_schedule(pod):
             self.queue.done(pod.uid)
             return
         info(log, V(3), "Attempting to schedule pod", pod=pod.key)
@@ -218,61 +218,25 @@ class ScheduleOne:
         if permit is None or not permit.is_wait():
             self.clock.call_later(0, lambda: after_permit(None))
 
-    def report_event(
-        self, kind: str, pod: str, node: str | None = None, message: str | None = None, preemptor: str | None = None
-    ) -> None:
-        """One step for the observer (a pod group's preemption reports its victims)."""
-        self._report(kind, pod, node, message, preemptor)
-
-    def skip_pod_schedule(self, pod: PodInfo) -> bool:
-        """skipPodSchedule, for a pod group's cycle (schedule_one_podgroup.py)."""
-        return self._skip_pod_schedule(pod)
-
-    def run_post_filter(
-        self, fwk: Framework, state: CycleState, pod: PodInfo, fit_err: FitError
-    ) -> NominatingInfo | None:
-        """PostFilter after a FitError, for a pod group's cycle."""
-        return self._run_post_filter(fwk, state, pod, fit_err)
-
-    def fail(
-        self,
-        fwk: Framework,
-        qpi: QueuedPodInfo,
-        status: Status,
-        record: AttemptRecord | None,
-        nominating: NominatingInfo | None = None,
-        *,
-        clear_nomination: bool = False,
-        reasons: dict[str, int] | None = None,
-    ) -> None:
-        """handleSchedulingFailure, for a pod group's members."""
-        self._handle_failure(fwk, qpi, status, record, nominating, clear_nomination=clear_nomination, reasons=reasons)
-
     def pod_group_verdict(self, namespace: str, name: str, status: Status | None, waiting_on_preemption: bool) -> None:
         """updatePodGroupCondition: PodGroupScheduled on the PodGroup (never back from True), and the observer told."""
-        condition: dict[str, Any]
         if status is None:
-            condition = {"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled", "message": ""}
-        elif status.is_rejected():
-            condition = {
-                "type": "PodGroupScheduled",
-                "status": "False",
-                "reason": REASON_UNSCHEDULABLE,
-                "message": status.message(),
-            }
+            verdict, reason, message = "True", "Scheduled", ""
         else:
-            condition = {
-                "type": "PodGroupScheduled",
-                "status": "False",
-                "reason": REASON_SCHEDULER_ERROR,
-                "message": status.message(),
-            }
+            verdict, message = "False", status.message()
+            reason = REASON_UNSCHEDULABLE if status.is_rejected() else REASON_SCHEDULER_ERROR
+        condition: dict[str, Any] = {
+            "type": "PodGroupScheduled",
+            "status": verdict,
+            "reason": reason,
+            "message": message,
+        }
         kind = (
             "GroupScheduled"
             if status is None
             else ("GroupWaitingOnPreemption" if waiting_on_preemption else "GroupUnschedulable")
         )
-        self._report(kind, f"{namespace}/{name}", None, status.message() if status is not None else None)
+        self.report_event(kind, f"{namespace}/{name}", None, status.message() if status is not None else None)
         current = self._pod_group(namespace, name)
         if current is None:
             return
@@ -297,7 +261,7 @@ class ScheduleOne:
     def _pod_group(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self.client.get("PodGroup", namespace, name)
 
-    def _skip_pod_schedule(self, pod: PodInfo) -> bool:
+    def skip_pod_schedule(self, pod: PodInfo) -> bool:
         """skipPodSchedule: a pod being deleted, or one already assumed, is not scheduled again."""
         if self.cache.is_assumed_pod(pod):
             return True
@@ -317,24 +281,24 @@ class ScheduleOne:
             if self.metrics is not None:
                 self.metrics.algorithm_duration.observe(time.perf_counter() - qpi.cycle_start)
         except FitError as fit_err:
-            nominating = self._run_post_filter(fwk, state, pod, fit_err)
+            nominating = self.run_post_filter(fwk, state, pod, fit_err)
             qpi.unschedulable_plugins = set(fit_err.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(fit_err.diagnosis.pending_plugins)
             reasons = fit_err.reason_counts()  # a walk over every rejected node: once, for message and outcome
             message = fit_err.message(reasons)
             info(log, V(2), "Unable to schedule pod; no fit; waiting", pod=pod.key, err=message)
             status = Status(Code.UNSCHEDULABLE, message)
-            self._handle_failure(fwk, qpi, status, record, nominating, reasons=reasons)
+            self.handle_failure(fwk, qpi, status, record, nominating, reasons=reasons)
             return None
         except NoNodesAvailable as err:
             info(log, V(2), "Unable to schedule pod; no nodes are registered to the cluster; waiting", pod=pod.key)
             qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
-            self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err)), record)
+            self.handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err)), record)
             return None
         except Exception as err:  # a plugin's bug must not take other pods down
             # The traceback only for -v 4 and up: a Python API user without a logging setup sees the message.
             log.error("Error scheduling pod pod=%s err=%s", pod.key, err, exc_info=log.isEnabledFor(V(4)))
-            self._handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
+            self.handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
             return None
         return self.place(fwk, state, qpi, record, result)
 
@@ -355,19 +319,19 @@ class ScheduleOne:
         s = fwk.run_reserve_plugins_reserve(state, assumed, host)
         if s is not None and not s.is_success():
             self._unwind(fwk, state, assumed, host)
-            self._handle_failure(fwk, qpi, s, record, single_node_fit=True)
+            self.handle_failure(fwk, qpi, s, record, single_node_fit=True)
             return None
         permit, waits = fwk.run_permit_plugins(state, assumed, host)
         if permit is not None and not permit.is_success() and not permit.is_wait():
             self._unwind(fwk, state, assumed, host)
-            self._handle_failure(fwk, qpi, permit, record, single_node_fit=True)
+            self.handle_failure(fwk, qpi, permit, record, single_node_fit=True)
             return None
         self._activate_pods(state)
-        self._report("Scheduled", pod.key, host)
+        self.report_event("Scheduled", pod.key, host)
         b = _Binding(fwk, state, qpi, assumed, host, record, result.evaluated_nodes, result.feasible_nodes)
         return b, permit, waits
 
-    def _run_post_filter(
+    def run_post_filter(
         self, fwk: Framework, state: CycleState, pod: PodInfo, fit_err: FitError
     ) -> NominatingInfo | None:
         """PostFilter (preemption) after a FitError; its message ends the FitError's, and it may nominate a node."""
@@ -395,7 +359,7 @@ class ScheduleOne:
         try:
             self.cache.assume_pod(assumed)
         except CacheError as err:
-            self._handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
+            self.handle_failure(fwk, qpi, Status(Code.ERROR, err=err), record)
             return None
         self.queue.nominator.delete_nominated_pod_if_exists(pod)
         return assumed
@@ -527,7 +491,7 @@ class ScheduleOne:
             feasibleNodes=b.feasible_nodes,
         )
         self._observe_attempt("scheduled", fwk.profile_name, b.qpi)
-        self._report("Bound", assumed.key, host)
+        self.report_event("Bound", assumed.key, host)
         fwk.run_post_bind_plugins(state, assumed, host)
         self._activate_pods(state)
         self._notify(Outcome(b.qpi.pod_info, "Scheduled", host, "", b.qpi.attempts, b.record))
@@ -565,7 +529,7 @@ class ScheduleOne:
         delete_event = ClusterEvent(events.ASSIGNED_POD, events.DELETE)
         if forgot and not status.is_rejected():
             self.queue.move_all_to_active_or_backoff_queue(delete_event, assumed, None)
-        self._handle_failure(b.fwk, b.qpi, status, b.record, single_node_fit=True, clear_nomination=True)
+        self.handle_failure(b.fwk, b.qpi, status, b.record, single_node_fit=True, clear_nomination=True)
         if forgot and status.is_rejected():
             others = [
                 q
@@ -581,7 +545,7 @@ class ScheduleOne:
 
     # Failures
 
-    def _handle_failure(
+    def handle_failure(
         self,
         fwk: Framework,
         qpi: QueuedPodInfo,
@@ -631,9 +595,9 @@ class ScheduleOne:
             nominated = nominating.nominated_node_name
         self._patch_pod_status(current, reason, message, nominated)
         result = REASON_UNSCHEDULABLE if rejected else "Error"
-        self._report(result, pod.key, None, message)
+        self.report_event(result, pod.key, None, message)
         if nominated:
-            self._report("Nominated", pod.key, nominated)
+            self.report_event("Nominated", pod.key, nominated)
         self._notify(Outcome(current, result, None, message, qpi.attempts, record, reasons))
 
     def _patch_pod_status(self, pod: PodInfo, reason: str, message: str, nominated: str | None) -> None:

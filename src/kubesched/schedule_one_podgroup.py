@@ -119,7 +119,7 @@ class PodGroupCycle:
         if state is None:
             missing = f"pod group state not found for pod group {pod.namespace}/{name}"
             err = f"error while retrieving pod group state: {missing}"
-            c.fail(fwk, qpi, Status(Code.ERROR, err), None)
+            c.handle_failure(fwk, qpi, Status(Code.ERROR, err), None)
             return
         members = [qpi]
         for other in state.unscheduled_pods():
@@ -142,7 +142,7 @@ class PodGroupCycle:
             for m in members:
                 mf = c.profiles.get(m.pod_info.scheduler_name)
                 if mf is not None:
-                    c.fail(mf, m, Status(Code.ERROR, err), None)
+                    c.handle_failure(mf, m, Status(Code.ERROR, err), None)
             return
         kept = []
         for m in members:
@@ -433,7 +433,7 @@ class PodGroupCycle:
             gs = group.status
             if gs is not None and gs.code == Code.ERROR:
                 own = r.status if r.status is not None and r.status.code == Code.ERROR else gs
-                c.fail(fwk, qpi, own, r.record, clear_nomination=True)
+                c.handle_failure(fwk, qpi, own, r.record, clear_nomination=True)
                 continue
             if r.status is None and r.result is not None:
                 if gs is None:
@@ -447,19 +447,19 @@ class PodGroupCycle:
                 unschedulable += 1
                 qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
                 if group.waiting_on_preemption:
-                    c.fail(fwk, qpi, gs, r.record, NominatingInfo(r.host, "Override"))
+                    c.handle_failure(fwk, qpi, gs, r.record, NominatingInfo(r.host, "Override"))
                 else:
                     message = r.permit.message() if r.permit is not None else ""
-                    c.fail(fwk, qpi, _group_unschedulable(message), r.record, clear_nomination=True)
+                    c.handle_failure(fwk, qpi, _group_unschedulable(message), r.record, clear_nomination=True)
                 continue
             unschedulable += 1
             status = r.status if r.status is not None else _group_unschedulable()
             if r.requires_preemption and not group.waiting_on_preemption:
                 qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
                 message = r.permit.message() if r.permit is not None else ""
-                c.fail(fwk, qpi, _group_unschedulable(message), r.record, clear_nomination=True)
+                c.handle_failure(fwk, qpi, _group_unschedulable(message), r.record, clear_nomination=True)
             else:
-                c.fail(fwk, qpi, status, r.record, r.nominating, reasons=r.reasons)
+                c.handle_failure(fwk, qpi, status, r.record, r.nominating, reasons=r.reasons)
         if group.status is None:
             info(
                 log,
