@@ -30,9 +30,12 @@ from typing import Any
 
 import yaml
 
-from kubesched.config.load import load_config
-from kubesched.shadow.app import Shadow, ShadowOptions
-from kubesched.shadow.tally import Decision
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testing"))  # kubesched_testing: not in the wheel
+
+from kubesched.config.load import load_config  # noqa: E402
+from kubesched.shadow.app import Shadow, ShadowOptions  # noqa: E402
+from kubesched.shadow.tally import Decision  # noqa: E402
+from kubesched_testing.controlplane import kubeconfig_text  # noqa: E402
 
 SHAPES = (("4", "16Gi"), ("8", "32Gi"), ("16", "64Gi"), ("32", "128Gi"))
 
@@ -70,16 +73,9 @@ def pod(i: int) -> dict[str, Any]:
 
 
 def _kubeconfig(folder: str) -> str:
-    doc = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
-        "current-context": "c",
-    }
+    """Credentials for a server that is never reached: the benchmark feeds the watch itself."""
     path = Path(folder) / "kubeconfig"
-    path.write_text(yaml.safe_dump(doc))
+    path.write_text(kubeconfig_text("https://127.0.0.1:1", "t"))
     return str(path)
 
 

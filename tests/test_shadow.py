@@ -34,6 +34,7 @@ from kubesched.shadow.app import Shadow, ShadowOptions, observed_decision
 from kubesched.shadow.readonly import ReadOnlyAPI, ReadOnlyClient, WriteRefused
 from kubesched.shadow.report import ReportCollector, render
 from kubesched.shadow.serve import AddressError, ServingOptions, ShadowMetrics, parse_address, serve
+from kubesched_testing.controlplane import kubeconfig_text
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 
@@ -132,16 +133,9 @@ def test_what_counts_as_a_decision(old: Any, new: Any, expected: tuple[bool, str
 
 @pytest.fixture
 def kubeconfig(tmp_path: Path) -> str:
-    doc = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
-        "current-context": "c",
-    }
+    """Credentials for a server that is never reached: the tests feed the watch themselves."""
     path = tmp_path / "kubeconfig"
-    path.write_text(yaml.safe_dump(doc))
+    path.write_text(kubeconfig_text("https://127.0.0.1:1", "t"))
     return str(path)
 
 

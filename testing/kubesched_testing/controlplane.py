@@ -37,6 +37,20 @@ BINARIES = ("etcd", "kube-apiserver", "kube-scheduler")
 RESOURCE_CLAIM_TEMPLATE = Resource("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates", True)
 
 
+def kubeconfig_text(server: str, token: str) -> str:
+    """A kubeconfig for `server` with a bearer token, its certificate unchecked (a loopback test server's)."""
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "local", "cluster": {"server": server, "insecure-skip-tls-verify": True}}],
+            "users": [{"name": "admin", "user": {"token": token}}],
+            "contexts": [{"name": "local", "context": {"cluster": "local", "user": "admin"}}],
+            "current-context": "local",
+        }
+    )
+
+
 class ControlPlaneError(RuntimeError):
     """A binary is missing or a component did not come up; the message says which and shows its log tail."""
 
@@ -266,16 +280,7 @@ class ControlPlane:
         self.start_apiserver()
 
     def kubeconfig(self, token: str = TOKEN) -> str:
-        return yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "local", "cluster": {"server": self.url, "insecure-skip-tls-verify": True}}],
-                "users": [{"name": "admin", "user": {"token": token}}],
-                "contexts": [{"name": "local", "context": {"cluster": "local", "user": "admin"}}],
-                "current-context": "local",
-            }
-        )
+        return kubeconfig_text(self.url, token)
 
     def write_kubeconfig(self, path: Path, token: str = TOKEN) -> Path:
         path.write_text(self.kubeconfig(token))
