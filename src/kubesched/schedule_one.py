@@ -915,6 +915,10 @@ def _record_scores(
 
 def select_host(sched: ScheduleOne, nodes: Sequence[NodeInfo], totals: np.ndarray) -> str:
     """Highest total score; ties broken uniformly at random (seedable), as upstream's reservoir sampling."""
+    return nodes[best_index(sched.rng, totals)].name
+
+
+def best_index(rng: random.Random, totals: np.ndarray) -> int:
+    """Where select_host's choice is in `totals`."""
     best = np.flatnonzero(totals == totals.max())
-    pick = int(best[0]) if len(best) == 1 else int(best[sched.rng.randrange(len(best))])
-    return nodes[pick].name
+    return int(best[0]) if len(best) == 1 else int(best[rng.randrange(len(best))])

@@ -26,6 +26,7 @@ from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.runtime.framework import Framework
 from kubesched.framework.types import FitError, NoNodesAvailable, PodInfo
 from kubesched.schedule_one import (
+    best_index,
     find_nodes_that_fit_pod,
     has_scoring,
     num_feasible_nodes_to_find,
@@ -89,8 +90,7 @@ def _decide(sched: Scheduler, pod: PodInfo, actual: str | None, own_pct: int | N
         rows: list[tuple[str, np.ndarray, np.ndarray]] = []
     else:
         totals, rows = _scores(sched, fwk, state, pod, feasible, positions)
-    best = np.flatnonzero(totals == totals.max())
-    pick = int(best[0]) if len(best) == 1 else int(best[cycles.rng.randrange(len(best))])  # as select_host
+    pick = best_index(cycles.rng, totals)
     chosen = feasible[pick].name
     verdict = Verdict(chosen, sampled=sampled)
     where = {chosen: pick}
