@@ -12,12 +12,13 @@ from kubesched.backend.kube.resources import WATCHED
 from kubesched.backend.kube.snapshot import clean
 from kubesched.simulator.load import LoadedInput, SourcedObject, prepare_objects
 from kubesched_testing.parity.allocations import allocation_record, claim_names
-from kubesched_testing.parity.compare import compare
+from kubesched_testing.parity.compare import _extra_victims_were_terminating, compare
 from kubesched_testing.parity.families import generate
 from kubesched_testing.parity.ours import OurAttempt
 from kubesched_testing.parity.upstream import (
     Attempt,
     AttemptLog,
+    Decision,
     _before_preemption,
     _saw_unlisted_terminating_pod,
     _victims_deleted_since,
@@ -267,3 +268,20 @@ def test_configs_cases_are_valid_and_cover_what_the_family_promises() -> None:
         "score disabled",
         "filter enabled",
     }, seen
+
+
+def test_only_victims_already_terminating_may_be_missing_from_an_older_releases_log() -> None:
+    """v1.34 names no victim whose deletion had begun: only such extras on our side are let pass."""
+
+    def pod(name: str, terminating: bool) -> dict[str, object]:
+        meta: dict[str, object] = {"name": name, "namespace": "default"}
+        if terminating:
+            meta["deletionTimestamp"] = "2026-11-28T12:40:54Z"
+        return {"kind": "Pod", "metadata": meta}
+
+    state = [pod("v1", False), pod("v2", False), pod("gone", True)]
+    d = Decision("preemption", 2, "default/p", "first attempt", state, Attempt(pod="default/p", victims=["default/v1"]))
+    assert _extra_victims_were_terminating(d, ["default/v1", "default/gone"])
+    assert not _extra_victims_were_terminating(d, ["default/v1", "default/v2"])  # a running extra is a finding
+    assert not _extra_victims_were_terminating(d, ["default/gone"])  # upstream's own victim missing on our side
+    assert not _extra_victims_were_terminating(d, ["default/v1"])  # nothing extra
