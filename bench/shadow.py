@@ -1,16 +1,18 @@
 """How far behind `kubesched shadow` runs on a generated cluster taking pods at a given rate, in-process.
 
-    python3 bench/shadow.py [--nodes 5000] [--rate 100] [--seconds 10] [--settle 0.25]
+    python3 bench/shadow.py [--nodes 5000] [--rate 100] [--seconds 10] [--settle 0.25] [--out-of-order]
 
 The shadow is built as the command builds it, but its informers never start: a
 feeder thread plays the watch instead, putting events into the shadow's store as
 the reflector threads would. It adds --nodes nodes (four shapes, three zones), then
 for --seconds creates --rate pods a second (a third of them in a spread workload)
-and binds each to a node at once, as a cluster scheduler that keeps up would; the
-shadow decides each binding on its own thread. Printed: decisions observed, the lag
-(watch event to the shadow's answer, settle included) p50/p99/max, the time one
-decision takes p50/p99, and the backlog left when the feeder stopped. Lag under a
-second with no backlog means the shadow keeps up.
+and binds each to a node at once, as a cluster scheduler that keeps up would (with
+--out-of-order, one binding in four finishes just after the next pod's, so that pod's
+decision must wait for it); the shadow decides each binding on its own thread. Printed: decisions observed, the lag
+(watch event to the shadow's answer, any settle wait included) p50/p99/max, the time
+one decision takes p50/p99, the backlog left when the feeder stopped, the process's
+CPU seconds over the run and the load average at its end. Lag under a second with no
+backlog means the shadow keeps up. Run it under `taskset -c 0` for one core.
 
 The API server's side (JSON decoding of watch events, TLS) is not in the numbers:
 the events arrive as dicts.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import statistics
 import sys
 import tempfile
@@ -79,7 +82,7 @@ def _kubeconfig(folder: str) -> str:
     return str(path)
 
 
-def run(nodes: int, rate: float, seconds: float, settle: float) -> dict[str, Any]:
+def run(nodes: int, rate: float, seconds: float, settle: float, out_of_order: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         shadow = Shadow(load_config(None), ShadowOptions(kubeconfig=_kubeconfig(folder), settle=settle), io.StringIO())
     store = shadow.store
@@ -97,16 +100,24 @@ def run(nodes: int, rate: float, seconds: float, settle: float) -> dict[str, Any
     def feed() -> None:
         start = time.monotonic()
         n = int(rate * seconds)
+        late: list[tuple[dict[str, Any], dict[str, Any]]] = []
         for i in range(n):
             due = start + i / rate
             time.sleep(max(0.0, due - time.monotonic()))
             created = pod(i)
             bound = {**created, "spec": {**created["spec"], "nodeName": f"node-{(i * 7919) % nodes}"}}
             store._enqueue("Pod", "ADDED", None, created)
+            if out_of_order and i % 4 == 0 and i + 1 < n:
+                late.append((created, bound))  # finishes after the next pod's binding
+                continue
             store._enqueue("Pod", "MODIFIED", created, bound)
+            for first, first_bound in late:
+                store._enqueue("Pod", "MODIFIED", first, first_bound)
+            late.clear()
         backlog[0] = store.arrivals.qsize() + len(store.waiting)
 
     feeder = threading.Thread(target=feed, daemon=True)
+    cpu_began = time.process_time()
     began = time.monotonic()
     feeder.start()
     feeder.join()
@@ -117,6 +128,7 @@ def run(nodes: int, rate: float, seconds: float, settle: float) -> dict[str, Any
     shadow.stop.set()
     store.wake.set()
     follower.join(30)
+    cpu = time.process_time() - cpu_began
     lags = sorted(d.lag for d in decisions)
     took = sorted(d.verdict.seconds for d in decisions)
 
@@ -126,6 +138,7 @@ def run(nodes: int, rate: float, seconds: float, settle: float) -> dict[str, Any
     return {
         "nodes": nodes,
         "rate": rate,
+        "out_of_order": out_of_order,
         "fed_seconds": round(fed_for, 2),
         "observed": len(decisions),
         "lag_ms": {"p50": pct(lags, 0.5), "p99": pct(lags, 0.99), "max": pct(lags, 1.0)},
@@ -133,6 +146,8 @@ def run(nodes: int, rate: float, seconds: float, settle: float) -> dict[str, Any
         if took
         else {},
         "backlog_when_feeding_stopped": backlog[0],
+        "cpu_seconds": round(cpu, 2),  # the whole process (feeder and shadow) from the first pod to the last answer
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
 
 
@@ -142,8 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rate", type=float, default=100.0, help="pods created and bound a second")
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--settle", type=float, default=0.25)
+    p.add_argument(
+        "--out-of-order", action="store_true", help="one binding in four finishes after the next pod's binding"
+    )
     args = p.parse_args(argv)
-    result = run(args.nodes, args.rate, args.seconds, args.settle)
+    result = run(args.nodes, args.rate, args.seconds, args.settle, args.out_of_order)
     yaml.safe_dump(result, sys.stdout, sort_keys=False)
     return 0
 

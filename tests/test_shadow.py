@@ -214,11 +214,41 @@ def test_bindings_that_finish_out_of_order_are_decided_in_the_clusters_queue_ord
             assert [line["pod"] for line in fed.lines()] == ["default/a", "default/b"]
 
 
-def test_events_wait_to_settle(kubeconfig: str) -> None:
+def test_only_a_decision_with_an_earlier_pod_undecided_waits_to_settle(kubeconfig: str) -> None:
     fed = Fed(kubeconfig, settle=60.0)
-    fed.shadow.store._enqueue("Node", "ADDED", None, _node("n1", "4"))
-    assert fed.shadow.store.drain(flush=False) == 0  # not yet
-    assert fed.shadow.store.drain() == 1
+    store = fed.shadow.store
+    store._enqueue("Node", "ADDED", None, _node("n1", "4"))
+    assert store.drain(flush=False) == 1  # not a decision: waiting would not reorder it
+    a, b, c = _pod("a", "1"), _pod("b", "1"), _pod("c", "1")
+    for p in (a, b, c):
+        store._enqueue("Pod", "ADDED", None, p)
+    assert store.drain(flush=False) == 3
+    store._enqueue("Pod", "MODIFIED", a, _pod("a", "1", node="n1"))
+    assert store.drain(flush=False) == 1  # a was first in the queue: nothing can come before it
+    store._enqueue("Pod", "MODIFIED", c, _pod("c", "1", node="n1"))
+    assert store.drain(flush=False) == 0  # b came before c and is undecided: its binding may be on its way
+    store._enqueue("Pod", "MODIFIED", b, _pod("b", "1", node="n1"))
+    assert store.drain(flush=False) == 2
+    assert [line["pod"] for line in fed.lines()] == ["default/a", "default/b", "default/c"]
+
+
+def test_pods_the_cluster_will_not_try_now_hold_no_decision(kubeconfig: str) -> None:
+    """Unschedulable, gated, other schedulers' and deleted pods are not awaited: a later decision goes at once."""
+    fed = Fed(kubeconfig, settle=60.0)
+    store = fed.shadow.store
+    fed.event("Node", "ADDED", None, _node("n1", "4"))
+    big, gated, other, gone = _pod("big", "16"), _pod("gated"), _pod("other", scheduler="else"), _pod("gone")
+    gated["spec"]["schedulingGates"] = [{"name": "wait"}]
+    for p in (big, gated, other, gone):
+        fed.event("Pod", "ADDED", None, p)
+    fed.event("Pod", "MODIFIED", big, _pod("big", "16", unschedulable=True))
+    fed.event("Pod", "DELETED", gone, None)
+    late = _pod("late")
+    fed.event("Pod", "ADDED", None, late)
+    store._enqueue("Pod", "MODIFIED", late, _pod("late", node="n1"))
+    assert store.drain(flush=False) == 1
+    assert store.undecided == {}
+    assert [line["pod"] for line in fed.lines()] == ["default/big", "default/late"]
 
 
 def test_equal_nodes_make_ties_not_differences(kubeconfig: str) -> None:
@@ -408,3 +438,28 @@ def test_decisions_are_taken_in_the_clusters_queue_order_whatever_order_bindings
     assert [line["pod"] for line in fed.lines()] == [f"default/p{i}" for i in range(6)]
     assert len(fed.shadow.scheduler.cache.nodes["n1"].pods) == 6
     assert fed.shadow.store._queued_at == {}  # bound pods are out of the queue: nothing kept for them
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(order=st.permutations(range(6)), priorities=st.lists(st.sampled_from([0, 0, 10]), min_size=6, max_size=6))
+def test_decisions_wait_no_longer_than_their_order_needs(
+    kubeconfig: str, order: list[int], priorities: list[int]
+) -> None:
+    """Bindings arriving one by one with no time passing: each is taken once every pod the queue would pop
+    before it has its decision in, so the order is the one waiting out the settle time (flush) gives, and
+    nothing is left waiting at the end."""
+    fed = Fed(kubeconfig, settle=60.0)
+    fed.event("Node", "ADDED", None, _node("n1", "64"))
+    pods = [_pod(f"p{i}", "100m") for i in range(6)]
+    for p, priority in zip(pods, priorities, strict=True):
+        p["spec"]["priority"] = priority
+        fed.event("Pod", "ADDED", None, p)
+    store = fed.shadow.store
+    for i in order:
+        bound = copy.deepcopy(pods[i])
+        bound["spec"]["nodeName"] = "n1"
+        store._enqueue("Pod", "MODIFIED", pods[i], bound)
+        store.drain(flush=False)
+    assert not store.waiting
+    queue_order = sorted(range(6), key=lambda i: (-priorities[i], i))
+    assert [line["pod"] for line in fed.lines()] == [f"default/p{i}" for i in queue_order]

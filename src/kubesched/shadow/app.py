@@ -11,6 +11,7 @@ what the shadow would have done.
 from __future__ import annotations
 
 import collections
+import heapq
 import itertools
 import json
 import logging
@@ -43,6 +44,7 @@ IDLE_WAIT = 0.5
 
 Event = tuple[str, str, Obj | None, Obj | None, float]  # kind, type, old, new, arrival (monotonic)
 Rank = tuple[int, int]  # a decision's place in the cluster's queue: minus the priority, then the arrival
+Waiting = tuple[Event, Rank | None, int]  # an arrived event, its rank if a decision, its arrival number
 
 
 def _node_name(pod: Obj | None) -> str:
@@ -99,10 +101,12 @@ class ShadowStore(ClusterStore):
     The watch shows bindings in the order they completed, not the order the cluster's
     scheduler decided them: it assumes a pod, starts its binding and goes on to the
     next pod, and a later binding can finish first. Each pod that decides counts the
-    pods assumed before it. So events wait `settle` seconds, and a decision is taken
-    only after any decision waiting with it that the cluster's queue would have popped
-    first (higher priority, then earlier into the queue, as its PrioritySort orders
-    them): the shadow then sees what the cluster's scheduler saw.
+    pods assumed before it. So a decision is taken only after any decision waiting
+    with it that the cluster's queue would have popped first (higher priority, then
+    earlier into the queue, as its PrioritySort orders them): the shadow then sees what
+    the cluster's scheduler saw. A decision waits (up to `settle` seconds) only while a
+    pod the cluster's queue would have popped before it is still undecided: that pod's
+    decision may be on its way. Other events never wait: waiting would not reorder them.
     """
 
     def __init__(
@@ -110,17 +114,24 @@ class ShadowStore(ClusterStore):
         *args: Any,
         before: Callable[[str, str, Obj | None, Obj | None, float], None],
         is_decision: Callable[[Obj | None, Obj | None], bool],
+        awaits: Callable[[Obj], bool] = lambda pod: False,
         settle: float = 0.0,
         **kw: Any,
     ):
         super().__init__(*args, **kw)
         self.before = before
         self.is_decision = is_decision
+        self.awaits = awaits  # a pod in the cluster's active queue whose decision the shadow takes
         self.settle = settle
         self.arrivals: queue.SimpleQueue[Event] = queue.SimpleQueue()
-        self.waiting: collections.deque[tuple[Event, Rank | None]] = collections.deque()  # ranked as they came
+        self.waiting: collections.deque[Waiting] = collections.deque()  # ranked as they came
+        self._decisions: list[tuple[Rank, int]] = []  # the waiting decisions by rank, smallest first; stale skipped
+        self._waiting_decisions: dict[int, Waiting] = {}  # those still waiting, by arrival number
+        self._arrival = itertools.count()
         self._queued_at: dict[str, int] = {}  # pod uid -> when it (last) went into the cluster's queue
         self._sequence = itertools.count()
+        self.undecided: dict[str, Rank] = {}  # pod uid -> rank, for the awaited pods with no decision arrived
+        self._undecided_heap: list[tuple[Rank, str]] = []  # the same, smallest first; stale entries skipped
 
     def _enqueue(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
         if kind == "Pod" and event == "ADDED":
@@ -137,31 +148,74 @@ class ShadowStore(ClusterStore):
         return -priority, self._queued_at.get(_uid(old), -1)
 
     def drain(self, limit: int = 100_000, *, flush: bool = True) -> int:
-        """Apply the events that have waited `settle` seconds (all of them with `flush`)."""
+        """Apply the events that need not wait any longer (all of them with `flush`)."""
         while True:
             try:
                 e = self.arrivals.get_nowait()
             except queue.Empty:
                 break
-            self.waiting.append((e, self._rank(e)))
+            entry = (e, self._rank(e), next(self._arrival))
+            self.waiting.append(entry)
+            if entry[1] is not None:
+                heapq.heappush(self._decisions, (entry[1], entry[2]))
+                self._waiting_decisions[entry[2]] = entry
+            self._track(e)
         ripe = time.monotonic() - self.settle
         n = 0
-        while self.waiting and n < limit and (flush or self.waiting[0][0][4] <= ripe):
-            n += self._in_order(*self.waiting.popleft())
+        while self.waiting and n < limit:
+            entry = self.waiting[0]
+            if entry[1] is not None and entry[2] not in self._waiting_decisions:
+                self.waiting.popleft()  # a decision already taken, ahead of its place
+                continue
+            if not (flush or self._ready(entry, ripe)):
+                break
+            self.waiting.popleft()
+            self._waiting_decisions.pop(entry[2], None)
+            n += self._in_order(entry)
         self.events_applied += n
         return n
 
-    def _in_order(self, e: Event, rank: Rank | None) -> int:
-        """Apply `e`, after the waiting decisions the cluster took before it; the events applied."""
+    def _track(self, e: Event) -> None:
+        """Keep `undecided` up to date with an arrived event (before it is applied: its decision has arrived)."""
+        kind, event, old, new, _ = e
+        if kind != "Pod":
+            return
+        uid = _uid(old if new is None else new)
+        if new is not None and event != "DELETED" and self.awaits(new):
+            rank = (-int((new.get("spec") or {}).get("priority") or 0), self._queued_at.get(uid, -1))
+            if self.undecided.get(uid) != rank:
+                self.undecided[uid] = rank
+                heapq.heappush(self._undecided_heap, (rank, uid))
+        elif self.undecided.pop(uid, None) is not None and len(self._undecided_heap) > 2 * len(self.undecided) + 64:
+            self._undecided_heap = [(r, u) for u, r in self.undecided.items()]
+            heapq.heapify(self._undecided_heap)
+
+    def earliest_undecided(self) -> Rank | None:
+        """The smallest rank among the awaited pods whose decision has not arrived."""
+        heap = self._undecided_heap
+        while heap and self.undecided.get(heap[0][1]) != heap[0][0]:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
+
+    def _ready(self, entry: Waiting, ripe: float) -> bool:
+        """May `entry` be applied now: not a decision, or nothing the cluster would have decided first is missing."""
+        e, rank, _ = entry
+        if rank is None or e[4] <= ripe:
+            return True
+        earliest = self.earliest_undecided()
+        return earliest is None or earliest > rank
+
+    def _in_order(self, entry: Waiting) -> int:
+        """Apply `entry`'s event, after the waiting decisions the cluster took before it; the events applied."""
+        e, rank, _ = entry
         n = 0
         while rank is not None:
-            earlier = [(r, i) for i, (_, r) in enumerate(self.waiting) if r is not None and r < rank]
-            if not earlier:
+            heap = self._decisions
+            while heap and heap[0][1] not in self._waiting_decisions:
+                heapq.heappop(heap)
+            if not heap or heap[0][0] >= rank:
                 break
-            _, i = min(earlier)
-            first, first_rank = self.waiting[i]
-            del self.waiting[i]
-            n += self._in_order(first, first_rank)
+            n += self._in_order(self._waiting_decisions.pop(heapq.heappop(heap)[1]))  # its entry stays, as taken
         self._apply(e)
         return n + 1
 
@@ -203,7 +257,12 @@ class Shadow:
         cfg = load_configuration(opts.kubeconfig, opts.master, kubectl_defaults=True)
         self.api = ReadOnlyAPI(cfg, qps=opts.qps, burst=opts.burst, user_agent="kubesched-shadow")
         self.store = ShadowStore(
-            self.api, self.stop, before=self._before, is_decision=self._is_decision, settle=opts.settle
+            self.api,
+            self.stop,
+            before=self._before,
+            is_decision=self._is_decision,
+            awaits=self._awaits,
+            settle=opts.settle,
         )
         self.scheduler: Scheduler = informed_scheduler(
             config, self.store, client=ReadOnlyClient(), clock=WallClock(), record=False
@@ -241,6 +300,15 @@ class Shadow:
         """A decision of the cluster's scheduler for a pod of the shadowed scheduler names."""
         spec = (old or {}).get("spec") or {}
         return observed_decision(old, new)[0] and str(spec.get("schedulerName") or "default-scheduler") in self.names
+
+    def _awaits(self, pod: Obj) -> bool:
+        """A pod of the shadowed scheduler names that the cluster's scheduler has yet to try: its decision is
+        awaited. Gated pods, pods being deleted and pods already found Unschedulable (waiting for the cluster to
+        change, in the cluster's unschedulable pool) are not: awaiting them would hold every later decision."""
+        spec = pod.get("spec") or {}
+        if spec.get("nodeName") or spec.get("schedulingGates") or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            return False
+        return str(spec.get("schedulerName") or "default-scheduler") in self.names and not _unschedulable(pod)
 
     def _before(self, kind: str, event: str, old: Obj | None, new: Obj | None, arrived: float) -> None:
         if kind != "Pod" or event != "MODIFIED" or not self.store.synced():

@@ -71,7 +71,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--settle",
         type=_settle,
         default=0.25,
-        help="how long events wait for bindings that finished out of the order they were decided (default 250ms)",
+        help="how long a decision may wait for the binding of a pod the cluster's queue had before it (default 250ms)",
     )
     s.add_argument("--tls-cert-file", default="", help="the metrics port's certificate (default: self-signed)")
     s.add_argument("--tls-private-key-file", default="", help="its key")
