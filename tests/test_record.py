@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from kubesched.backend.kube.resources import SNAPSHOT
 from kubesched.cli import main
-from kubesched.shadow.record import Trace, for_trace, node_patch
+from kubesched.shadow.record import Trace, for_trace, merge_diff, node_patch, update_patch
 from kubesched.simulator.api import simulate
 from kubesched.simulator.scenario import merge_patch
 
@@ -157,3 +157,151 @@ def test_a_node_patch_applied_gives_the_new_node_as_scheduling_reads_it(before: 
     patched = merge_patch(old, node_patch(old, new))
     for path in (("metadata", "labels"), ("spec", "unschedulable"), ("spec", "taints"), ("status", "allocatable")):
         assert (patched.get(path[0], {}).get(path[1]) or None) == (new[path[0]].get(path[1]) or None), path
+
+
+_json = st.recursive(
+    st.one_of(st.booleans(), st.integers(-3, 3), st.sampled_from(["a", "b", ""])),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["k", "l", "m"]), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+_docs = st.dictionaries(st.sampled_from(["metadata", "spec", "status", "x"]), _json, max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=_docs, after=_docs)
+def test_a_merge_diff_applied_gives_the_new_document(before: dict[str, Any], after: dict[str, Any]) -> None:
+    patch = merge_diff(before, after)
+    assert merge_patch(before, patch) == after
+    assert (patch == {}) == (before == after)
+
+
+def _claim(phase: str = "Pending", volume: str = "", selected: str = "") -> dict[str, Any]:
+    annotations = {"volume.kubernetes.io/selected-node": selected} if selected else {}
+    spec: dict[str, Any] = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    if volume:
+        spec["volumeName"] = volume
+        annotations["pv.kubernetes.io/bind-completed"] = "yes"
+    meta: dict[str, Any] = {"name": "data", "namespace": "default", "resourceVersion": "3"}
+    if annotations:
+        meta["annotations"] = annotations
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"phase": phase},
+    }
+
+
+def _volume(phase: str, claim: bool) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "capacity": {"storage": "1Gi"},
+        "accessModes": ["ReadWriteOnce"],
+        "hostPath": {"path": "/d"},
+    }
+    if claim:
+        spec["claimRef"] = {"namespace": "default", "name": "data"}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "pv1"},
+        "spec": spec,
+        "status": {"phase": phase},
+    }
+
+
+def _nothing(namespace: str, name: str) -> dict[str, Any] | None:
+    return None
+
+
+def test_changes_to_other_objects_become_patches_and_the_schedulers_own_do_not() -> None:
+    pvc = SNAPSHOT["PersistentVolumeClaim"]
+    # bound by the volume controller on its own (no selected node): the replay repeats it
+    assert update_patch(pvc, _claim(), _claim("Bound", "pv1"), _nothing) == {
+        "metadata": {"annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+        "spec": {"volumeName": "pv1"},
+        "status": {"phase": "Bound"},
+    }
+    # a binding the cluster's scheduler started: the replay's scheduler decides it again
+    assert update_patch(pvc, _claim(selected="n1"), _claim("Bound", "pv1", selected="n1"), _nothing) == {}
+    assert update_patch(pvc, _claim(), _claim(selected="n1"), _nothing) == {}
+
+    def selected(namespace: str, name: str) -> dict[str, Any] | None:
+        return _claim(selected="n1") if (namespace, name) == ("default", "data") else None
+
+    pv = SNAPSHOT["PersistentVolume"]
+    assert update_patch(pv, _volume("Available", False), _volume("Bound", True), _nothing) == {
+        "spec": {"claimRef": {"namespace": "default", "name": "data"}},
+        "status": {"phase": "Bound"},
+    }
+    assert update_patch(pv, _volume("Available", False), _volume("Bound", True), selected) == {}
+    rs_spec: dict[str, Any] = {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": {"spec": {}}}
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": rs_spec,
+        "status": {"replicas": 3},
+    }
+    scaled = {**rs, "spec": {**rs_spec, "replicas": 5, "template": {"spec": {"x": 1}}}, "status": {"replicas": 4}}
+    assert update_patch(SNAPSHOT["ReplicaSet"], rs, scaled, _nothing) == {"spec": {"replicas": 5}}
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "gpu", "namespace": "default"},
+        "spec": {"devices": {"requests": []}},
+    }
+    allocated = {**claim, "status": {"allocation": {"devices": {"results": []}}, "reservedFor": [{"name": "p"}]}}
+    assert update_patch(SNAPSHOT["ResourceClaim"], claim, allocated, _nothing) == {}
+    gated = _pod("g")
+    gated["spec"]["schedulingGates"] = [{"name": "wait"}]
+    ungated = _pod("g")
+    ungated["metadata"]["labels"] = {"app": "g"}
+    ungated["status"] = {"phase": "Pending", "nominatedNodeName": "n1"}  # the scheduler's: not recorded
+    assert update_patch(SNAPSHOT["Pod"], gated, ungated, _nothing) == {
+        "metadata": {"labels": {"app": "g"}},
+        "spec": {"schedulingGates": None},
+    }
+
+
+def test_recorded_changes_of_other_objects_replay(tmp_path: Path) -> None:
+    """A gated pod ungated at 2s, a priority class and a claim bound on their own: simulate applies each update
+    without a warning, and the ungated pod is placed after it."""
+    trace = Trace(server="https://example:6443", began="2026-11-28T10:00:00Z", seconds=5.0)
+    gated = _pod("g")
+    gated["spec"]["schedulingGates"] = [{"name": "wait"}]
+    priority = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "high"},
+        "value": 1000,
+    }
+    trace.start = [
+        for_trace(_node("n1"), SNAPSHOT["Node"]),
+        for_trace(_volume("Available", False), SNAPSHOT["PersistentVolume"]),
+        for_trace(_claim(), SNAPSHOT["PersistentVolumeClaim"]),
+        for_trace(priority, SNAPSHOT["PriorityClass"]),
+        for_trace(gated, SNAPSHOT["Pod"]),
+    ]
+    changes = [
+        ("Pod", gated, _pod("g")),
+        ("PriorityClass", priority, {**priority, "description": "for the few"}),
+        ("PersistentVolumeClaim", _claim(), _claim("Bound", "pv1")),
+        ("PersistentVolume", _volume("Available", False), _volume("Bound", True)),
+    ]
+    for kind, old, new in changes:
+        patch = update_patch(SNAPSHOT[kind], old, new, _nothing)
+        assert patch, kind
+        ref = {"kind": kind, "name": new["metadata"]["name"]}
+        if SNAPSHOT[kind].namespaced:
+            ref["namespace"] = "default"
+        trace.add(2.0, "update", {**ref, "patch": patch})
+    path = tmp_path / "trace.yaml"
+    with path.open("w") as out:
+        trace.write(out)
+    result = simulate(path, seed=1)
+    assert result.warnings == ()
+    assert result.placements() == {"default/g": "n1"}
+    assert [e.time for e in result.events if e.pod == "default/g" and e.type == "Scheduled"] == [2.0]

@@ -9,10 +9,14 @@ what the watches showed afterwards, at the seconds they showed it:
   as deleted too);
 - nodes added, removed, and changed where scheduling reads them: cordoned or
   uncordoned, tainted, relabelled, resized;
-- any other object the scheduler reads, created or deleted.
+- pods relabelled or ungated;
+- any other object the scheduler reads, created, changed (as a merge patch of its
+  trace form: a claim bound, a volume's phase, a workload scaled, a budget's status)
+  or deleted.
 
-What the cluster's scheduler did is left out on purpose: bindings, conditions and
-nominations are for the replay to work out. Workloads (ReplicaSets, StatefulSets,
+What the cluster's scheduler did is left out on purpose: bindings, conditions,
+nominations, claims' allocations, and volume bindings it started (claims with a
+selected node) are for the replay to work out. Workloads (ReplicaSets, StatefulSets,
 ReplicationControllers) are kept without their pod template: spreading still sees
 their selectors, and the simulator's controllers leave them alone, since every pod
 they made is in the trace already.
@@ -32,6 +36,7 @@ from typing import Any, TextIO
 import yaml
 
 from kubesched.api.object import Obj
+from kubesched.api.volumes import ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE
 from kubesched.backend.kube.api import load_configuration
 from kubesched.backend.kube.reflector import FailureLog, Reflector
 from kubesched.backend.kube.resources import SNAPSHOT, Resource
@@ -62,6 +67,67 @@ def node_patch(old: Obj, new: Obj) -> Obj:
     if "allocatable" in patch.get("status", {}):
         patch["status"]["capacity"] = _map_patch(_get(old, ("status", "capacity")), _get(new, ("status", "capacity")))
     return patch
+
+
+def merge_diff(before: Any, after: Any) -> Any:
+    """The JSON merge patch (RFC 7386) that turns `before` into `after`: maps key by key, a removed key null,
+    anything else whole. Exact for documents without nulls, which is what the API server sends."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return after
+    patch: Obj = {k: None for k in before if k not in after}
+    for k, v in after.items():
+        if k not in before:
+            patch[k] = v
+        elif before[k] != v:
+            patch[k] = merge_diff(before[k], v)
+    return patch
+
+
+# What the cluster's scheduler writes, or sets off, on other kinds: the replay's own scheduler does it again.
+_POD_FIELDS = (("metadata", "labels"), ("spec", "schedulingGates"))
+_CLAIM_BINDING_ANNOTATIONS = (ANN_SELECTED_NODE, ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER)
+
+
+def _scheduler_selected(claim: Obj | None) -> bool:
+    return ANN_SELECTED_NODE in (((claim or {}).get("metadata") or {}).get("annotations") or {})
+
+
+def _without_binding(claim: Obj) -> Obj:
+    """A claim in trace form without what binding it writes (for a binding the scheduler started)."""
+    meta = dict(claim.get("metadata") or {})
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in _CLAIM_BINDING_ANNOTATIONS}
+    meta["annotations"] = annotations
+    spec = {k: v for k, v in (claim.get("spec") or {}).items() if k != "volumeName"}
+    return {**claim, "metadata": meta, "spec": spec, "status": {}}
+
+
+def update_patch(resource: Resource, old: Obj, new: Obj, claims: Callable[[str, str], Obj | None]) -> Obj:
+    """The merge patch a trace records for a change of `old` into `new` ({} when nothing the replay should
+    repeat changed); `claims(namespace, name)` finds a claim as it stands, for a volume's binding."""
+    kind = resource.kind
+    if kind == "Node":
+        return node_patch(old, new)
+    if kind == "Pod":
+        patch: Obj = {}
+        for path in _POD_FIELDS:
+            before, after = _get(old, path), _get(new, path)
+            if (before or None) != (after or None):
+                patch.setdefault(path[0], {})[path[1]] = _map_patch(before, after) if after else None
+        return patch
+    before, after = for_trace(old, resource), for_trace(new, resource)
+    if kind == "ResourceClaim":
+        before.pop("status", None)
+        after.pop("status", None)
+    elif kind == "PersistentVolumeClaim" and (_scheduler_selected(old) or _scheduler_selected(new)):
+        before, after = _without_binding(before), _without_binding(after)
+    elif kind == "PersistentVolume":
+        ref = _get(new, ("spec", "claimRef")) or _get(old, ("spec", "claimRef")) or {}
+        if _scheduler_selected(claims(str(ref.get("namespace") or ""), str(ref.get("name") or ""))):
+            for pv in (before, after):
+                pv["spec"] = {k: v for k, v in (pv.get("spec") or {}).items() if k != "claimRef"}
+                pv.pop("status", None)
+    patch = merge_diff(before, after)
+    return patch if isinstance(patch, dict) else {}
 
 
 def _map_patch(before: Any, after: Any) -> Any:
@@ -236,7 +302,10 @@ class Recorder:
             self.trace.add(at, "create", for_trace(new, resource, created=True))
         elif event == "DELETED" and old is not None:
             self.trace.add(at, "delete", _ref(old, resource))
-        elif event == "MODIFIED" and resource.kind == "Node" and old is not None and new is not None:
-            patch = node_patch(old, new)
+        elif event == "MODIFIED" and old is not None and new is not None:
+            patch = update_patch(resource, old, new, self._claim)
             if patch:
                 self.trace.add(at, "update", {**_ref(new, resource), "patch": patch})
+
+    def _claim(self, namespace: str, name: str) -> Obj | None:
+        return self.state.get("PersistentVolumeClaim", {}).get((namespace, name))
