@@ -463,3 +463,78 @@ def test_decisions_wait_no_longer_than_their_order_needs(
     assert not store.waiting
     queue_order = sorted(range(6), key=lambda i: (-priorities[i], i))
     assert [line["pod"] for line in fed.lines()] == [f"default/p{i}" for i in queue_order]
+
+
+def _victim(pod: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(pod)
+    out["status"]["conditions"] = [
+        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler", "message": "preempting"}
+    ]
+    return out
+
+
+@pytest.mark.parametrize("victims_first", [False, True])
+def test_preemption_is_dry_run_and_compared_with_the_nomination_and_victims_the_watch_shows(
+    kubeconfig: str, victims_first: bool
+) -> None:
+    """The cluster nominates `small` for `high` and evicts `low` there; the shadow's dry run picks the same, and
+    its cache keeps both pods where the cluster had them. Victims evicted while the preemptor's status is being
+    written can show on the watch first (even gone): the shadow still decides on the state before them."""
+    fed = Fed(kubeconfig, settle=60.0)
+    fed.event("Node", "ADDED", None, _node("small", "2"))
+    fed.event("Node", "ADDED", None, _node("big", "4"))
+    low, mid = _pod("low", "2", node="small"), _pod("mid", "3", node="big")
+    mid["spec"]["priority"] = 50
+    for p in (low, mid):
+        fed.event("Pod", "ADDED", None, p)
+    high = _pod("high", "2")
+    high["spec"]["priority"] = 100
+    fed.event("Pod", "ADDED", None, high)
+    nominated = _pod("high", "2", unschedulable=True)
+    nominated["spec"]["priority"] = 100
+    nominated["status"]["nominatedNodeName"] = "small"
+    store = fed.shadow.store
+    decision = ("Pod", "MODIFIED", high, nominated)
+    evicted = [("Pod", "MODIFIED", low, _victim(low)), ("Pod", "DELETED", _victim(low), None)]
+    for e in [*evicted, decision] if victims_first else [decision, *evicted]:
+        store._enqueue(*copy.deepcopy(e))
+        store.drain(flush=False)
+    assert not store.waiting
+    assert fed.lines() == []  # held until its victims had time to show
+    fed.shadow.release(every=True)
+    (line,) = fed.lines()
+    assert line["reason"] == "Unschedulable" and line["agree"]
+    assert line["preemption"] == {
+        "actual": {"node": "small", "victims": ["default/low"]},
+        "shadow": {"node": "small", "victims": ["default/low"]},
+        "agree": True,
+    }
+    assert fed.shadow.tally.summary()["preemption"] == {"observed": 1, "agree": 1}
+    assert not fed.shadow.scheduler.cache.nodes["small"].pods  # as the cluster has it: low gone
+
+
+def test_a_preemption_the_shadow_would_not_make_differs(kubeconfig: str) -> None:
+    """The cluster nominated `big` (evicting mid); the shadow's dry run takes the node whose victim has the
+    lower priority. The preemptor's binding, later, lets the preemption's line out first."""
+    fed = Fed(kubeconfig)
+    fed.event("Node", "ADDED", None, _node("small", "2"))
+    fed.event("Node", "ADDED", None, _node("big", "2"))
+    low, mid = _pod("low", "2", node="small"), _pod("mid", "2", node="big")
+    mid["spec"]["priority"] = 50
+    for p in (low, mid):
+        fed.event("Pod", "ADDED", None, p)
+    high = _pod("high", "2")
+    high["spec"]["priority"] = 100
+    fed.event("Pod", "ADDED", None, high)
+    nominated = copy.deepcopy(_pod("high", "2", unschedulable=True))
+    nominated["spec"]["priority"] = 100
+    nominated["status"]["nominatedNodeName"] = "big"
+    fed.event("Pod", "MODIFIED", high, nominated)
+    fed.event("Pod", "MODIFIED", mid, _victim(mid))
+    fed.event("Pod", "DELETED", _victim(mid), None)
+    fed.bind(nominated, "big")  # decided again: the held line comes first, its victims in
+    line, bound = fed.lines()
+    assert (bound["pod"], bound["actual"]) == ("default/high", "big") and "preemption" not in bound
+    assert line["preemption"]["agree"] is False
+    assert line["preemption"]["shadow"] == {"node": "small", "victims": ["default/low"]}
+    assert line["preemption"]["actual"] == {"node": "big", "victims": ["default/mid"]}

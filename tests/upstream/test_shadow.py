@@ -236,6 +236,53 @@ def test_shadow_agrees_with_upstream_under_the_same_config_and_never_writes(
     reset_cluster(admin)
 
 
+def test_the_shadow_dry_runs_preemption_and_agrees_with_upstreams(
+    audited: ControlPlane, admin: KubeAPI, viewer_kubeconfig: str
+) -> None:
+    """A full cluster, a high-priority pod: upstream nominates a node and evicts its victim. The shadow, which
+    writes nothing, picks the same node and victim in its dry run, then agrees on the binding that follows."""
+    reset_cluster(admin)
+    for name, value in (("low", 10), ("mid", 20), ("high", 1000)):
+        admin.request(
+            "POST",
+            "/apis/scheduling.k8s.io/v1/priorityclasses",
+            body={
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+            },
+        )
+    for i in range(3):
+        node(admin, f"n{i}", cpu="2", memory="4Gi", zone=f"z{i}")
+    # Every node full, the lowest priority on n1 only: preemption's choice is not a tie.
+    for i, pc in enumerate(("mid", "low", "mid")):
+        pod(admin, f"{pc}-{i}", "1500m", "1Gi", pc, nodeName=f"n{i}", priorityClassName=pc)
+    shadow = Running(Shadow(load_config(None), ShadowOptions(kubeconfig=viewer_kubeconfig)))
+    assert shadow.shadow.store.wait_for_cache_sync(shadow.shadow.stop, 30)
+    upstream = audited.start_scheduler({})
+    try:
+        pod(admin, "urgent", "1", "1Gi", "urgent", priorityClassName="high")
+        wait_for(lambda: len(shadow.lines()) >= 2, "the preemption and the binding after it, observed", 60)
+    finally:
+        upstream.stop()
+    decisions, summary = shadow.finish()
+    assert [p["spec"].get("nodeName") for p in pods(admin) if p["metadata"]["name"] == "urgent"] == ["n1"]
+    preempting, bound_after = decisions
+    print("preemption:", preempting.get("preemption"))
+    assert preempting["reason"] == "Unschedulable" and preempting["agree"]
+    assert preempting["preemption"] == {
+        "actual": {"node": "n1", "victims": ["default/low-1"]},
+        "shadow": {"node": "n1", "victims": ["default/low-1"]},
+        "agree": True,
+    }
+    assert (bound_after["actual"], bound_after["outcome"]) == ("n1", "agree")
+    assert summary["preemption"] == {"observed": 1, "agree": 1}
+    verbs = {e["verb"] for e in audit_entries(audited) if e["user"]["username"] == USER}
+    assert verbs <= READS, sorted(verbs - READS)
+    reset_cluster(admin)
+
+
 def test_a_recorded_trace_replays_to_upstreams_placements(
     audited: ControlPlane, admin: KubeAPI, viewer_kubeconfig: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

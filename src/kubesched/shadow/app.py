@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 
 KUBERNETES_VERSION = "v1.36"
 IDLE_WAIT = 0.5
+VICTIMS_WAIT = 1.0  # how long a preemption's line waits for the watch to show the cluster's victims
 
 Event = tuple[str, str, Obj | None, Obj | None, float]  # kind, type, old, new, arrival (monotonic)
 Rank = tuple[int, int]  # a decision's place in the cluster's queue: minus the priority, then the arrival
@@ -58,6 +59,25 @@ def _unschedulable(pod: Obj | None) -> bool:
     return False
 
 
+def nominated_node(pod: Obj | None) -> str | None:
+    return str(((pod or {}).get("status") or {}).get("nominatedNodeName") or "") or None
+
+
+def _preempted(pod: Obj | None) -> bool:
+    """The pod carries the DisruptionTarget condition a scheduler's preemption writes before deleting it."""
+    for c in ((pod or {}).get("status") or {}).get("conditions") or ():
+        if c.get("type") == "DisruptionTarget":
+            return c.get("status") == "True" and c.get("reason") == "PreemptionByScheduler"
+    return False
+
+
+def preemption_victim(old: Obj | None, new: Obj | None) -> str | None:
+    """The node of a pod this event shows being preempted (its DisruptionTarget condition just added), or None."""
+    if old is None or new is None or _preempted(old) or not _preempted(new):
+        return None
+    return _node_name(new) or None
+
+
 def observed_decision(old: Obj | None, new: Obj | None) -> tuple[bool, str | None]:
     """(is it a decision of the cluster's scheduler, the node it chose or None for Unschedulable)."""
     if old is None or new is None or _node_name(old):
@@ -66,6 +86,10 @@ def observed_decision(old: Obj | None, new: Obj | None) -> tuple[bool, str | Non
     if node:
         return True, node
     return (_unschedulable(new) and not _unschedulable(old)), None
+
+
+def _priority(pod: Obj | None) -> int:
+    return int(((pod or {}).get("spec") or {}).get("priority") or 0)
 
 
 def _uid(pod: Obj | None) -> str:
@@ -106,7 +130,11 @@ class ShadowStore(ClusterStore):
     earlier into the queue, as its PrioritySort orders them): the shadow then sees what
     the cluster's scheduler saw. A decision waits (up to `settle` seconds) only while a
     pod the cluster's queue would have popped before it is still undecided: that pod's
-    decision may be on its way. Other events never wait: waiting would not reorder them.
+    decision may be on its way. Other events never wait, but one: a victim of
+    preemption (its DisruptionTarget condition added) is evicted while the preemptor's
+    status is written, and may show first. So it waits like a decision, for any
+    undecided pod of a higher priority, and is applied after the waiting decision that
+    nominated its node.
     """
 
     def __init__(
@@ -144,8 +172,7 @@ class ShadowStore(ClusterStore):
         kind, event, old, new, _ = e
         if kind != "Pod" or event != "MODIFIED" or not self.is_decision(old, new):
             return None
-        priority = int(((old or {}).get("spec") or {}).get("priority") or 0)
-        return -priority, self._queued_at.get(_uid(old), -1)
+        return -_priority(old), self._queued_at.get(_uid(old), -1)
 
     def drain(self, limit: int = 100_000, *, flush: bool = True) -> int:
         """Apply the events that need not wait any longer (all of them with `flush`)."""
@@ -182,7 +209,7 @@ class ShadowStore(ClusterStore):
             return
         uid = _uid(old if new is None else new)
         if new is not None and event != "DELETED" and self.awaits(new):
-            rank = (-int((new.get("spec") or {}).get("priority") or 0), self._queued_at.get(uid, -1))
+            rank = (-_priority(new), self._queued_at.get(uid, -1))
             if self.undecided.get(uid) != rank:
                 self.undecided[uid] = rank
                 heapq.heappush(self._undecided_heap, (rank, uid))
@@ -198,17 +225,37 @@ class ShadowStore(ClusterStore):
         return heap[0][0] if heap else None
 
     def _ready(self, entry: Waiting, ripe: float) -> bool:
-        """May `entry` be applied now: not a decision, or nothing the cluster would have decided first is missing."""
+        """May `entry` be applied now: nothing the cluster would have decided before it is missing."""
         e, rank, _ = entry
-        if rank is None or e[4] <= ripe:
+        if e[4] <= ripe:
             return True
+        if rank is None:
+            if preemption_victim(e[2], e[3]) is None:
+                return True
+            rank = (-_priority(e[2]), -1)  # its preemptor has a higher priority: any of them may be it
         earliest = self.earliest_undecided()
         return earliest is None or earliest > rank
+
+    def _preemptor_of(self, e: Event) -> Waiting | None:
+        """The waiting decision that nominated the node of the victim `e`, if any."""
+        node = preemption_victim(e[2], e[3])
+        if node is None:
+            return None
+        for entry in self._waiting_decisions.values():
+            _, _, old, new, _ = entry[0]
+            if not _node_name(new) and nominated_node(new) == node and _priority(old) > _priority(e[2]):
+                return entry
+        return None
 
     def _in_order(self, entry: Waiting) -> int:
         """Apply `entry`'s event, after the waiting decisions the cluster took before it; the events applied."""
         e, rank, _ = entry
         n = 0
+        if rank is None:
+            preemptor = self._preemptor_of(e)
+            if preemptor is not None:  # after it, and whatever the cluster decided before it
+                del self._waiting_decisions[preemptor[2]]
+                n += self._in_order(preemptor)
         while rank is not None:
             heap = self._decisions
             while heap and heap[0][1] not in self._waiting_decisions:
@@ -254,6 +301,7 @@ class Shadow:
         self.tally = Tally()
         self.listeners: list[Callable[[Decision], None]] = []  # the report, the metrics
         self.assumed = ""  # what the shadow said it assumes, once its informers listed
+        self.held: list[tuple[float, Decision]] = []  # preemptions waiting for their victims, oldest first
         cfg = load_configuration(opts.kubeconfig, opts.master, kubectl_defaults=True)
         self.api = ReadOnlyAPI(cfg, qps=opts.qps, burst=opts.burst, user_agent="kubesched-shadow")
         self.store = ShadowStore(
@@ -313,11 +361,18 @@ class Shadow:
     def _before(self, kind: str, event: str, old: Obj | None, new: Obj | None, arrived: float) -> None:
         if kind != "Pod" or event != "MODIFIED" or not self.store.synced():
             return
+        victim_of = preemption_victim(old, new)
+        if victim_of is not None:
+            self._victim(victim_of, new)
         if old is None or not self._is_decision(old, new):
             return
         actual = observed_decision(old, new)[1]
         meta = old.get("metadata") or {}
         ns, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+        for i, (_, held) in enumerate(self.held):
+            if held.pod == f"{ns}/{name}":  # decided again: its victims are in, and its lines stay in order
+                self._emit(self.held.pop(i)[1])
+                break
         pod = self.scheduler.informer_pod(ns, name)
         if pod is None:
             return
@@ -336,7 +391,28 @@ class Shadow:
             time.monotonic() - arrived,
             self._cpu_share(actual),
             self._cpu_share(verdict.node),
+            nominated_node(new) if actual is None else None,
         )
+        if d.preempts:
+            self.held.append((time.monotonic() + VICTIMS_WAIT, d))  # its victims show after it
+        else:
+            self._emit(d)
+
+    def _victim(self, node: str, pod: Obj | None) -> None:
+        """A pod the cluster preempted on `node`: a victim of the latest held preemption that nominated it."""
+        meta = (pod or {}).get("metadata") or {}
+        for _, d in reversed(self.held):
+            if d.actual_nominated == node:
+                d.actual_victims.append(f"{meta.get('namespace') or 'default'}/{meta.get('name')}")
+                return
+
+    def release(self, *, every: bool = False) -> None:
+        """Emit the held preemptions whose victims had time to show (all of them with `every`)."""
+        now = time.monotonic()
+        while self.held and (every or self.held[0][0] <= now):
+            self._emit(self.held.pop(0)[1])
+
+    def _emit(self, d: Decision) -> None:
         self.tally.add(d)
         self._print(d)
         for listener in self.listeners:
@@ -386,11 +462,15 @@ class Shadow:
             if deadline is not None and time.monotonic() >= deadline:
                 break
             self.store.drain(flush=False)
+            self.release()
             waiting = self.store.waiting
             ripe = waiting[0][0][4] + self.opts.settle - time.monotonic() if waiting else IDLE_WAIT
+            if self.held:
+                ripe = min(ripe, self.held[0][0] - time.monotonic())
             self.store.wake.wait(min(IDLE_WAIT, max(0.001, ripe)))
             self.store.wake.clear()
         self.store.drain()
+        self.release(every=True)
         self.stop.set()
         self._print_summary()
 

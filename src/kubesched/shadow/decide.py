@@ -5,6 +5,9 @@ the cache as it stood before that decision is applied. It runs PreFilter, Filter
 PreScore and Score exactly as a scheduling cycle does, then stops: nothing it does
 changes the cache, the queue or the cluster.
 
+When no node fits, PostFilter runs as a dry run: DefaultPreemption picks its node and
+victims on copies of the nodes, as it would, and stops before evicting or nominating.
+
 Every node is examined, whatever percentageOfNodesToScore says. Upstream examines a
 rotating sample on clusters of more than 100 nodes, starting where its previous
 cycle stopped, a place the shadow cannot know; so the shadow scores them all and,
@@ -18,13 +21,16 @@ import operator
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.preemption.evaluator import Candidate
 from kubesched.framework.runtime.framework import Framework
-from kubesched.framework.types import FitError, NoNodesAvailable, PodInfo
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import FitError, NodeToStatus, NoNodesAvailable, PodInfo
 from kubesched.schedule_one import (
     best_index,
     find_nodes_that_fit_pod,
@@ -48,7 +54,16 @@ class Verdict:
     tie: bool = False  # the cluster's node scored as high as the shadow's
     sampled: bool = False  # the cluster examined a sample of the nodes only (more than 100 of them)
     actual_rejected: str = ""  # why the cluster's node does not fit here, when it does not
+    nominated: str | None = None  # unschedulable: the node preemption would free, if any
+    victims: tuple[str, ...] = ()  # ... and the pods it would evict there (namespace/name)
     seconds: float = 0.0
+
+
+@runtime_checkable
+class DryRunPostFilter(Protocol):
+    """A PostFilter plugin that can say what it would do without doing it (DefaultPreemption)."""
+
+    def dry_run(self, state: CycleState, pod: PodInfo, m: NodeToStatus) -> tuple[Candidate | None, Status | None]: ...
 
 
 def score_every_node(sched: Scheduler) -> dict[str, int | None]:
@@ -80,8 +95,17 @@ def _decide(sched: Scheduler, pod: PodInfo, actual: str | None, own_pct: int | N
     all_nodes = snapshot.node_info_list
     sampled = num_feasible_nodes_to_find(own_pct, global_pct, len(snapshot)) < len(snapshot)
     if not len(positions):
-        message = str(FitError(pod, len(snapshot), diagnosis))
-        return Verdict(None, message, sampled=sampled, actual_rejected=_rejected(fwk, state, pod, all_nodes, actual))
+        rejected = _rejected(fwk, state, pod, all_nodes, actual)
+        fit = FitError(pod, len(snapshot), diagnosis)
+        verdict = Verdict(None, sampled=sampled, actual_rejected=rejected)
+        candidate, status = _dry_run_post_filter(fwk, state, pod, fit)
+        if candidate is not None:
+            verdict.nominated = candidate.name
+            verdict.victims = tuple(sorted(f"{v.namespace}/{v.name}" for v in candidate.victims))
+        elif status is not None:
+            fit.diagnosis.post_filter_msg = status.message()
+        verdict.message = str(fit)
+        return verdict
     feasible: Sequence[NodeInfo] = (
         [all_nodes[int(positions[0])]] if len(positions) == 1 else operator.itemgetter(*positions.tolist())(all_nodes)
     )  # a C gather: thousands of nodes a decision
@@ -131,6 +155,21 @@ def _scores(
     if s is not None and not s.is_success():
         raise RuntimeError(s.message())
     return totals, rows
+
+
+def _dry_run_post_filter(
+    fwk: Framework, state: CycleState, pod: PodInfo, fit: FitError
+) -> tuple[Candidate | None, Status | None]:
+    """The first PostFilter plugin's answer that is not Unschedulable, as run_post_filter_plugins takes it."""
+    status: Status | None = None
+    m = fit.diagnosis.node_to_status_map()
+    for pl in fwk.post_filter_plugins:
+        if not isinstance(pl, DryRunPostFilter):
+            continue  # a plugin that cannot say without doing: not shadowed
+        candidate, status = pl.dry_run(state, pod, m)
+        if candidate is not None or (status is not None and status.code != Code.UNSCHEDULABLE):
+            return candidate, status
+    return None, status
 
 
 def _rejected(fwk: Framework, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], actual: str | None) -> str:

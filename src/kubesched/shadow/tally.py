@@ -8,6 +8,9 @@ shadow's (`shadow`), and how they relate (`outcome`):
 - sampled: the cluster's node fits and scored lower, on a cluster big enough that upstream
   examined a sample of the nodes only;
 - differ: any other difference (the answer, under another configuration).
+
+When either side preempts (the cluster nominated a node, or the shadow's dry run
+would), the record also compares the nominated nodes and the victims.
 """
 
 from __future__ import annotations
@@ -42,6 +45,18 @@ class Decision:
     # How full (requested over allocatable cpu, percent) the node each side chose was, before the pod.
     cpu_actual: float | None = None
     cpu_shadow: float | None = None
+    actual_nominated: str | None = None  # the node the cluster's preemption nominated
+    actual_victims: list[str] = field(default_factory=list)  # the pods it was seen evicting there
+
+    @property
+    def preempts(self) -> bool:
+        return self.actual_nominated is not None or self.verdict.nominated is not None
+
+    @property
+    def preemption_agrees(self) -> bool:
+        """The same nominated node and the same victims (or neither side preempts)."""
+        v = self.verdict
+        return v.nominated == self.actual_nominated and sorted(self.actual_victims) == sorted(v.victims)
 
     @property
     def reason(self) -> str:
@@ -82,6 +97,12 @@ class Decision:
                 out["actualRejected"] = v.actual_rejected
             if v.node is None and v.message:
                 out["message"] = v.message
+        if self.preempts:
+            out["preemption"] = {
+                "actual": {"node": self.actual_nominated, "victims": sorted(self.actual_victims)},
+                "shadow": {"node": v.nominated, "victims": list(v.victims)},
+                "agree": self.preemption_agrees,
+            }
         out["decideMs"] = round(v.seconds * 1000, 3)
         out["lagMs"] = round(self.lag * 1000, 3)
         return out
@@ -129,6 +150,8 @@ class Tally:
     cpu_shadow: list[float] = field(default_factory=list)
     lag_max: float = 0.0
     lag_sum: float = 0.0
+    preemptions: int = 0  # decisions where either side preempts
+    preemptions_agreeing: int = 0
 
     def add(self, d: Decision) -> None:
         self.total.add(d)
@@ -149,6 +172,9 @@ class Tally:
             self.per_node_shadow[d.verdict.node] = self.per_node_shadow.get(d.verdict.node, 0) + 1
         self.lag_max = max(self.lag_max, d.lag)
         self.lag_sum += d.lag
+        if d.preempts:
+            self.preemptions += 1
+            self.preemptions_agreeing += d.preemption_agrees
 
     def summary(self) -> dict[str, Any]:
         """The last jsonl line: agreement, and what the shadow's configuration would have changed."""
@@ -162,6 +188,7 @@ class Tally:
             "byNamespace": {k: c.doc() for k, c in sorted(self.by_namespace.items())},
             "byWorkload": {k: c.doc() for k, c in sorted(self.by_workload.items())},
             "byReason": {k: c.doc() for k, c in sorted(self.by_reason.items())},
+            "preemption": {"observed": self.preemptions, "agree": self.preemptions_agreeing},
             "wouldChange": {
                 "unschedulable": {"actual": self.pending_actual, "shadow": self.pending_shadow},
                 "nodesUsed": {"actual": len(self.per_node_actual), "shadow": len(self.per_node_shadow)},

@@ -170,28 +170,37 @@ class Evaluator:
     def preempt(
         self, state: CycleState, pod: PodInfo, m: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
+        best, result, status = self.choose(state, pod, m)
+        if best is None:
+            return result, status
+        self.prepare_candidate(best, pod)
+        return PostFilterResult(NominatingInfo(best.name, "Override")), None
+
+    def choose(
+        self, state: CycleState, pod: PodInfo, m: NodeToStatus
+    ) -> tuple[Candidate | None, PostFilterResult | None, Status | None]:
+        """The node and victims preempt would pick, evicting nothing (the shadow's dry run stops here); without
+        a candidate, preempt's answer instead."""
         ok, reason = self.pod_eligible_to_preempt_others(pod, m)
         if not ok:
-            return None, Status(Code.UNSCHEDULABLE, reason)
+            return None, None, Status(Code.UNSCHEDULABLE, reason)
         all_nodes = self.handle.shared_lister().node_info_list
         candidates, statuses, errors = self.find_candidates(state, pod, all_nodes, m)
         if errors and not candidates:
-            return None, Status(Code.ERROR, _aggregate(errors))
+            return None, None, Status(Code.ERROR, _aggregate(errors))
         if not candidates:
             diag = Diagnosis(
                 node_to_status=statuses,
                 absent_nodes_status=Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NOT_HELPFUL),
             )
             fit = FitError(pod, len(all_nodes), diag)
-            return PostFilterResult(NominatingInfo("", "Override")), Status(Code.UNSCHEDULABLE, str(fit))
+            return None, PostFilterResult(NominatingInfo("", "Override")), Status(Code.UNSCHEDULABLE, str(fit))
         candidates, s = self.call_extenders(pod, candidates)
         if s is not None:
-            return None, s
+            return None, None, s
         if not candidates:
-            return None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")
-        best = pick_one_node_for_preemption(candidates)
-        self.prepare_candidate(best, pod)
-        return PostFilterResult(NominatingInfo(best.name, "Override")), None
+            return None, None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")
+        return pick_one_node_for_preemption(candidates), None, None
 
     def call_extenders(self, pod: PodInfo, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
         """Preempting extenders may drop candidate nodes or change their victims, each seeing the last one's answer."""

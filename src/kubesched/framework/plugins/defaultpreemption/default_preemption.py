@@ -23,7 +23,7 @@ from kubesched.framework.interface import (
     QueueingHint,
 )
 from kubesched.framework.plugins.helper.pod_group import pod_group_name
-from kubesched.framework.preemption.evaluator import Evaluator
+from kubesched.framework.preemption.evaluator import Candidate, Evaluator
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeToStatus, PodInfo
 from kubesched.release import TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, WORKLOAD_AWARE_PREEMPTION
@@ -65,9 +65,17 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         if refused is not None:
             return None, Status(Code.UNSCHEDULABLE, refused)
         result, status = self.evaluator.preempt(state, pod, filtered_node_status_map)
-        if status is not None and status.message():
-            return result, Status(status.code, "preemption: " + status.message())
-        return result, status
+        return result, _prefixed(status)
+
+    def dry_run(
+        self, state: CycleState, pod: PodInfo, filtered_node_status_map: NodeToStatus
+    ) -> tuple[Candidate | None, Status | None]:
+        """The node and victims post_filter would pick, with its status when none; nothing evicted or nominated."""
+        refused = self._pod_group_refusal(pod)
+        if refused is not None:
+            return None, Status(Code.UNSCHEDULABLE, refused)
+        best, _, status = self.evaluator.choose(state, pod, filtered_node_status_map)
+        return best, _prefixed(status)
 
     def _pod_group_refusal(self, pod: PodInfo) -> str | None:
         """v1.36: a group member is not preempted for one by one under placement or workload-aware preemption."""
@@ -84,6 +92,12 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         if gates.enabled(WORKLOAD_AWARE_PREEMPTION):
             return "preemption: not eligible due to workload aware preemption enabled"
         return None
+
+
+def _prefixed(status: Status | None) -> Status | None:
+    if status is not None and status.message():
+        return Status(status.code, "preemption: " + status.message())
+    return status
 
 
 def _skip(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
