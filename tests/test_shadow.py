@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -31,6 +32,7 @@ from kubesched.delegation import DelegationOptions
 from kubesched.framework.interface import APIClient
 from kubesched.framework.types import new_pod_info
 from kubesched.shadow.app import Shadow, ShadowOptions, observed_decision
+from kubesched.shadow.decide import gather, gather_each
 from kubesched.shadow.readonly import ReadOnlyAPI, ReadOnlyClient, WriteRefused
 from kubesched.shadow.report import ReportCollector, render
 from kubesched.shadow.serve import AddressError, ServingOptions, ShadowMetrics, parse_address, serve
@@ -538,3 +540,18 @@ def test_a_preemption_the_shadow_would_not_make_differs(kubeconfig: str) -> None
     assert line["preemption"]["agree"] is False
     assert line["preemption"]["shadow"] == {"node": "small", "victims": ["default/low"]}
     assert line["preemption"]["actual"] == {"node": "big", "victims": ["default/mid"]}
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), n=st.integers(0, 12))
+def test_gathering_the_feasible_nodes_fast_agrees_with_the_plain_gather(data: st.DataObject, n: int) -> None:
+    """Rotations of every node (the fast path), and any other order or subset (the gather), give the same list."""
+    nodes = [f"node-{i}" for i in range(n)]
+    if n and data.draw(st.booleans()):
+        k = data.draw(st.integers(0, n - 1))
+        order = [(k + i) % n for i in range(n)]
+    else:
+        order = data.draw(st.lists(st.integers(0, n - 1), unique=True, max_size=n)) if n else []
+    positions = np.array(order, dtype=np.int64)
+    fast, plain = gather(nodes, positions), gather_each(nodes, positions)
+    assert list(fast) == list(plain) == [nodes[i] for i in order]

@@ -21,7 +21,7 @@ import operator
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from kubesched.schedule_one import (
 from kubesched.scheduler import Scheduler
 
 ALL_NODES = 100
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -106,9 +107,7 @@ def _decide(sched: Scheduler, pod: PodInfo, actual: str | None, own_pct: int | N
             fit.diagnosis.post_filter_msg = status.message()
         verdict.message = str(fit)
         return verdict
-    feasible: Sequence[NodeInfo] = (
-        [all_nodes[int(positions[0])]] if len(positions) == 1 else operator.itemgetter(*positions.tolist())(all_nodes)
-    )  # a C gather: thousands of nodes a decision
+    feasible = gather(all_nodes, positions)
     if len(feasible) == 1:
         totals = np.zeros(1, dtype=np.int64)
         rows: list[tuple[str, np.ndarray, np.ndarray]] = []
@@ -131,6 +130,25 @@ def _decide(sched: Scheduler, pod: PodInfo, actual: str | None, own_pct: int | N
         else:
             verdict.actual_rejected = _rejected(fwk, state, pod, all_nodes, actual)
     return verdict
+
+
+def gather(nodes: Sequence[T], positions: np.ndarray) -> Sequence[T]:
+    """The nodes at `positions`, in that order. When every node fits, `positions` is all of them from where the
+    search started: two slices, not a gather of thousands (about a tenth of a decision's CPU on 5,000 nodes)."""
+    n = len(positions)
+    if n > 1 and n == len(nodes) and isinstance(nodes, list):
+        k = int(positions[0])
+        if np.array_equal(positions, np.roll(np.arange(n), -k)):
+            return nodes[k:] + nodes[:k]
+    return gather_each(nodes, positions)
+
+
+def gather_each(nodes: Sequence[T], positions: np.ndarray) -> Sequence[T]:
+    """gather's plain twin: a C gather, node by node."""
+    if len(positions) <= 1:
+        return [nodes[int(i)] for i in positions]
+    gathered: Sequence[T] = operator.itemgetter(*positions.tolist())(nodes)
+    return gathered
 
 
 def _scores(
