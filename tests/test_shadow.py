@@ -517,8 +517,11 @@ def test_preemption_is_dry_run_and_compared_with_the_nomination_and_victims_the_
 
 def test_a_preemption_the_shadow_would_not_make_differs(kubeconfig: str) -> None:
     """The cluster nominated `big` (evicting mid); the shadow's dry run takes the node whose victim has the
-    lower priority. The preemptor's binding, later, lets the preemption's line out first."""
+    lower priority. The preemptor's binding, later, lets the preemption's line out first. The report lists
+    the preemption that differs; the metrics count it."""
     fed = Fed(kubeconfig)
+    collector, metrics = ReportCollector(), ShadowMetrics()
+    fed.shadow.listeners += [collector, metrics]
     fed.event("Node", "ADDED", None, _node("small", "2"))
     fed.event("Node", "ADDED", None, _node("big", "2"))
     low, mid = _pod("low", "2", node="small"), _pod("mid", "2", node="big")
@@ -540,6 +543,12 @@ def test_a_preemption_the_shadow_would_not_make_differs(kubeconfig: str) -> None
     assert line["preemption"]["agree"] is False
     assert line["preemption"]["shadow"] == {"node": "small", "victims": ["default/low"]}
     assert line["preemption"]["actual"] == {"node": "big", "victims": ["default/mid"]}
+    assert [d.pod for d in collector.rows] == ["default/high"]  # the binding after agrees: not listed
+    page = render(fed.shadow.tally, collector, "shadow: assuming ...", "")
+    assert "cluster nominates big, evicting default/mid; shadow nominates small, evicting default/low" in page
+    assert "<th>preemptions (observed / agreeing)</th><td class=n>1 / 0</td>" in page
+    assert metrics.registry.get_sample_value("kubesched_shadow_preemptions_total", {"agree": "false"}) == 1.0
+    assert metrics.registry.get_sample_value("kubesched_shadow_preemptions_total", {"agree": "true"}) is None
 
 
 @settings(max_examples=200, deadline=None)

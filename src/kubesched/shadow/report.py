@@ -1,9 +1,9 @@
 """`kubesched shadow --report`: one self-contained HTML page over the shadowed period.
 
 The summary (agreement, what the shadow's configuration would change), agreement by
-namespace, workload and reason, and every decision that was not an agreement with the
-scores that made the difference. No script, no outside resource: it opens anywhere
-and can be mailed as it is.
+namespace, workload and reason, and every decision that was not an agreement (node or
+preemption) with the scores, or the nominations and victims, that made the difference.
+No script, no outside resource: it opens anywhere and can be mailed as it is.
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ td.n{text-align:right}
 
 
 class ReportCollector:
-    """The decisions worth listing (all but agreements), kept as they come."""
+    """The decisions worth listing (all but agreements, preemption included), kept as they come."""
 
     def __init__(self) -> None:
         self.rows: list[Decision] = []
         self.left_out = 0
 
     def __call__(self, d: Decision) -> None:
-        if d.outcome == "agree":
+        if d.outcome == "agree" and d.preemption_agrees:
             return
         if len(self.rows) < MAX_ROWS:
             self.rows.append(d)
@@ -75,6 +75,8 @@ def render(tally: Tally, collector: ReportCollector, assumption: str, config_sou
         f"{change['mostPodsOnANode']['shadow']}</td></tr>",
         f"<tr><th>cpu requested on the chosen node before the pod, mean (cluster / shadow)</th><td class=n>"
         f"{change['cpuOfChosenNode']['actual']}% / {change['cpuOfChosenNode']['shadow']}%</td></tr>",
+        f"<tr><th>preemptions (observed / agreeing)</th><td class=n>{s['preemption']['observed']} / "
+        f"{s['preemption']['agree']}</td></tr>",
         f"<tr><th>lag, max / mean (ms)</th><td class=n>{s['lagMs']['max']} / {s['lagMs']['mean']}</td></tr>",
         "</table>",
         _counts_table("By namespace", s["byNamespace"]),
@@ -87,9 +89,16 @@ def render(tally: Tally, collector: ReportCollector, assumption: str, config_sou
         line = d.line()
         why = "; ".join(f"{p}: {v['actual']} vs {v['shadow']}" for p, v in (line.get("scores") or {}).items())
         why = line.get("actualRejected") or line.get("message") or why
+        outcome = d.outcome
+        if not d.preemption_agrees:
+            outcome = "differ"
+            why = "preemption: " + "; ".join(
+                f"{side} nominates {p['node'] or 'nothing'}, evicting {', '.join(p['victims']) or 'nothing'}"
+                for side, p in (("cluster", line["preemption"]["actual"]), ("shadow", line["preemption"]["shadow"]))
+            )
         parts.append(
-            f"<tr class={_e(d.outcome)}><td>{_e(d.pod)}</td><td>{_e(d.actual or '(unschedulable)')}</td>"
-            f"<td>{_e(d.verdict.node or '(unschedulable)')}</td><td>{_e(d.outcome)}</td><td>{_e(why)}</td></tr>"
+            f"<tr class={_e(outcome)}><td>{_e(d.pod)}</td><td>{_e(d.actual or '(unschedulable)')}</td>"
+            f"<td>{_e(d.verdict.node or '(unschedulable)')}</td><td>{_e(outcome)}</td><td>{_e(why)}</td></tr>"
         )
     parts.append("</table>")
     if collector.left_out:

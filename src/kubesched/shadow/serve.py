@@ -36,7 +36,7 @@ def parse_address(text: str) -> tuple[str, int]:
 
 
 class ShadowMetrics:
-    """Counters of observed and agreeing decisions, by the cluster's outcome; the outcomes; the lag."""
+    """Counters of observed and agreeing decisions, by the cluster's outcome; the outcomes; preemptions; the lag."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -59,6 +59,13 @@ class ShadowMetrics:
             ["outcome"],
             registry=r,
         )
+        self.preemptions = Counter(
+            "kubesched_shadow_preemptions",
+            "Observed decisions where the cluster or the shadow preempts, by whether both nominated the same node "
+            "and victims.",
+            ["agree"],
+            registry=r,
+        )
         self.lag = Histogram(
             "kubesched_shadow_lag_seconds",
             "From the watch event of a decision to the shadow's answer.",
@@ -71,6 +78,8 @@ class ShadowMetrics:
         if d.outcome == "agree":
             self.agreeing.labels(d.reason).inc()
         self.outcomes.labels(d.outcome).inc()
+        if d.preempts:
+            self.preemptions.labels(str(d.preemption_agrees).lower()).inc()
         self.lag.observe(d.lag)
 
 
