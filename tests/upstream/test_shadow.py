@@ -357,6 +357,96 @@ def test_a_recorded_trace_replays_to_upstreams_placements(
     reset_cluster(admin)
 
 
+def test_a_trace_records_changes_of_other_objects_and_the_replay_applies_them(
+    audited: ControlPlane, admin: KubeAPI, viewer_kubeconfig: str, tmp_path: Path
+) -> None:
+    """On a real API server (nothing else running): a ReplicaSet scaled, a PriorityClass redescribed, a Service
+    relabelled and a gated pod ungated become exactly those merge patches, none of the server's bookkeeping
+    (resource versions, managed fields, generations); simulate applies them all, and places the pod."""
+    reset_cluster(admin)
+    node(admin, "n0", cpu="4", memory="8Gi", zone="z0")
+    admin.request(
+        "POST",
+        "/apis/scheduling.k8s.io/v1/priorityclasses",
+        body={"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "batch"}, "value": 5},
+    )
+    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    rs = {"replicas": 1, "selector": {"matchLabels": {"app": "web"}}, "template": template}
+    admin.request(
+        "POST",
+        "/apis/apps/v1/namespaces/default/replicasets",
+        body={"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web"}, "spec": rs},
+    )
+    service = {"selector": {"app": "web"}, "ports": [{"port": 80}]}
+    admin.request(
+        "POST",
+        "/api/v1/namespaces/default/services",
+        body={"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": service},
+    )
+    pod(admin, "gated", "1", "1Gi", "gated", schedulingGates=[{"name": "example.com/wait"}])
+    recorder = Recorder(viewer_kubeconfig)
+    thread = threading.Thread(target=recorder.run, args=(None,), daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: recorder.trace.began, "the recorder's informers to sync", 30)
+        merge = "application/merge-patch+json"
+        admin.request(
+            "PATCH",
+            "/apis/apps/v1/namespaces/default/replicasets/web",
+            body={"spec": {"replicas": 3}},
+            content_type=merge,
+        )
+        admin.request(
+            "PATCH",
+            "/apis/scheduling.k8s.io/v1/priorityclasses/batch",
+            body={"description": "for the night"},
+            content_type=merge,
+        )
+        admin.request(
+            "PATCH",
+            "/api/v1/namespaces/default/services/web",
+            body={"metadata": {"labels": {"tier": "front"}}},
+            content_type=merge,
+        )
+        admin.request(
+            "PATCH",
+            f"{PODS.format(ns='default')}/gated",
+            body={"metadata": {"labels": {"app": "gated", "ready": "yes"}}, "spec": {"schedulingGates": None}},
+            content_type=merge,
+        )
+        time.sleep(1.0)  # the last watch events reach the recorder
+    finally:
+        recorder.stop.set()
+        thread.join(30)
+    updates = sorted(
+        (u["kind"], u["name"], json.dumps(u["patch"], sort_keys=True))
+        for step in recorder.trace.steps
+        for u in step.get("update", ())
+    )
+    assert updates == sorted(
+        [
+            ("ReplicaSet", "web", json.dumps({"spec": {"replicas": 3}})),
+            ("PriorityClass", "batch", json.dumps({"description": "for the night"})),
+            ("Service", "web", json.dumps({"metadata": {"labels": {"tier": "front"}}})),
+            (
+                "Pod",
+                "gated",
+                json.dumps(
+                    {"metadata": {"labels": {"app": "gated", "ready": "yes"}}, "spec": {"schedulingGates": None}},
+                    sort_keys=True,
+                ),
+            ),
+        ]
+    ), updates
+    trace = tmp_path / "trace.yaml"
+    with trace.open("w") as f:
+        recorder.trace.write(f)
+    result = simulate(trace)
+    assert result.warnings == ()
+    assert result.placements() == {"default/gated": "n0"}
+    reset_cluster(admin)
+
+
 def pods(api: KubeAPI) -> list[dict[str, Any]]:
     return list(api.request("GET", PODS.format(ns="default")).get("items") or ())
 
