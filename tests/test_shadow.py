@@ -564,3 +564,24 @@ def test_gathering_the_feasible_nodes_fast_agrees_with_the_plain_gather(data: st
     positions = np.array(order, dtype=np.int64)
     fast, plain = gather(nodes, positions), gather_each(nodes, positions)
     assert list(fast) == list(plain) == [nodes[i] for i in order]
+
+
+def test_a_preemption_only_the_shadow_would_make_is_printed_at_once(kubeconfig: str) -> None:
+    """The cluster left `high` unschedulable without a nomination (its PostFilter found nothing, or it has none):
+    no victims to wait for, so the line comes at once, with the shadow's preemption beside the cluster's none."""
+    fed = Fed(kubeconfig)
+    fed.event("Node", "ADDED", None, _node("small", "2"))
+    fed.event("Pod", "ADDED", None, _pod("low", "2", node="small"))
+    high = _pod("high", "2")
+    high["spec"]["priority"] = 100
+    fed.event("Pod", "ADDED", None, high)
+    refused = _pod("high", "2", unschedulable=True)
+    refused["spec"]["priority"] = 100
+    fed.event("Pod", "MODIFIED", high, refused)
+    (line,) = fed.lines()
+    assert line["agree"] and line["preemption"] == {
+        "actual": {"node": None, "victims": []},
+        "shadow": {"node": "small", "victims": ["default/low"]},
+        "agree": False,
+    }
+    assert fed.shadow.held == []

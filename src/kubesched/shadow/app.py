@@ -62,6 +62,7 @@ def _unschedulable(pod: Obj | None) -> bool:
 
 
 def nominated_node(pod: Obj | None) -> str | None:
+    """status.nominatedNodeName: where the cluster's preemption made room for the pod."""
     return str(((pod or {}).get("status") or {}).get("nominatedNodeName") or "") or None
 
 
@@ -395,8 +396,8 @@ class Shadow:
             self._cpu_share(verdict.node),
             nominated_node(new) if actual is None else None,
         )
-        if d.preempts:
-            self.held.append((time.monotonic() + VICTIMS_WAIT, d))  # its victims show after it
+        if d.actual_nominated is not None:
+            self.held.append((time.monotonic() + VICTIMS_WAIT, d))  # the cluster's victims show after it
         else:
             self._emit(d)
 
