@@ -585,3 +585,30 @@ def test_a_preemption_only_the_shadow_would_make_is_printed_at_once(kubeconfig: 
         "agree": False,
     }
     assert fed.shadow.held == []
+
+
+def test_a_victim_already_being_deleted_is_not_expected_evicted_again(kubeconfig: str) -> None:
+    """Both pods on `small` must go; one is already terminating, so upstream evicts only the other and the watch
+    shows only that one: the preemptions agree, and the line says which victim was already on its way out."""
+    fed = Fed(kubeconfig)
+    fed.event("Node", "ADDED", None, _node("small", "2"))
+    leaving, staying = _pod("leaving", "1", node="small"), _pod("staying", "1", node="small")
+    leaving["metadata"]["deletionTimestamp"] = "2026-11-28T10:00:00Z"
+    for p in (leaving, staying):
+        fed.event("Pod", "ADDED", None, p)
+    high = _pod("high", "2")
+    high["spec"]["priority"] = 100
+    fed.event("Pod", "ADDED", None, high)
+    nominated = _pod("high", "2", unschedulable=True)
+    nominated["spec"]["priority"] = 100
+    nominated["status"]["nominatedNodeName"] = "small"
+    fed.event("Pod", "MODIFIED", high, nominated)
+    fed.event("Pod", "MODIFIED", staying, _victim(staying))
+    fed.shadow.release(every=True)
+    (line,) = fed.lines()
+    assert line["preemption"] == {
+        "actual": {"node": "small", "victims": ["default/staying"]},
+        "shadow": {"node": "small", "victims": ["default/leaving", "default/staying"]},
+        "alreadyTerminating": ["default/leaving"],
+        "agree": True,
+    }

@@ -57,6 +57,7 @@ class Verdict:
     actual_rejected: str = ""  # why the cluster's node does not fit here, when it does not
     nominated: str | None = None  # unschedulable: the node preemption would free, if any
     victims: tuple[str, ...] = ()  # ... and the pods it would evict there (namespace/name)
+    terminating: tuple[str, ...] = ()  # those of them already being deleted: upstream sends them nothing
     seconds: float = 0.0
 
 
@@ -103,6 +104,7 @@ def _decide(sched: Scheduler, pod: PodInfo, actual: str | None, own_pct: int | N
         if candidate is not None:
             verdict.nominated = candidate.name
             verdict.victims = tuple(sorted(f"{v.namespace}/{v.name}" for v in candidate.victims))
+            verdict.terminating = tuple(sorted(f"{v.namespace}/{v.name}" for v in candidate.victims if v.deleting))
         elif status is not None:
             fit.diagnosis.post_filter_msg = status.message()
         verdict.message = str(fit)

@@ -54,9 +54,11 @@ class Decision:
 
     @property
     def preemption_agrees(self) -> bool:
-        """The same nominated node and the same victims (or neither side preempts)."""
+        """The same nominated node and the same victims (or neither side preempts). A victim already being
+        deleted is one upstream evicts no further, so the watch cannot show it evicted: it is left out."""
         v = self.verdict
-        return v.nominated == self.actual_nominated and sorted(self.actual_victims) == sorted(v.victims)
+        evicted = sorted(set(v.victims) - set(v.terminating))
+        return v.nominated == self.actual_nominated and sorted(set(self.actual_victims)) == evicted
 
     @property
     def reason(self) -> str:
@@ -101,6 +103,7 @@ class Decision:
             out["preemption"] = {
                 "actual": {"node": self.actual_nominated, "victims": sorted(self.actual_victims)},
                 "shadow": {"node": v.nominated, "victims": list(v.victims)},
+                **({"alreadyTerminating": list(v.terminating)} if v.terminating else {}),
                 "agree": self.preemption_agrees,
             }
         out["decideMs"] = round(v.seconds * 1000, 3)
