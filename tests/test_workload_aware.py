@@ -432,3 +432,21 @@ def test_a_pod_group_gets_its_priority_from_its_class_with_the_gate() -> None:
         'podgroups.scheduling.k8s.io "g" is forbidden: priority set in the pod group (5) must match the priority '
         "computed (0) based on the priority class set in the spec"
     ) in str(err.value)
+
+
+def test_the_digest_says_when_members_gave_up_waiting_at_permit() -> None:
+    from kubesched.framework.outcome import SchedulerEvent
+    from kubesched.simulator.pod_groups import digest
+
+    timeout = "0/2 nodes are available: rejected due to timeout after waiting 5m0s at plugin GangScheduling."
+    members = [(pod(f"w{i}", "g"), "Unschedulable", timeout, None) for i in range(2)]
+    placed = [(pod("w2", "g"), "Scheduled", "", "n1")]
+    events = [SchedulerEvent(300.0, "default/w1", "Unschedulable", message=timeout)]
+    events += [SchedulerEvent(301.5, "default/w0", "Unschedulable", message=timeout)]
+    (d,) = digest([*members, *placed], [group("g", 3, topology="zone")], events, lambda n: {"zone": "a"})
+    entry = d.to_json()
+    assert (entry["state"], entry["timedOut"], entry["timedOutAt"]) == ("TimedOut", 2, 300.0)
+    assert (entry["nodes"], entry["domains"], entry["topologyKey"]) == ({"n1": 1}, {"a": 1}, "zone")
+    assert entry["explain"] == (
+        "pod group default/g: 1 of 3 placed (minCount 3); 2 gave up waiting at Permit (timeout at 300s)"
+    )

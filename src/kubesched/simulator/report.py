@@ -7,7 +7,7 @@ import json
 import json.encoder
 import math
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from fractions import Fraction
 from typing import Any, TextIO
 
@@ -21,7 +21,7 @@ from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator import table
 from kubesched.simulator.explain import natural_key
-from kubesched.simulator.pod_groups import digest, pod_group_of
+from kubesched.simulator.pod_groups import GroupEntry, digest, pod_group_of
 from kubesched.simulator.run import SimulationResult, selects
 from kubesched.simulator.states import SCHEDULED, PodState, outcome_state, pod_states
 from kubesched.simulator.summary import Summary, node_resources, shown_resources, summarize
@@ -52,14 +52,21 @@ def to_json(result: SimulationResult, *, record: bool, summary: Summary | None =
     return doc
 
 
-def pod_group_entries(result: SimulationResult, states: list[PodState]) -> list[dict[str, Any]]:
-    """`podGroups`: each PodGroup some pod names, its members placed and what holds the rest back."""
+def pod_group_entries(result: SimulationResult, states: list[PodState]) -> list[GroupEntry]:
+    """`podGroups`: each PodGroup some pod names, its members placed (where) and what holds the rest back."""
     if not any(pod_group_of(st.pod.obj) for st in states):
         return []
     sched = result.scheduler
     assert sched is not None
+    nodes = sched.cache.nodes
+
+    def labels_of(name: str) -> Mapping[str, str]:
+        ni = nodes.get(name)
+        return ni.labels if ni is not None else {}
+
     objects = list(sched.lister.list("PodGroup"))
-    return [d.to_json() for d in digest(((st.pod.obj, st.result, st.message) for st in states), objects, result.events)]
+    pods = ((st.pod.obj, st.result, st.message, st.node) for st in states)
+    return [d.to_json() for d in digest(pods, objects, result.events, labels_of)]
 
 
 def _resource_claims(result: SimulationResult, namespace: str, name: str) -> list[dict[str, Any]]:
