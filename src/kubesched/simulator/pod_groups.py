@@ -33,6 +33,7 @@ class GroupEntry(TypedDict):
     namespace: str
     name: str
     minCount: int | None
+    exists: bool  # False: no PodGroup of that name, so its pods wait for one
     members: int
     podNames: list[str]
     placed: int
@@ -108,6 +109,7 @@ class GroupDigest:
             "namespace": self.namespace,
             "name": self.name,
             "minCount": self.min_count,
+            "exists": self.exists,
             "members": len(self.members),
             "podNames": list(self.members),
             "placed": self.placed,
