@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubesched.apiserver.workload_api import validate_pod_group, validate_scheduling_group, validate_workload
 from kubesched.cli import main
@@ -450,3 +452,47 @@ def test_the_digest_says_when_members_gave_up_waiting_at_permit() -> None:
     assert entry["explain"] == (
         "pod group default/g: 1 of 3 placed (minCount 3); 2 gave up waiting at Permit (timeout at 300s)"
     )
+
+
+_GROUP_WAIT = (
+    "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled, "
+    "one or more plugins asked to wait and no plugin rejected pod"
+)
+_OUTCOMES = (
+    ("Scheduled", ""),
+    ("Unschedulable", "0/3 nodes are available: 3 Insufficient cpu."),
+    ("Unschedulable", _GROUP_WAIT),
+    ("Unschedulable", "0/3 nodes are available: rejected due to timeout after waiting 5m0s at plugin GangScheduling."),
+    ("Gated", "waiting for minCount pods from a gang to appear in scheduling queue"),
+)
+
+
+@given(
+    members=st.lists(
+        st.tuples(st.sampled_from(_OUTCOMES), st.sampled_from(["n1", "n2", "n3"])), min_size=1, max_size=12
+    ),
+    min_count=st.one_of(st.none(), st.integers(1, 12)),
+    topology=st.booleans(),
+)
+def test_the_digest_accounts_for_every_member(
+    members: list[tuple[tuple[str, str], str]], min_count: int | None, topology: bool
+) -> None:
+    from kubesched.simulator.pod_groups import digest
+
+    zones = {"n1": "a", "n2": "a", "n3": "b"}
+    pods = [
+        (pod(f"w{i}", "g"), result, message, node if result == "Scheduled" else None)
+        for i, ((result, message), node) in enumerate(members)
+    ]
+    (d,) = digest(pods, [group("g", min_count, "zone" if topology else None)], [], lambda n: {"zone": zones[n]})
+    entry = d.to_json()
+    placed = [node for (result, _), node in members if result == "Scheduled"]
+    assert entry["placed"] == len(placed) == sum(entry["nodes"].values())
+    assert entry["members"] == len(entry["podNames"]) == len(members)
+    assert entry["domains"] == (
+        {z: [zones[n] for n in placed].count(z) for z in {zones[n] for n in placed}} if topology else {}
+    )
+    assert (entry["state"] == "Scheduled") == (len(placed) == len(members))
+    assert (entry["state"] == "TimedOut") == (len(placed) < len(members) and entry["timedOut"] > 0)
+    assert entry["explain"].startswith(f"pod group default/g: {len(placed)} of {len(members)} placed")
+    assert entry["holdingBack"] is None or entry["explain"].endswith("; " + entry["holdingBack"])
