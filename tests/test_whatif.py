@@ -383,8 +383,12 @@ def pod_group(name: str, min_count: int, topology: str | None = None) -> dict[st
     return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": name}, "spec": spec}
 
 
-def gang(name: str, pods: int, cpu: float, min_count: int | None = None, topology: str | None = None) -> list[Any]:
+def gang(
+    name: str, pods: int, cpu: float, min_count: int | None = None, topology: str | None = None, gates: bool = False
+) -> list[Any]:
     members = [pod(f"{name}-{i}", cpu, schedulingGroup={"podGroupName": name}) for i in range(pods)]
+    if gates:  # its last member waits for a gate nothing removes
+        members[-1]["spec"]["schedulingGates"] = [{"name": "hold"}]
     return [pod_group(name, pods if min_count is None else min_count, topology), *members]
 
 
@@ -404,6 +408,7 @@ def test_a_gang_counts_only_once_placed_whole(tmp_path: Path) -> None:
     ("docs", "plugin", "why"),
     [
         (gang("big", 2, 5), "NodeResourcesFit", "Insufficient cpu"),
+        (gang("gated", 2, 1, gates=True), "SchedulingGates", "waiting for scheduling gates"),
         (gang("short", 2, 1, min_count=3), "GangScheduling", "minCount 3, but the group has 2 pod(s)"),
         (
             gang("zoned", 2, 1, topology=ZONE),
@@ -446,3 +451,20 @@ def test_the_command_names_gangs_that_never_fit_whole(capsys: pytest.CaptureFixt
     out = " ".join(capsys.readouterr().out.split())
     assert "2 pod group(s) (4 pods) can never be placed whole; 2 node(s) place all the others" in out
     assert "Pod groups no number of these nodes can place whole" in out
+
+
+def test_gangs_an_indexed_job_makes_are_tried_whole_from_the_job(tmp_path: Path) -> None:
+    from kubesched.release import release
+
+    def job(name: str, cpu: int) -> dict[str, Any]:
+        template = {"spec": {"restartPolicy": "Never", "containers": [pod("x", cpu)["spec"]["containers"][0]]}}
+        spec = {"parallelism": 4, "completions": 4, "completionMode": "Indexed", "template": template}
+        return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": spec}
+
+    files = write(tmp_path, "jobs.yaml", node("n1"), node("n2"), job("train", 3), job("huge", 5))
+    template = write(tmp_path, "node.yaml", node("worker", 4))
+    answer = capacity([files], template, release=release("1.36", GANG_GATES + ",WorkloadWithJob=true"))
+    (blocked,) = answer.blocked
+    assert blocked.pod_group is not None and blocked.pod_group.startswith("default/huge-")
+    assert (blocked.pods, blocked.owner, blocked.reasons) == (4, "Job/huge", {"NodeResourcesFit": "Insufficient cpu"})
+    assert answer.status == "blocked" and answer.nodes == 2  # train's four 3-CPU workers, one a node

@@ -12,7 +12,7 @@ with one seed for all of them, so each number can be reproduced with `kubesched 
   (with the cluster's namespaces, classes, volumes and DaemonSets) against one empty template
   node: such a pod makes the question unanswerable, and the plugins that refuse it say why.
   A PodGroup (gang) not placed whole is tried whole instead, against one empty template node
-  per member: a gang that cannot be placed whole there (a member too big for a node, all
+  per member: a gang that cannot be placed whole there (a member too big for a node or held by scheduling gates, all
   members needed within one domain the template's nodes cannot make, minCount above its
   pods) never will be, and is named with why. A trial is enough only when every pod is
   placed, so a gang counts only once placed whole.
@@ -57,6 +57,7 @@ SCAN_LIMIT = 64  # untried counts below a non-monotone answer that are simulated
 COUNT_DEPENDENT = frozenset({names.INTER_POD_AFFINITY})
 """Plugins that can refuse a pod alone on an empty node and accept it in the full cluster (required
 affinity to pods that are elsewhere): their refusal alone does not make the template unusable."""
+SCHEDULING_GATES_WAIT = "waiting for scheduling gates"  # how a pod held by spec.schedulingGates reads
 NOT_CONTEXT = frozenset({"Node", "Pod", "CSINode", "Scenario", "Job", "CronJob", *SCALED_KINDS})
 """Kinds left out of a pod's alone check: the cluster's nodes and its other pods (DaemonSets stay:
 every added node runs their pods)."""
@@ -325,7 +326,7 @@ def _blocked(
         if gang is not None:
             gangs.setdefault(f"{gang['namespace']}/{gang['name']}", (gang, []))[1].append(p)
         elif p.result == "Gated":
-            gates = {names.SCHEDULING_GATES: "waiting for scheduling gates"}
+            gates = {names.SCHEDULING_GATES: SCHEDULING_GATES_WAIT}
             out.append(Blocked(p.key, p.owner, 1, gates, p.message, (identity(p),)))
         elif p.result == "Error":
             out.append(Blocked(p.key, p.owner, 1, {}, p.message, (identity(p),)))
@@ -389,6 +390,9 @@ def _gang_blocked(
     if need is not None and count < need:
         why = f"minCount {need}, but the group has {count} pod(s)"
         return blocked({names.GANG_SCHEDULING: why}, gang["holdingBack"] or why)
+    gated = next((m for m in members if m.result == "Gated" and m.message.startswith(SCHEDULING_GATES_WAIT)), None)
+    if gated is not None:  # the gang waits for a member nothing here will ungate
+        return blocked({names.SCHEDULING_GATES: SCHEDULING_GATES_WAIT}, gated.message)
     subjects: dict[str, dict[str, Any]] = {}
     for name in gang["podNames"]:
         member = f"{gang['namespace']}/{name}"
