@@ -496,3 +496,27 @@ def test_the_digest_accounts_for_every_member(
     assert (entry["state"] == "TimedOut") == (len(placed) < len(members) and entry["timedOut"] > 0)
     assert entry["explain"].startswith(f"pod group default/g: {len(placed)} of {len(members)} placed")
     assert entry["holdingBack"] is None or entry["explain"].endswith("; " + entry["holdingBack"])
+
+
+def test_jsonl_has_a_pod_group_line_per_group_as_the_json_has_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    path = tmp_path / "gang.yaml"
+    objs = [node("n1"), node("n2"), group("g", 3), *(pod(f"w{i}", "g", "3") for i in range(3)), pod("solo", None)]
+    path.write_text(yaml.safe_dump_all(objs))
+    args = ["simulate", str(path), "-q", "--feature-gates", GATES]
+    assert main([*args, "--output", "jsonl"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert main([*args, "--output", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    groups = [{k: v for k, v in line.items() if k != "kind"} for line in lines if line["kind"] == "podGroup"]
+    assert groups == doc["podGroups"] and len(groups) == 1
+    assert [line["kind"] for line in lines[-2:]] == ["podGroup", "summary"]
+    assert {line["name"]: line["podGroup"] for line in lines if line["kind"] == "pod"} == {
+        "w0": "g",
+        "w1": "g",
+        "w2": "g",
+        "solo": None,
+    }

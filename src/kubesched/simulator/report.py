@@ -132,7 +132,7 @@ def event_entries(result: SimulationResult) -> list[dict[str, Any]]:
 
 
 TAG = "kind"
-"""Each JSON line's tag: pod, node, event, warning or summary ("type" is already an event's field)."""
+"""Each JSON line's tag: pod, node, event, warning, podGroup or summary ("type" is already an event's field)."""
 
 
 class JsonLinesWriter:
@@ -171,7 +171,8 @@ class JsonLinesWriter:
     def finish(self, result: SimulationResult) -> None:
         sched = result.scheduler
         assert sched is not None
-        for st in pod_states(result):
+        states = list(pod_states(result))
+        for st in states:
             if st.outcome is None or self.written.get(st.pod.uid) is not st.outcome:
                 self._line({TAG: "pod", **pod_entry(result, st, record=self.record)})
         for node in node_entries(sched):
@@ -180,6 +181,8 @@ class JsonLinesWriter:
             self._line({TAG: "event", **event})
         for warning in result.warnings:
             self._line({TAG: "warning", "message": warning})
+        for group in pod_group_entries(result, states):
+            self._line({TAG: "podGroup", **group})
         self._line({TAG: "summary", "endTime": result.end_time, **summarize(result).to_json()})
         self.out.flush()
 
