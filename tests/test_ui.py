@@ -380,7 +380,7 @@ def test_only_this_server_as_host(tmp_path: Path) -> None:
     for url in ("http://127.0.0.1:8080", "http://localhost", "http://LOCALHOST:1", "http://[::1]:8080"):
         assert TestClient(app, base_url=url).get("/api/state").status_code == 200, url
     evil = TestClient(app, base_url="http://attacker.example")
-    for path in ("/api/state", "/", "/static/app.js", "/api/export"):
+    for path in ("/api/state", "/", "/static/app.js", "/api/export", "/api/pod-groups"):
         r = evil.get(path)
         assert r.status_code == 400 and "'attacker.example' does not name this server" in r.json()["error"], path
     assert evil.post("/api/rerun", json={}).status_code == 400
