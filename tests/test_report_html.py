@@ -389,3 +389,29 @@ def test_python_api_report_shows_the_same_groups(tmp_path: Path, capsys: pytest.
 def test_without_groups_the_report_has_no_group_section(tmp_path: Path) -> None:
     kubesched.simulate(CLUSTER, seed=1, record=False).write_report(tmp_path / "r.html")
     assert "pod-groups" not in Page((tmp_path / "r.html").read_text()).svgs
+
+
+def test_a_large_groups_nodes_are_counted_past_the_first_twenty(tmp_path: Path) -> None:
+    def node(i: int) -> dict[str, object]:
+        alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+        return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"}, "status": {"allocatable": alloc}}
+
+    def member(i: int) -> dict[str, object]:
+        container = {"name": "c", "image": "i", "resources": {"requests": {"cpu": "3"}}}
+        spec = {"schedulingGroup": {"podGroupName": "big"}, "containers": [container]}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"w{i}"}, "spec": spec}
+
+    group = {
+        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": "big"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 25}}},
+    }
+    sim = kubesched.simulate(
+        *(node(i) for i in range(25)), group, *(member(i) for i in range(25)), feature_gates=GANG_GATES
+    )
+    (entry,) = sim.pod_groups
+    assert entry["placed"] == 25 and len(entry["nodes"]) == 25  # 3 CPUs of 4: one member a node
+    sim.write_report(tmp_path / "r.html")
+    _, row = Rows((tmp_path / "r.html").read_text(), "pod-groups").rows
+    assert row[5] == ", ".join(f"n{i}" for i in range(20)) + ", ... and 5 more nodes"  # natural order: n2 before n10

@@ -53,6 +53,7 @@ TOP_OWNERS = 8  # workloads with their own colour in the placement charts; the r
 MAX_TABLE_ROWS = 500  # rows of a table (pending pods, warnings) before "... and N more"
 MAX_SERIES_POINTS = 2000  # pending-over-time points drawn; more are bucketed (the most waiting in each bucket)
 HISTOGRAM_BINS = 20
+MAX_GROUP_NODES = 20  # nodes named for a pod group's placed members; the rest are counted
 _BINCOUNT_SPAN = 1 << 20  # ScoreStats counts values spanning less than this with bincount (sorting otherwise)
 TOTAL = "(total)"  # the sum of a node's final scores, shown beside each plugin's
 RUNNING_BEFORE = "running before the simulation"
@@ -908,7 +909,9 @@ def _placed_at(g: GroupEntry) -> str:
     if not g["nodes"]:
         return "-"
     placed = sorted(g["nodes"].items(), key=lambda item: natural_key(item[0]))
-    nodes = ", ".join(f"{n} ({k})" if k > 1 else n for n, k in placed)
+    nodes = ", ".join(f"{n} ({k})" if k > 1 else n for n, k in placed[:MAX_GROUP_NODES])
+    if len(placed) > MAX_GROUP_NODES:
+        nodes += f", ... and {len(placed) - MAX_GROUP_NODES} more nodes"
     if g["topologyKey"] is None:
         return nodes
     domains = ", ".join(f"{g['topologyKey']}={d}" for d in sorted(g["domains"]))

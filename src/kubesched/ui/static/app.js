@@ -335,6 +335,7 @@ async function loadPods() {
 
 // ------------------------------------------------------------------ pod groups
 
+const GROUP_NODES = 20; // nodes named for a group's placed members; the rest are counted
 const GROUP_STATES = { Scheduled: "scheduled whole", Waiting: "waiting", TimedOut: "timed out" };
 
 function groupPolicy(g) {
@@ -347,7 +348,9 @@ function groupState(g) {
 
 // Where the placed members went: the topology domain (a constrained group), then the nodes.
 function groupPlaced(g) {
-  const nodes = Object.entries(g.nodes).map(([n, k]) => (k > 1 ? `${n} (${k})` : n)).join(", ");
+  const placed = Object.entries(g.nodes);
+  let nodes = placed.slice(0, GROUP_NODES).map(([n, k]) => (k > 1 ? `${n} (${k})` : n)).join(", ");
+  if (placed.length > GROUP_NODES) nodes += `, … and ${placed.length - GROUP_NODES} more nodes`;
   if (!nodes) return "–";
   if (g.topologyKey === null) return nodes;
   return `${Object.keys(g.domains).map((d) => `${g.topologyKey}=${d}`).join(", ")}: ${nodes}`;
