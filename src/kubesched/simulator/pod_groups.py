@@ -17,6 +17,7 @@ from typing import Any, Final, Literal, Protocol, TypedDict
 
 from kubesched.cache.pod_groups import pod_group_name
 from kubesched.framework.plugins.helper.pod_group import gang_min_count, topology_key
+from kubesched.simulator.explain import natural_key
 
 PERMIT_TIMEOUT: Final = "rejected due to timeout"
 GROUP_VERDICTS: Final = ("GroupScheduled", "GroupUnschedulable", "GroupWaitingOnPreemption")
@@ -45,7 +46,7 @@ class GroupEntry(TypedDict):
     verdict: str | None
     holdingBack: str | None
     topologyKey: str | None
-    nodes: dict[str, int]
+    nodes: dict[str, int]  # in natural order (node-2 before node-10), as `domains`
     domains: dict[str, int]
     explain: str
 
@@ -121,8 +122,8 @@ class GroupDigest:
             "verdict": self.verdict or None,
             "holdingBack": self.holding_back() or None,
             "topologyKey": self.topology_key,
-            "nodes": dict(sorted(self.nodes.items())),
-            "domains": dict(sorted(self.domains.items())),
+            "nodes": {n: self.nodes[n] for n in sorted(self.nodes, key=natural_key)},
+            "domains": {d: self.domains[d] for d in sorted(self.domains, key=natural_key)},
             "explain": self.explain(),
         }
 

@@ -908,7 +908,7 @@ def _placed_at(g: GroupEntry) -> str:
     """The domain (topology-constrained groups) and the nodes the placed members went to."""
     if not g["nodes"]:
         return "-"
-    placed = sorted(g["nodes"].items(), key=lambda item: natural_key(item[0]))
+    placed = list(g["nodes"].items())
     nodes = ", ".join(f"{n} ({k})" if k > 1 else n for n, k in placed[:MAX_GROUP_NODES])
     if len(placed) > MAX_GROUP_NODES:
         nodes += f", ... and {len(placed) - MAX_GROUP_NODES} more nodes"
