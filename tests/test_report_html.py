@@ -315,3 +315,103 @@ def test_score_stats_count_widely_spread_values() -> None:
     stats = ScoreStats()
     stats.add("n1", {"n1": {"A": 10**7}, "n2": {"A": -3}, "n3": {"A": 10**7}})
     assert stats.distributions()["A"] == ({10**7: 1}, {10**7: 1, -3: 1})
+
+
+GANGS = str(ROOT / "examples" / "gangs")
+GANG_GATES = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
+
+
+class Rows(HTMLParser):
+    """The cells of each table row in one section of a report."""
+
+    def __init__(self, text: str, section: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.section, self.inside, self.cell = section, False, False
+        self.rows: list[list[str]] = []
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "section":
+            self.inside = dict(attrs).get("id") == self.section
+        elif self.inside and tag == "tr":
+            self.rows.append([])
+        elif self.inside and tag in ("td", "th"):
+            self.rows[-1].append("")
+            self.cell = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th"):
+            self.cell = False
+
+    def handle_data(self, data: str) -> None:
+        if self.inside and self.cell:
+            self.rows[-1][-1] += data
+
+
+def test_report_shows_each_pod_group_from_the_digest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "report.html"
+    args = (GANGS, "--seed", "1", "-q", "--feature-gates", GANG_GATES)
+    code, _, _ = simulate(capsys, *args, "--output", "table", "--report", str(path))
+    assert code == 0
+    text = path.read_text()
+    page = Page(text)
+    check_offline(text, page)
+    assert list(page.svgs) == [*SECTIONS[:-2], "pod-groups", *SECTIONS[-2:]]
+    assert '<a href="#pod-groups">Pod groups</a>' in text
+    header, *rows = Rows(text, "pod-groups").rows
+    assert header == ["Pod group", "Policy", "Placed", "State", "What holds the rest back", "Placed on"]
+    groups = json.loads(simulate(capsys, *args, "--output", "json")[1])["podGroups"]
+    by_name = {r[0]: r for r in rows}
+    assert sorted(by_name) == sorted(f"{g['namespace']}/{g['name']}" for g in groups)
+    for g in groups:
+        row = by_name[f"{g['namespace']}/{g['name']}"]
+        assert row[1:3] == [f"minCount {g['minCount']}", f"{g['placed']}/{g['members']}"]
+        assert row[4] == (g["holdingBack"] or "-")  # the table's words for the same group
+        assert g["explain"].endswith(row[4]) or row[4] == "-"
+    train, eval_, tiny = by_name["default/train"], by_name["default/eval"], by_name["default/tiny"]
+    assert train[3] == "scheduled whole" and train[5] == "topology.kubernetes.io/zone=b: b1, b2, b3"
+    assert eval_[3] == "waiting" and eval_[4].startswith("blocked by: 0/5 nodes are available: ") and eval_[5] == "-"
+    assert "Insufficient cpu" in eval_[4]
+    assert tiny[4] == "only 2 pods exist, fewer than minCount: they wait in PreEnqueue"
+    assert "1 of 4 group(s) scheduled whole" in page.words("pod-groups")
+
+
+def test_python_api_report_shows_the_same_groups(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sim = kubesched.simulate(GANGS, seed=1, feature_gates=GANG_GATES)
+    assert [g["name"] for g in sim.pod_groups] == ["eval", "pair", "tiny", "train"]
+    sim.write_report(tmp_path / "api.html")
+    cli = tmp_path / "cli.html"
+    simulate(capsys, GANGS, "--seed", "1", "-q", "--feature-gates", GANG_GATES, "--report", str(cli))
+    assert Rows((tmp_path / "api.html").read_text(), "pod-groups").rows == Rows(cli.read_text(), "pod-groups").rows
+
+
+def test_without_groups_the_report_has_no_group_section(tmp_path: Path) -> None:
+    kubesched.simulate(CLUSTER, seed=1, record=False).write_report(tmp_path / "r.html")
+    assert "pod-groups" not in Page((tmp_path / "r.html").read_text()).svgs
+
+
+def test_a_large_groups_nodes_are_counted_past_the_first_twenty(tmp_path: Path) -> None:
+    def node(i: int) -> dict[str, object]:
+        alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+        return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"}, "status": {"allocatable": alloc}}
+
+    def member(i: int) -> dict[str, object]:
+        container = {"name": "c", "image": "i", "resources": {"requests": {"cpu": "3"}}}
+        spec = {"schedulingGroup": {"podGroupName": "big"}, "containers": [container]}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"w{i}"}, "spec": spec}
+
+    group = {
+        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": "big"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 25}}},
+    }
+    sim = kubesched.simulate(
+        *(node(i) for i in range(25)), group, *(member(i) for i in range(25)), feature_gates=GANG_GATES
+    )
+    (entry,) = sim.pod_groups
+    assert entry["placed"] == 25 and len(entry["nodes"]) == 25  # 3 CPUs of 4: one member a node
+    sim.write_report(tmp_path / "r.html")
+    _, row = Rows((tmp_path / "r.html").read_text(), "pod-groups").rows
+    assert row[5] == ", ".join(f"n{i}" for i in range(20)) + ", ... and 5 more nodes"  # natural order: n2 before n10

@@ -380,7 +380,7 @@ def test_only_this_server_as_host(tmp_path: Path) -> None:
     for url in ("http://127.0.0.1:8080", "http://localhost", "http://LOCALHOST:1", "http://[::1]:8080"):
         assert TestClient(app, base_url=url).get("/api/state").status_code == 200, url
     evil = TestClient(app, base_url="http://attacker.example")
-    for path in ("/api/state", "/", "/static/app.js", "/api/export"):
+    for path in ("/api/state", "/", "/static/app.js", "/api/export", "/api/pod-groups"):
         r = evil.get(path)
         assert r.status_code == 400 and "'attacker.example' does not name this server" in r.json()["error"], path
     assert evil.post("/api/rerun", json={}).status_code == 400
@@ -641,3 +641,39 @@ def test_the_command_prints_a_token_url_and_checks_it(tmp_path: Path) -> None:
         rest = proc.stderr.read()
         proc.stderr.close()
     assert "Traceback" not in rest, rest
+
+
+GANG_GATES = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
+
+
+def test_pod_groups_are_served_as_the_simulations_digest() -> None:
+    gangs = str(ROOT / "examples" / "gangs")
+    ws = Workspace.from_files([gangs], feature_gates=GANG_GATES)
+    client = TestClient(create_app(ws), base_url=LOCAL)
+    assert client.get("/api/state").json()["podGroups"] == 4
+    page = client.get("/api/pod-groups").json()
+    expected = list(kubesched.simulate(gangs, seed=1, feature_gates=GANG_GATES).pod_groups)
+    assert page["total"] == 4 and page["items"] == expected  # the same entries as --output json's podGroups
+    waiting = client.get("/api/pod-groups", params={"state": "Waiting"}).json()["items"]
+    assert sorted(g["name"] for g in waiting) == ["eval", "pair", "tiny"]
+    (train,) = client.get("/api/pod-groups", params={"q": "TRAIN"}).json()["items"]
+    assert (train["state"], train["domains"], train["topologyKey"]) == (
+        "Scheduled",
+        {"b": 3},
+        "topology.kubernetes.io/zone",
+    )
+    pod = client.get("/api/pod", params={"key": "default/eval-0"}).json()
+    assert pod["podGroup"] == "eval" and pod["group"]["name"] == "eval" and pod["group"]["placed"] == 0
+    assert pod["group"]["holdingBack"].startswith("blocked by: 0/5 nodes are available")
+    members = client.get("/api/pods", params={"status": "all", "q": "tiny"}).json()["items"]
+    assert {(p["key"], p["podGroup"], p["result"]) for p in members} == {
+        ("default/tiny-0", "tiny", "Gated"),
+        ("default/tiny-1", "tiny", "Gated"),
+    }
+
+
+def test_a_run_without_groups_serves_none(client: TestClient) -> None:
+    assert client.get("/api/state").json()["podGroups"] == 0
+    assert client.get("/api/pod-groups").json()["items"] == []
+    pod = client.get("/api/pod", params={"key": "default/pod-3"}).json()
+    assert pod["podGroup"] is None and pod["group"] is None

@@ -44,13 +44,24 @@ def browser() -> Iterator[Any]:
 
 
 @contextmanager
-def serve(tmp_path: Path, *args: str) -> Iterator[str]:
-    """`kubesched ui ARGS` on a free loopback port; its URL (with the token, if any), read off the line it prints."""
+def serve(tmp_path: Path, *args: str, files: tuple[str, ...] = ()) -> Iterator[str]:
+    """`kubesched ui FILES ARGS` (by default a small cluster written to `tmp_path`) on a free loopback port; its URL
+    (with the token, if any), read off the line it prints."""
     src = str(Path(kubesched.__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
     env.pop("KUBESCHED_UI_TOKEN", None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kubesched", "ui", str(write_cluster(tmp_path)), "--port", "0", "--no-open", *args],
+        [
+            sys.executable,
+            "-m",
+            "kubesched",
+            "ui",
+            *(files or [str(write_cluster(tmp_path))]),
+            "--port",
+            "0",
+            "--no-open",
+            *args,
+        ],
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
@@ -170,3 +181,29 @@ def test_with_a_token_the_page_asks_for_it_then_works(browser: Any, tmp_path: Pa
         again = open_page(browser, url, requests, errors)  # the printed URL, in a browser without the cookie
         expect(again.locator("#nodes tbody tr")).to_have_count(2)
         assert again.url == base and not errors
+
+
+def test_pod_groups_tab_and_a_members_group(browser: Any, tmp_path: Path) -> None:
+    gangs = str(Path(__file__).resolve().parents[1] / "examples" / "gangs")
+    gates = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
+    with serve(tmp_path, "--feature-gates", gates, files=(gangs,)) as url:
+        requests: list[str] = []
+        errors: list[str] = []
+        p = open_page(browser, url, requests, errors)
+        p.click("#tabs a[data-tab=groups]")
+        expect(p.locator("#groups tbody tr")).to_have_count(4)
+        train = p.locator("#groups tbody tr[data-group='default/train'] td")
+        expect(train).to_have_text(
+            ["default/train", "minCount 3", "3/3", "scheduled whole", "–", "topology.kubernetes.io/zone=b: b1, b2, b3"]
+        )
+        tiny = p.locator("#groups tbody tr[data-group='default/tiny'] td")
+        expect(tiny.nth(4)).to_have_text("only 2 pods exist, fewer than minCount: they wait in PreEnqueue")
+        p.select_option("#group-state", "Waiting")
+        expect(p.locator("#groups tbody tr")).to_have_count(3)
+        p.click("#groups tbody tr[data-group='default/eval']")
+        expect(p.locator("#pods tbody tr")).to_have_count(4)
+        p.click("#pods tbody tr[data-pod='default/eval-0']")
+        expect(p.locator("#detail-body dl.facts")).to_contain_text("default/eval: 0 of 4 placed (minCount 4), waiting")
+        expect(p.locator("#detail-body dl.facts")).to_contain_text("blocked by: 0/5 nodes are available")
+        assert not errors
+        assert all(u.startswith(url.split("?")[0]) for u in requests)

@@ -369,3 +369,102 @@ def test_starting_the_cli_does_not_import_the_whatif_modules() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.strip() == "[]"
+
+
+# Gangs (PodGroups): sized whole.
+
+GANG_GATES = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
+
+
+def pod_group(name: str, min_count: int, topology: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": min_count}}}
+    if topology:
+        spec["schedulingConstraints"] = {"topology": [{"key": topology}]}
+    return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": name}, "spec": spec}
+
+
+def gang(
+    name: str, pods: int, cpu: float, min_count: int | None = None, topology: str | None = None, gates: bool = False
+) -> list[Any]:
+    members = [pod(f"{name}-{i}", cpu, schedulingGroup={"podGroupName": name}) for i in range(pods)]
+    if gates:  # its last member waits for a gate nothing removes
+        members[-1]["spec"]["schedulingGates"] = [{"name": "hold"}]
+    return [pod_group(name, pods if min_count is None else min_count, topology), *members]
+
+
+def test_a_gang_counts_only_once_placed_whole(tmp_path: Path) -> None:
+    from kubesched.release import release
+
+    files = write(tmp_path, "gang.yaml", node("n1"), node("n2"), *gang("train", 4, 3))
+    template = write(tmp_path, "node.yaml", node("worker", 4))
+    answer = capacity([files], template, release=release("1.36", GANG_GATES))
+    assert answer.status == "found" and answer.nodes == 2 and not answer.blocked
+    # With one node three of the four members would fit one by one: the gang places none, so it is not enough.
+    assert [(t.nodes, t.pending) for t in answer.trials] == [(0, 4), (1, 4), (2, 0)]
+    assert "checked: 1 node(s) leave 4 pod(s) pending" in answer.notes
+
+
+@pytest.mark.parametrize(
+    ("docs", "plugin", "why"),
+    [
+        (gang("big", 2, 5), "NodeResourcesFit", "Insufficient cpu"),
+        (gang("gated", 2, 1, gates=True), "SchedulingGates", "waiting for scheduling gates"),
+        (gang("short", 2, 1, min_count=3), "GangScheduling", "minCount 3, but the group has 2 pod(s)"),
+        (
+            gang("zoned", 2, 1, topology=ZONE),
+            "TopologyPlacementGenerator",
+            f"nodes like the template have no {ZONE} label, so none is in a domain the group may use",
+        ),
+        (
+            gang("host", 2, 3, topology="kubernetes.io/hostname"),
+            "TopologyPlacementGenerator",
+            "each node like the template is its own kubernetes.io/hostname domain, and one cannot hold 2 members",
+        ),
+    ],
+)
+def test_a_gang_that_never_fits_whole_is_named_with_why(tmp_path: Path, docs: list[Any], plugin: str, why: str) -> None:
+    from kubesched.release import release
+
+    group = docs[0]["metadata"]["name"]
+    fits = gang("fits", 2, 3)  # needs two more nodes, and gets them
+    files = write(tmp_path, "gang.yaml", node("n1"), *docs, *fits)
+    template = write(tmp_path, "node.yaml", node("worker", 4))
+    answer = capacity([files], template, release=release("1.36", GANG_GATES))
+    assert answer.status == "blocked" and answer.nodes == 1  # n1 and one more place "fits" whole
+    (blocked,) = answer.blocked
+    assert (blocked.pod_group, blocked.pods, blocked.reasons.get(plugin)) == (f"default/{group}", 2, why)
+    entry = answer.to_json()["blocked"][0]
+    assert entry["podGroup"] == f"default/{group}" and entry["pod"] == f"default/{group}-0"
+
+
+def test_the_command_names_gangs_that_never_fit_whole(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["whatif", "capacity", str(ROOT / "examples" / "gangs"), "--feature-gates", GANG_GATES]
+    args += ["--node-template", str(ROOT / "examples" / "whatif" / "zone-c-node.yaml")]
+    assert main([*args, "--output", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["status"], doc["nodes"]) == ("blocked", 2)  # eval's four 3-CPU workers: zone a's two nodes and two
+    assert {b["podGroup"]: sorted(b["reasons"]) for b in doc["blocked"]} == {
+        "default/pair": ["NodeResourcesFit", "TopologyPlacementGenerator"],
+        "default/tiny": ["GangScheduling"],
+    }
+    assert main([*args, "--output", "table"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "2 pod group(s) (4 pods) can never be placed whole; 2 node(s) place all the others" in out
+    assert "Pod groups no number of these nodes can place whole" in out
+
+
+def test_gangs_an_indexed_job_makes_are_tried_whole_from_the_job(tmp_path: Path) -> None:
+    from kubesched.release import release
+
+    def job(name: str, cpu: int) -> dict[str, Any]:
+        template = {"spec": {"restartPolicy": "Never", "containers": [pod("x", cpu)["spec"]["containers"][0]]}}
+        spec = {"parallelism": 4, "completions": 4, "completionMode": "Indexed", "template": template}
+        return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": spec}
+
+    files = write(tmp_path, "jobs.yaml", node("n1"), node("n2"), job("train", 3), job("huge", 5))
+    template = write(tmp_path, "node.yaml", node("worker", 4))
+    answer = capacity([files], template, release=release("1.36", GANG_GATES + ",WorkloadWithJob=true"))
+    (blocked,) = answer.blocked
+    assert blocked.pod_group is not None and blocked.pod_group.startswith("default/huge-")
+    assert (blocked.pods, blocked.owner, blocked.reasons) == (4, "Job/huge", {"NodeResourcesFit": "Insufficient cpu"})
+    assert answer.status == "blocked" and answer.nodes == 2  # train's four 3-CPU workers, one a node

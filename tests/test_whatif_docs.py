@@ -45,7 +45,7 @@ def test_every_command_runs_and_prints_what_the_doc_shows(
                 for key in TIMINGS:
                     assert printed.pop(key) > 0 and point.pop(key) > 0
                 assert printed == point, line
-    assert commands == 5
+    assert commands == 6
 
 
 def test_the_spec_shown_is_the_example_spec() -> None:

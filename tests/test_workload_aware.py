@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubesched.apiserver.workload_api import validate_pod_group, validate_scheduling_group, validate_workload
 from kubesched.cli import main
@@ -432,3 +434,89 @@ def test_a_pod_group_gets_its_priority_from_its_class_with_the_gate() -> None:
         'podgroups.scheduling.k8s.io "g" is forbidden: priority set in the pod group (5) must match the priority '
         "computed (0) based on the priority class set in the spec"
     ) in str(err.value)
+
+
+def test_the_digest_says_when_members_gave_up_waiting_at_permit() -> None:
+    from kubesched.framework.outcome import SchedulerEvent
+    from kubesched.simulator.pod_groups import digest
+
+    timeout = "0/2 nodes are available: rejected due to timeout after waiting 5m0s at plugin GangScheduling."
+    members = [(pod(f"w{i}", "g"), "Unschedulable", timeout, None) for i in range(2)]
+    placed = [(pod("w2", "g"), "Scheduled", "", "n1")]
+    events = [SchedulerEvent(300.0, "default/w1", "Unschedulable", message=timeout)]
+    events += [SchedulerEvent(301.5, "default/w0", "Unschedulable", message=timeout)]
+    (d,) = digest([*members, *placed], [group("g", 3, topology="zone")], events, lambda n: {"zone": "a"})
+    entry = d.to_json()
+    assert (entry["state"], entry["timedOut"], entry["timedOutAt"]) == ("TimedOut", 2, 300.0)
+    assert (entry["nodes"], entry["domains"], entry["topologyKey"]) == ({"n1": 1}, {"a": 1}, "zone")
+    assert entry["explain"] == (
+        "pod group default/g: 1 of 3 placed (minCount 3); 2 gave up waiting at Permit (timeout at 300s)"
+    )
+
+
+_GROUP_WAIT = (
+    "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled, "
+    "one or more plugins asked to wait and no plugin rejected pod"
+)
+_OUTCOMES = (
+    ("Scheduled", ""),
+    ("Unschedulable", "0/3 nodes are available: 3 Insufficient cpu."),
+    ("Unschedulable", _GROUP_WAIT),
+    ("Unschedulable", "0/3 nodes are available: rejected due to timeout after waiting 5m0s at plugin GangScheduling."),
+    ("Gated", "waiting for minCount pods from a gang to appear in scheduling queue"),
+)
+
+
+@given(
+    members=st.lists(
+        st.tuples(st.sampled_from(_OUTCOMES), st.sampled_from(["n1", "n2", "n3"])), min_size=1, max_size=12
+    ),
+    min_count=st.one_of(st.none(), st.integers(1, 12)),
+    topology=st.booleans(),
+)
+def test_the_digest_accounts_for_every_member(
+    members: list[tuple[tuple[str, str], str]], min_count: int | None, topology: bool
+) -> None:
+    from kubesched.simulator.pod_groups import digest
+
+    zones = {"n1": "a", "n2": "a", "n3": "b"}
+    pods = [
+        (pod(f"w{i}", "g"), result, message, node if result == "Scheduled" else None)
+        for i, ((result, message), node) in enumerate(members)
+    ]
+    (d,) = digest(pods, [group("g", min_count, "zone" if topology else None)], [], lambda n: {"zone": zones[n]})
+    entry = d.to_json()
+    placed = [node for (result, _), node in members if result == "Scheduled"]
+    assert entry["placed"] == len(placed) == sum(entry["nodes"].values())
+    assert entry["members"] == len(entry["podNames"]) == len(members)
+    assert entry["domains"] == (
+        {z: [zones[n] for n in placed].count(z) for z in {zones[n] for n in placed}} if topology else {}
+    )
+    assert (entry["state"] == "Scheduled") == (len(placed) == len(members))
+    assert (entry["state"] == "TimedOut") == (len(placed) < len(members) and entry["timedOut"] > 0)
+    assert entry["explain"].startswith(f"pod group default/g: {len(placed)} of {len(members)} placed")
+    assert entry["holdingBack"] is None or entry["explain"].endswith("; " + entry["holdingBack"])
+
+
+def test_jsonl_has_a_pod_group_line_per_group_as_the_json_has_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    path = tmp_path / "gang.yaml"
+    objs = [node("n1"), node("n2"), group("g", 3), *(pod(f"w{i}", "g", "3") for i in range(3)), pod("solo", None)]
+    path.write_text(yaml.safe_dump_all(objs))
+    args = ["simulate", str(path), "-q", "--feature-gates", GATES]
+    assert main([*args, "--output", "jsonl"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert main([*args, "--output", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    groups = [{k: v for k, v in line.items() if k != "kind"} for line in lines if line["kind"] == "podGroup"]
+    assert groups == doc["podGroups"] and len(groups) == 1
+    assert [line["kind"] for line in lines[-2:]] == ["podGroup", "summary"]
+    assert {line["name"]: line["podGroup"] for line in lines if line["kind"] == "pod"} == {
+        "w0": "g",
+        "w1": "g",
+        "w2": "g",
+        "solo": None,
+    }

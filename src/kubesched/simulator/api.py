@@ -32,6 +32,7 @@ from kubesched.simulator.load import (
     finish_loading,
     load_manifests,
 )
+from kubesched.simulator.pod_groups import GroupEntry
 from kubesched.simulator.summary import Summary
 
 __all__ = [
@@ -165,6 +166,12 @@ class Simulation:
         """Pods still without a node at the end (unschedulable, gated or failed)."""
         return tuple(p for p in self.pods if not p.scheduled)
 
+    @property
+    def pod_groups(self) -> tuple[GroupEntry, ...]:
+        """The JSON's `podGroups` (each group's members placed, where, and what holds the rest back); empty
+        when no pod names a group. Copies: nothing a caller does to them reaches this Simulation."""
+        return tuple(cast(GroupEntry, json.loads(json.dumps(g))) for g in self._doc.get("podGroups") or ())
+
     def placements(self) -> dict[str, str | None]:
         """`namespace/name` -> node (None when not scheduled), in the order of the pods' final attempts."""
         return {p.key: p.node for p in self.pods}
@@ -221,6 +228,7 @@ class Simulation:
             end_time=self.end_time,
             warnings=self.warnings,
             scores=stats,
+            groups=self.pod_groups,
         )
         write_html(data, os.fspath(path))
 

@@ -7,7 +7,7 @@ import json
 import json.encoder
 import math
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from fractions import Fraction
 from typing import Any, TextIO
 
@@ -21,7 +21,7 @@ from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.scheduler import Scheduler
 from kubesched.simulator import table
 from kubesched.simulator.explain import natural_key
-from kubesched.simulator.pod_groups import digest, pod_group_of
+from kubesched.simulator.pod_groups import GroupEntry, digest, pod_group_of
 from kubesched.simulator.run import SimulationResult, selects
 from kubesched.simulator.states import SCHEDULED, PodState, outcome_state, pod_states
 from kubesched.simulator.summary import Summary, node_resources, shown_resources, summarize
@@ -52,14 +52,21 @@ def to_json(result: SimulationResult, *, record: bool, summary: Summary | None =
     return doc
 
 
-def pod_group_entries(result: SimulationResult, states: list[PodState]) -> list[dict[str, Any]]:
-    """`podGroups`: each PodGroup some pod names, its members placed and what holds the rest back."""
+def pod_group_entries(result: SimulationResult, states: list[PodState]) -> list[GroupEntry]:
+    """`podGroups`: each PodGroup some pod names, its members placed (where) and what holds the rest back."""
     if not any(pod_group_of(st.pod.obj) for st in states):
         return []
     sched = result.scheduler
     assert sched is not None
+    nodes = sched.cache.nodes
+
+    def labels_of(name: str) -> Mapping[str, str]:
+        ni = nodes.get(name)
+        return ni.labels if ni is not None else {}
+
     objects = list(sched.lister.list("PodGroup"))
-    return [d.to_json() for d in digest(((st.pod.obj, st.result, st.message) for st in states), objects, result.events)]
+    pods = ((st.pod.obj, st.result, st.message, st.node) for st in states)
+    return [d.to_json() for d in digest(pods, objects, result.events, labels_of)]
 
 
 def _resource_claims(result: SimulationResult, namespace: str, name: str) -> list[dict[str, Any]]:
@@ -125,7 +132,7 @@ def event_entries(result: SimulationResult) -> list[dict[str, Any]]:
 
 
 TAG = "kind"
-"""Each JSON line's tag: pod, node, event, warning or summary ("type" is already an event's field)."""
+"""Each JSON line's tag: pod, node, event, warning, podGroup or summary ("type" is already an event's field)."""
 
 
 class JsonLinesWriter:
@@ -164,7 +171,8 @@ class JsonLinesWriter:
     def finish(self, result: SimulationResult) -> None:
         sched = result.scheduler
         assert sched is not None
-        for st in pod_states(result):
+        states = list(pod_states(result))
+        for st in states:
             if st.outcome is None or self.written.get(st.pod.uid) is not st.outcome:
                 self._line({TAG: "pod", **pod_entry(result, st, record=self.record)})
         for node in node_entries(sched):
@@ -173,6 +181,8 @@ class JsonLinesWriter:
             self._line({TAG: "event", **event})
         for warning in result.warnings:
             self._line({TAG: "warning", "message": warning})
+        for group in pod_group_entries(result, states):
+            self._line({TAG: "podGroup", **group})
         self._line({TAG: "summary", "endTime": result.end_time, **summarize(result).to_json()})
         self.out.flush()
 

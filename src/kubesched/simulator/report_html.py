@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 from kubesched.api.quantity import format_quantity
 from kubesched.framework.outcome import Outcome
 from kubesched.simulator.explain import natural_key
-from kubesched.simulator.report import human, share
+from kubesched.simulator.pod_groups import STATE_WORDS, GroupEntry
+from kubesched.simulator.report import human, pod_group_entries, share
 from kubesched.simulator.run import SimulationResult, selects
 from kubesched.simulator.states import SCHEDULED, pod_states
 from kubesched.simulator.summary import Summary, Usage, summarize
@@ -52,6 +53,7 @@ TOP_OWNERS = 8  # workloads with their own colour in the placement charts; the r
 MAX_TABLE_ROWS = 500  # rows of a table (pending pods, warnings) before "... and N more"
 MAX_SERIES_POINTS = 2000  # pending-over-time points drawn; more are bucketed (the most waiting in each bucket)
 HISTOGRAM_BINS = 20
+MAX_GROUP_NODES = 20  # nodes named for a pod group's placed members; the rest are counted
 _BINCOUNT_SPAN = 1 << 20  # ScoreStats counts values spanning less than this with bincount (sorting otherwise)
 TOTAL = "(total)"  # the sum of a node's final scores, shown beside each plugin's
 RUNNING_BEFORE = "running before the simulation"
@@ -325,6 +327,7 @@ class ReportData:
     warnings: Sequence[str]
     scores: ScoreStats | None  # None when the run kept no per-plugin record
     details: list[tuple[str, str]] = field(default_factory=list)  # more headline lines (seed, options)
+    groups: Sequence[GroupEntry] = ()  # the JSON's podGroups: the pod_groups digest, empty without groups
 
 
 def from_result(
@@ -336,7 +339,8 @@ def from_result(
     details: Sequence[tuple[str, str]] = (),
 ) -> ReportData:
     """The command's report: `scores` from the ScoreCollector that watched the run (None without records)."""
-    pods = [PodLine(st.key, st.node, st.result, st.message, result.owners.get(st.key)) for st in pod_states(result)]
+    states = list(pod_states(result))
+    pods = [PodLine(st.key, st.node, st.result, st.message, result.owners.get(st.key)) for st in states]
     return ReportData(
         title=title,
         config_source=config_source,
@@ -347,6 +351,7 @@ def from_result(
         warnings=result.warnings,
         scores=scores,
         details=list(details),
+        groups=pod_group_entries(result, states),
     )
 
 
@@ -412,6 +417,7 @@ def render(data: ReportData) -> str:
             _scores(data.scores),
             _placements(data, tracker),
             _pending_table(data, tracker),
+            *_pod_groups(data.groups),
             _fragmentation(data.summary),
             _warnings(data.warnings),
         ]
@@ -870,6 +876,46 @@ def _pending_table(data: ReportData, tracker: _Tracker) -> Section:
     rows, more = _capped([[p.key, p.result, p.owner or "-", p.message] for p in waiting], "pending pods")
     parts.append("<h3>Pods</h3>" + _table(["Pod", "Result", "Workload", "Why"], rows) + more)
     return sid, title, "\n".join(parts)
+
+
+def _pod_groups(groups: Sequence[GroupEntry]) -> list[Section]:
+    """Each PodGroup (gang): its policy, members placed, state, what holds the rest back and where the placed went;
+    no section for a run without groups."""
+    if not groups:
+        return []
+    rows = [
+        [
+            f"{g['namespace']}/{g['name']}",
+            f"minCount {g['minCount']}" if g["minCount"] is not None else "basic",
+            f"{g['placed']}/{g['members']}",
+            STATE_WORDS[g["state"]] + (f" at {_duration(g['timedOutAt'])}" if g["timedOutAt"] is not None else ""),
+            g["holdingBack"] or "-",
+            _placed_at(g),
+        ]
+        for g in groups
+    ]
+    shown, more = _capped(rows, "pod groups")
+    whole = sum(1 for g in groups if g["state"] == "Scheduled")
+    note = (
+        f'<p class="note">{whole} of {len(groups)} group(s) scheduled whole. A gang binds none of its pods until '
+        "minCount of them fit; a topology constraint keeps the group within one domain of its node label.</p>"
+    )
+    table = _table(["Pod group", "Policy", "Placed", "State", "What holds the rest back", "Placed on"], shown)
+    return [("pod-groups", "Pod groups", table + more + note)]
+
+
+def _placed_at(g: GroupEntry) -> str:
+    """The domain (topology-constrained groups) and the nodes the placed members went to."""
+    if not g["nodes"]:
+        return "-"
+    placed = list(g["nodes"].items())
+    nodes = ", ".join(f"{n} ({k})" if k > 1 else n for n, k in placed[:MAX_GROUP_NODES])
+    if len(placed) > MAX_GROUP_NODES:
+        nodes += f", ... and {len(placed) - MAX_GROUP_NODES} more nodes"
+    if g["topologyKey"] is None:
+        return nodes
+    domains = ", ".join(f"{g['topologyKey']}={d}" for d in sorted(g["domains"]))
+    return f"{domains}: {nodes}"
 
 
 def _fragmentation(s: Summary) -> Section:

@@ -11,6 +11,11 @@ with one seed for all of them, so each number can be reproduced with `kubesched 
   A pod that cannot run on the template's shape at all is found first, by simulating it alone
   (with the cluster's namespaces, classes, volumes and DaemonSets) against one empty template
   node: such a pod makes the question unanswerable, and the plugins that refuse it say why.
+  A PodGroup (gang) not placed whole is tried whole instead, against one empty template node
+  per member: a gang that cannot be placed whole there (a member too big for a node or held by scheduling gates, all
+  members needed within one domain the template's nodes cannot make, minCount above its
+  pods) never will be, and is named with why. A trial is enough only when every pod is
+  placed, so a gang counts only once placed whole.
 - compare: the same manifests and seed under two configurations; which pods land
   differently, and how utilisation, spread and pending change.
 """
@@ -40,6 +45,7 @@ from kubesched.simulator.inputs import (
     simulate_checked,
     utilisation,
 )
+from kubesched.simulator.pod_groups import GroupEntry
 from kubesched.simulator.summary import NO_ZONE
 
 if TYPE_CHECKING:
@@ -51,6 +57,7 @@ SCAN_LIMIT = 64  # untried counts below a non-monotone answer that are simulated
 COUNT_DEPENDENT = frozenset({names.INTER_POD_AFFINITY})
 """Plugins that can refuse a pod alone on an empty node and accept it in the full cluster (required
 affinity to pods that are elsewhere): their refusal alone does not make the template unusable."""
+SCHEDULING_GATES_WAIT = "waiting for scheduling gates"  # how a pod held by spec.schedulingGates reads
 NOT_CONTEXT = frozenset({"Node", "Pod", "CSINode", "Scenario", "Job", "CronJob", *SCALED_KINDS})
 """Kinds left out of a pod's alone check: the cluster's nodes and its other pods (DaemonSets stay:
 every added node runs their pods)."""
@@ -84,6 +91,7 @@ class Blocked:
     reasons: dict[str, str]  # plugin -> verdict on an empty template node
     message: str
     idents: tuple[str, ...]  # what `identity` gives its pods and those like it
+    pod_group: str | None = None  # `namespace/name` of the gang this is, tried whole (then `pods` are its members)
 
 
 @dataclass
@@ -115,7 +123,14 @@ class CapacityAnswer:
             "maxNodes": self.max_nodes,
             "pendingBefore": self.pending_before,
             "blocked": [
-                {"pod": b.pod, "owner": b.owner, "pods": b.pods, "reasons": b.reasons, "message": b.message}
+                {
+                    "pod": b.pod,
+                    "owner": b.owner,
+                    "pods": b.pods,
+                    "podGroup": b.pod_group,
+                    "reasons": b.reasons,
+                    "message": b.message,
+                }
                 for b in self.blocked
             ],
             "stillPending": [{"pod": p, "message": m} for p, m in self.still_pending],
@@ -151,7 +166,10 @@ def capacity(
     answer = CapacityAnswer(template=template, seed=seed, max_nodes=max_nodes, pending_before=len(base.pending))
     taken = {n.name for n in base.nodes}
     objects = read_objects(paths, budget, overlays)
-    answer.blocked = _blocked(base.pending, objects, template, taken, config, seed, budget, rk) if base.pending else []
+    groups = [g for g in base.pod_groups if g["state"] != "Scheduled"]
+    answer.blocked = (
+        _blocked(base.pending, groups, objects, template, taken, config, seed, budget, rk) if base.pending else []
+    )
     blocked_ids = {i for b in answer.blocked for i in b.idents}
 
     def trial(n: int) -> Trial:
@@ -283,6 +301,7 @@ def _scan_below(trial: Callable[[int], Trial], found: int, tried: dict[int, Tria
 
 def _blocked(
     pending: Sequence[PodResult],
+    groups: Sequence[GroupEntry],
     objects: list[dict[str, Any]],
     template: NodeTemplate,
     taken: set[str],
@@ -291,30 +310,40 @@ def _blocked(
     budget: Budget,
     rk: dict[str, Any],
 ) -> list[Blocked]:
-    """Pending pods that cannot run on an empty node of the template's shape, whatever the count."""
+    """Pending pods that cannot run on an empty node of the template's shape, whatever the count; and the `groups`
+    (PodGroups not placed whole) that cannot be placed whole on empty nodes of that shape, one a member."""
     out: list[Blocked] = []
     node = template.nodes(1, taken)[0]
     node_name = name_of(node)
     context = [o for o in objects if o.get("kind") not in NOT_CONTEXT]
     pods = {key_of(o): o for o in _all_objects(objects) if o.get("kind") == "Pod"}
     workloads = {f"{_ns(o)}/{o.get('kind')}/{name_of(o)}": o for o in _all_objects(objects)}
-    groups: dict[str, list[PodResult]] = {}
+    gang_of = {f"{g['namespace']}/{member}": g for g in groups for member in g["podNames"]}
+    gangs: dict[str, tuple[GroupEntry, list[PodResult]]] = {}
+    singles: dict[str, list[PodResult]] = {}
     for p in pending:
-        if p.result == "Gated":
-            gates = {names.SCHEDULING_GATES: "waiting for scheduling gates"}
+        gang = gang_of.get(p.key)
+        if gang is not None:
+            gangs.setdefault(f"{gang['namespace']}/{gang['name']}", (gang, []))[1].append(p)
+        elif p.result == "Gated":
+            gates = {names.SCHEDULING_GATES: SCHEDULING_GATES_WAIT}
             out.append(Blocked(p.key, p.owner, 1, gates, p.message, (identity(p),)))
         elif p.result == "Error":
             out.append(Blocked(p.key, p.owner, 1, {}, p.message, (identity(p),)))
         else:
-            groups.setdefault(identity(p), []).append(p)
+            singles.setdefault(identity(p), []).append(p)
+    for gang, members in gangs.values():
+        found = _gang_blocked(gang, members, context, pods, workloads, template, taken, config, seed, budget, rk)
+        if found is not None:
+            out.append(found)
     if any(o.get("kind") == "DaemonSet" for o in context):
         # every added node runs the DaemonSets' pods: one that does not fit pends on each of them
         sim = simulate_checked(context, node, config=config, seed=seed, config_trust=TRUSTED, budget=budget, **rk)
         for p in sim.pending:
-            members = groups.pop(identity(p), [])
+            members = singles.pop(identity(p), [])
             out.append(_refused(members[0] if members else p, members, p, node_name))
     shapes: dict[str, tuple[dict[str, Any], list[PodResult]]] = {}  # pods that would give the same answer alone
-    for members in groups.values():
+    for members in singles.values():
         subject, shape = _subject(members[0], pods, workloads)
         if subject is not None:  # else neither the pod nor its workload is in the files (a Scenario step made it)
             shapes.setdefault(shape, (subject, []))[1].extend(members)
@@ -330,6 +359,77 @@ def _blocked(
         if not blocked.reasons or not set(blocked.reasons) <= COUNT_DEPENDENT:
             out.append(blocked)
     return out
+
+
+def _gang_blocked(
+    gang: GroupEntry,
+    members: list[PodResult],
+    context: list[dict[str, Any]],
+    pods: dict[str, dict[str, Any]],
+    workloads: dict[str, dict[str, Any]],
+    template: NodeTemplate,
+    taken: set[str],
+    config: str | None,
+    seed: int,
+    budget: Budget,
+    rk: dict[str, Any],
+) -> Blocked | None:
+    """A gang not placed whole that no number of template nodes can place whole: tried alone (with its PodGroup
+    and the cluster's context) on one empty template node per member. None when it fits there, or when its
+    pods are neither in the files nor made by a workload there (Scenario steps): the trials judge it then."""
+    key = f"{gang['namespace']}/{gang['name']}"
+    idents = tuple(dict.fromkeys(identity(m) for m in members))
+    first = members[0]
+
+    def blocked(reasons: dict[str, str], message: str) -> Blocked:
+        return Blocked(first.key, first.owner, len(members), reasons, message, idents, pod_group=key)
+
+    count, need = len(gang["podNames"]), gang["minCount"]
+    if not gang["exists"]:
+        return blocked({names.GANG_SCHEDULING: f"no PodGroup {key}"}, gang["holdingBack"] or "")
+    if need is not None and count < need:
+        why = f"minCount {need}, but the group has {count} pod(s)"
+        return blocked({names.GANG_SCHEDULING: why}, gang["holdingBack"] or why)
+    gated = next((m for m in members if m.result == "Gated" and m.message.startswith(SCHEDULING_GATES_WAIT)), None)
+    if gated is not None:  # the gang waits for a member nothing here will ungate
+        return blocked({names.SCHEDULING_GATES: SCHEDULING_GATES_WAIT}, gated.message)
+    subjects: dict[str, dict[str, Any]] = {}
+    for name in gang["podNames"]:
+        member = f"{gang['namespace']}/{name}"
+        manifest = pods.get(member)
+        owner = next((m.owner for m in members if m.key == member), None)
+        workload = workloads.get(f"{gang['namespace']}/{owner}") if owner else None
+        if manifest is not None:
+            subjects[member] = manifest
+        elif workload is not None:
+            subjects[f"{gang['namespace']}/{owner}"] = workload
+        else:
+            return None
+    check_room([*context, *subjects.values()], 1, count, budget)
+    nodes = template.nodes(count, taken)
+    sim = simulate_checked(
+        context, *nodes, *subjects.values(), config=config, seed=seed, config_trust=TRUSTED, budget=budget, **rk
+    )
+    tried = next((g for g in sim.pod_groups if (g["namespace"], g["name"]) == (gang["namespace"], gang["name"])), None)
+    if tried is None or tried["state"] == "Scheduled":
+        return None
+    reasons: dict[str, str] = {}
+    refused = next((p for p in sim.pods if p.message == tried["blocking"] and p.plugins is not None), None)
+    if refused is not None and refused.plugins is not None:
+        for verdicts in refused.plugins.filter.values():
+            for plugin, verdict in verdicts.items():
+                if verdict != "passed":
+                    reasons.setdefault(plugin, verdict)
+    topology = gang["topologyKey"]
+    if topology is not None:
+        domains = [(n.get("metadata") or {}).get("labels", {}).get(topology) for n in nodes]
+        if None in domains:
+            why = f"nodes like the template have no {topology} label, so none is in a domain the group may use"
+            reasons.setdefault(names.TOPOLOGY_PLACEMENT_GENERATOR, why)
+        elif len(set(domains)) == len(domains) and need is not None and need > 1:
+            why = f"each node like the template is its own {topology} domain, and one cannot hold {need} members"
+            reasons.setdefault(names.TOPOLOGY_PLACEMENT_GENERATOR, why)
+    return blocked(reasons, tried["holdingBack"] or tried["explain"])
 
 
 def _refused(pod: PodResult, members: list[PodResult], alone: PodResult, node: str) -> Blocked:

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from kubesched.simulator import table as tables
 from kubesched.simulator.sweep import AXES, SweepResult
-from kubesched.simulator.whatif import CapacityAnswer, Comparison
+from kubesched.simulator.whatif import Blocked, CapacityAnswer, Comparison
 
 MAX_NAMES = 4  # added node names shown before eliding the middle
 
@@ -52,20 +52,35 @@ def print_capacity(answer: CapacityAnswer, out: TextIO) -> None:
     console.print(escape(_headline(answer)))
     for note in answer.notes:
         console.print(f"  {escape(note)}")
-    if answer.blocked:
+    singles = [b for b in answer.blocked if b.pod_group is None]
+    gangs = [b for b in answer.blocked if b.pod_group is not None]
+    if singles:
         rows = [
             [
                 tables.escaped(b.pod),
                 tables.escaped(b.owner or "-"),
                 tables.text(str(b.pods)),
-                tables.escaped("; ".join(f"{p}: {v}" for p, v in b.reasons.items()) or "-"),
+                tables.escaped(_reasons(b)),
                 tables.escaped(b.message),
             ]
-            for b in answer.blocked
+            for b in singles
         ]
         headers = ("Pod", "Owner", "Pods like it", "Refused by", "Message")
         title = "Pods no number of these nodes can place (simulated alone on an empty one)"
         tables.print_table(console, title, [(h, "fold") for h in headers], rows, names=(0, 1))
+    if gangs:
+        rows = [
+            [
+                tables.escaped(b.pod_group or ""),
+                tables.text(str(b.pods)),
+                tables.escaped(_reasons(b)),
+                tables.escaped(b.message),
+            ]
+            for b in gangs
+        ]
+        gang_headers = ("Pod group", "Pods", "Refused by", "Message")
+        title = "Pod groups no number of these nodes can place whole (each simulated alone on one empty node a member)"
+        tables.print_table(console, title, [(h, "fold") for h in gang_headers], rows, names=(0,))
     if answer.still_pending:
         rows = [[tables.escaped(pod), tables.escaped(message)] for pod, message in answer.still_pending]
         title = f"Still pending with {answer.max_nodes} node(s) added"
@@ -86,6 +101,10 @@ def print_capacity(answer: CapacityAnswer, out: TextIO) -> None:
     console.print(table)
 
 
+def _reasons(b: Blocked) -> str:
+    return "; ".join(f"{p}: {v}" for p, v in b.reasons.items()) or "-"
+
+
 def _headline(answer: CapacityAnswer) -> str:
     name = answer.template.name
     if answer.status == "none-needed":
@@ -97,14 +116,18 @@ def _headline(answer: CapacityAnswer) -> str:
         return (
             f"No answer up to --max-nodes {answer.max_nodes}: that many nodes like {name} leave {left} pod(s) pending"
         )
-    blocked = sum(b.pods for b in answer.blocked)
+    alone = sum(b.pods for b in answer.blocked if b.pod_group is None)
+    gangs = [b for b in answer.blocked if b.pod_group is not None]
+    never = [f"{alone} pod(s) cannot run on one"] if alone else []
+    if gangs:
+        never.append(f"{len(gangs)} pod group(s) ({sum(b.pods for b in gangs)} pods) can never be placed whole")
     if answer.nodes == 0:
         rest = "the others schedule without added nodes"
     elif answer.nodes is not None:
         rest = f"{answer.nodes} node(s) place all the others: {_names(answer.added)}"
     else:
         rest = f"even {answer.max_nodes} node(s) leave {len(answer.still_pending)} other pod(s) pending"
-    return f"No number of nodes like {name} places every pending pod: {blocked} pod(s) cannot run on one; {rest}."
+    return f"No number of nodes like {name} places every pending pod: {' and '.join(never)}; {rest}."
 
 
 # --- compare ------------------------------------------------------------------------------------------------

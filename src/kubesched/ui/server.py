@@ -126,6 +126,10 @@ def create_app(
             "/api/pod/record",
             _get(lambda r, _: ws.record_page(_required(r, "key"), _q(r, "show", "all"), _q(r, "q"), *_window(r))),
         ),
+        Route(
+            "/api/pod-groups",
+            _get(lambda r, _: ws.pod_groups_page(_q(r, "state"), _q(r, "q"), *_window(r))),
+        ),
         Route("/api/events", _get(lambda r, _: ws.events_page(_q(r, "type"), _q(r, "q"), *_window(r)))),
         Route("/api/pending-over-time", _get(lambda r, _: {"points": ws.pending_over_time()})),
         Route("/api/objects", _get(lambda r, _: ws.objects_page(_q(r, "kind"), _q(r, "q"), *_window(r)))),

@@ -40,6 +40,7 @@ from kubesched.simulator.api import Event, InputError, PluginRecord, Simulation,
 from kubesched.simulator.budget import Budget
 from kubesched.simulator.load import manifest_files
 from kubesched.simulator.node_copy import HOSTNAME_LABEL, nodes_like
+from kubesched.simulator.pod_groups import GroupEntry
 from kubesched.simulator.report import human, share
 from kubesched.simulator.report_html import waiting_series
 from kubesched.simulator.summary import Usage
@@ -106,6 +107,7 @@ class View:
     pod_index: dict[str, dict[str, Any]]
     pods_on: dict[str, list[str]]
     events_of: dict[str, list[dict[str, Any]]]
+    groups: dict[str, GroupEntry]  # `namespace/name` -> the simulation's podGroups entry (the pod_groups digest)
     full_record: bool
     seconds: dict[str, float]
     records: dict[str, PluginRecord] = field(default_factory=dict)  # by pod key; all of them when full_record
@@ -332,6 +334,7 @@ class Workspace:
             "warnings": [*self.notes, *sim.warnings],
             "zones": v.zones,
             "events": len(sim.events),
+            "podGroups": len(v.groups),
             "record": "all pods" if v.full_record else "on demand",
             "config": self.config_origin or ("" if self.config is None else "given"),
             "seconds": v.seconds,
@@ -399,7 +402,17 @@ class Workspace:
             for p in self.view.pods
             if wanted(p["result"])
             and (not node or p["node"] == node)
-            and (not needle or needle in p["key"].lower() or needle in (p["owner"] or "").lower())
+            and (not needle or any(needle in (p[f] or "").lower() for f in ("key", "owner", "podGroup")))
+        ]
+        return _page(rows, offset, limit)
+
+    def pod_groups_page(self, state: str = "", q: str = "", offset: int = 0, limit: int = 100) -> dict[str, Any]:
+        """The run's PodGroups as the JSON's podGroups has them, by state (Scheduled, Waiting, TimedOut) or name."""
+        needle = q.lower()
+        rows = [
+            g
+            for key, g in self.view.groups.items()
+            if (not state or g["state"] == state) and (not needle or needle in key.lower())
         ]
         return _page(rows, offset, limit)
 
@@ -410,7 +423,13 @@ class Workspace:
             raise KeyError(f"no pod {key!r}")
         namespace, _, name = key.partition("/")
         entry = self._by_ident.get(("Pod", namespace, name))
-        return {**row, "entry": entry.row() if entry is not None else None, "events": v.events_of.get(key, [])}
+        group = v.groups.get(f"{namespace}/{row['podGroup']}") if row["podGroup"] else None
+        return {
+            **row,
+            "entry": entry.row() if entry is not None else None,
+            "events": v.events_of.get(key, []),
+            "group": group,
+        }
 
     def record(self, key: str) -> PluginRecord | None:
         """The pod's per-plugin record (None for a pod the simulation did not schedule); made on demand."""
@@ -683,6 +702,7 @@ def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: b
             "boundAt": p.bound_at,
             "nominatedNode": p.nominated_node,
             "victims": list(p.victims),
+            "podGroup": p.pod_group,
             "simulated": True,
         }
         for p in sim.pods
@@ -727,6 +747,7 @@ def _build_view(version: int, sim: Simulation, entries: Sequence[Entry], full: b
         pod_index=pod_index,
         pods_on=pods_on,
         events_of=events_of,
+        groups={f"{g['namespace']}/{g['name']}": g for g in sim.pod_groups},
         full_record=full,
         seconds=seconds,
     )
@@ -756,6 +777,7 @@ def _pod_row(namespace: str, name: str, node: str | None, result: str, message: 
         "boundAt": None,
         "nominatedNode": None,
         "victims": [],
+        "podGroup": None,
         "simulated": False,
     }
 

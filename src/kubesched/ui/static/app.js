@@ -130,7 +130,7 @@ function pager(container, page, onChange) {
 const ui = {
   tab: "cluster",
   state: null,
-  offsets: { nodes: 0, pods: 0, events: 0, objects: 0 },
+  offsets: { nodes: 0, pods: 0, groups: 0, events: 0, objects: 0 },
   heat: null,
   detail: null, // {kind: "pod"|"node", key, offset, show, q}
   editing: null, // object id in the editor
@@ -146,7 +146,7 @@ function setTab(name) {
 }
 
 function loadTab() {
-  const loaders = { cluster: loadCluster, pods: loadPods, timeline: loadTimeline, objects: loadObjects, config: loadConfig };
+  const loaders = { cluster: loadCluster, pods: loadPods, groups: loadGroups, timeline: loadTimeline, objects: loadObjects, config: loadConfig };
   return guarded(loaders[ui.tab]);
 }
 
@@ -168,6 +168,7 @@ function renderState(s) {
     s.endTime > 0 ? ` · ends at ${seconds(s.endTime)}` : "",
     s.record === "on demand" ? " · plugin records on demand" : "",
   );
+  $("groups-link").hidden = !s.podGroups;
   measureHeader();
   if (document.activeElement !== $("seed")) $("seed").value = s.seed;
   const w = $("warnings");
@@ -329,6 +330,59 @@ async function loadPods() {
   pager($("pods-pager"), page, (offset) => {
     ui.offsets.pods = offset;
     guarded(loadPods);
+  });
+}
+
+// ------------------------------------------------------------------ pod groups
+
+const GROUP_NODES = 20; // nodes named for a group's placed members; the rest are counted
+const GROUP_STATES = { Scheduled: "scheduled whole", Waiting: "waiting", TimedOut: "timed out" };
+
+function groupPolicy(g) {
+  return g.minCount === null ? "basic" : `minCount ${g.minCount}`;
+}
+
+function groupState(g) {
+  return GROUP_STATES[g.state] + (g.timedOutAt === null ? "" : ` at ${seconds(g.timedOutAt)}`);
+}
+
+// Where the placed members went: the topology domain (a constrained group), then the nodes.
+function groupPlaced(g) {
+  const placed = Object.entries(g.nodes);
+  let nodes = placed.slice(0, GROUP_NODES).map(([n, k]) => (k > 1 ? `${n} (${k})` : n)).join(", ");
+  if (placed.length > GROUP_NODES) nodes += `, … and ${placed.length - GROUP_NODES} more nodes`;
+  if (!nodes) return "–";
+  if (g.topologyKey === null) return nodes;
+  return `${Object.keys(g.domains).map((d) => `${g.topologyKey}=${d}`).join(", ")}: ${nodes}`;
+}
+
+function showGroupPods(g) {
+  $("pod-status").value = "all";
+  $("pod-q").value = g.name;
+  ui.offsets.pods = 0;
+  location.hash = "pods";
+}
+
+async function loadGroups() {
+  const q = query({ state: $("group-state").value, q: $("group-q").value, offset: ui.offsets.groups, limit: PAGE });
+  const page = await api(`/api/pod-groups?${q}`);
+  $("groups").tBodies[0].replaceChildren(
+    ...page.items.map((g) =>
+      el(
+        "tr",
+        { onclick: () => showGroupPods(g), dataset: { group: `${g.namespace}/${g.name}` }, title: "show its pods" },
+        el("td", {}, `${g.namespace}/${g.name}`),
+        el("td", {}, groupPolicy(g)),
+        el("td", { class: "num" }, `${g.placed}/${g.members}`),
+        el("td", {}, groupState(g)),
+        el("td", { class: "why", title: g.holdingBack || "" }, g.holdingBack || "–"),
+        el("td", {}, groupPlaced(g)),
+      ),
+    ),
+  );
+  pager($("groups-pager"), page, (offset) => {
+    ui.offsets.groups = offset;
+    guarded(loadGroups);
   });
 }
 
@@ -535,6 +589,8 @@ async function podDetail(d) {
       ["node", pod.node ? nodeLink(pod.node) : "–"],
       ["attempts", pod.attempts],
       ["workload", pod.owner],
+      ["pod group", pod.group ? `${pod.group.namespace}/${pod.group.name}: ${pod.group.placed} of ${pod.group.members} placed (${groupPolicy(pod.group)}), ${groupState(pod.group)}` : pod.podGroup],
+      ["group held back by", pod.group && pod.group.holdingBack],
       ["bound at", pod.boundAt === null ? "" : seconds(pod.boundAt)],
       ["nominated node", pod.nominatedNode],
       ["preempted", pod.victims.join(", ")],
@@ -703,6 +759,8 @@ function init() {
   $("heat-by").addEventListener("change", () => ui.heat && renderHeatmap());
   $("pod-status").addEventListener("change", reload("pods", loadPods));
   $("pod-q").addEventListener("input", reload("pods", loadPods));
+  $("group-state").addEventListener("change", reload("groups", loadGroups));
+  $("group-q").addEventListener("input", reload("groups", loadGroups));
   $("event-type").addEventListener("change", reload("events", loadTimeline));
   $("event-q").addEventListener("input", reload("events", loadTimeline));
   $("object-kind").addEventListener("change", reload("objects", loadObjects));
