@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubesched.apiserver.workload_api import apply_gates, validate_pod_group
 from kubesched.framework.plugins.dynamicresources.resourceclaim import (
     ClaimError,
     bind_to,
@@ -201,6 +202,62 @@ def test_the_group_is_the_consumer_exactly_when_its_claims_list_the_entry(entry:
     got = bind_to(pod(), pod_group(*group_claims), entry)
     assert (got == GROUP_RESERVATION) is (entry in group_claims)
     assert got in (GROUP_RESERVATION, POD_RESERVATION)
+
+
+SUBDOMAIN = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start "
+    "and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+
+
+@pytest.mark.parametrize(
+    ("claims", "status", "want"),
+    [  # the v1.36 API server's words (tests/upstream/test_live_workload_claims.py compares them live)
+        (
+            [{"name": "a", "resourceClaimName": "Bad_Name"}],
+            None,
+            [f'spec.resourceClaims[0].resourceClaimName: Invalid value: "Bad_Name": {SUBDOMAIN}'],
+        ),
+        (
+            [{"name": "a", "resourceClaimTemplateName": ""}],
+            None,
+            [f'spec.resourceClaims[0].resourceClaimTemplateName: Invalid value: "": {SUBDOMAIN}'],
+        ),
+        (
+            [{"name": "a", "resourceClaimName": "x"}],
+            [{"name": "a", "resourceClaimName": "Bad_"}, {"name": "zz"}],
+            [
+                'status.resourceClaimStatuses[1].name: Invalid value: "zz": must match the name of an entry in '
+                "`spec.resourceClaims`",
+                f'status.resourceClaimStatuses[0].resourceClaimName: Invalid value: "Bad_": {SUBDOMAIN}',
+            ],
+        ),
+        ([{"name": "a", "resourceClaimName": "x"}], [{"name": "a", "resourceClaimName": "made"}], []),
+    ],
+)
+def test_pod_group_claims_are_validated_as_the_server_does(
+    claims: list[Obj], status: list[Obj] | None, want: list[str]
+) -> None:
+    group: Obj = {"spec": {"schedulingPolicy": {"gang": {"minCount": 1}}, "resourceClaims": claims}}
+    if status is not None:
+        group["status"] = {"resourceClaimStatuses": status}
+    assert validate_pod_group(group) == want
+
+
+def test_without_the_gate_a_pod_groups_claims_and_their_status_are_dropped() -> None:
+    group: Obj = {
+        "kind": "PodGroup",
+        "metadata": {"name": "g", "namespace": "default"},
+        "spec": {"resourceClaims": [NAMED]},
+        "status": {"resourceClaimStatuses": [{"name": "my-claim", "resourceClaimName": "x"}]},
+    }
+    kept = copy.deepcopy(group)
+    apply_gates([group], release("1.36", "GenericWorkload=true"))
+    assert "resourceClaims" not in group["spec"] and "resourceClaimStatuses" not in group["status"]
+    apply_gates([kept], release("1.36", GATES))
+    assert kept["spec"]["resourceClaims"] == [NAMED]
+    assert kept["status"]["resourceClaimStatuses"] == [{"name": "my-claim", "resourceClaimName": "x"}]
 
 
 # Through the simulator.
