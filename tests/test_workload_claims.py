@@ -5,13 +5,17 @@ claim through `simulate` with the gate on and off."""
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kubesched.apiserver.workload_api import apply_gates, validate_pod_group
+from kubesched.cli import main
 from kubesched.framework.plugins.dynamicresources.resourceclaim import (
     ClaimError,
     bind_to,
@@ -446,3 +450,60 @@ def test_two_gangs_for_one_device_the_second_waits_for_it() -> None:
     waiting = [name for name, where in placed.items() if where is None]
     assert len(waiting) == 2 and len({n[0] for n in waiting}) == 1  # one whole gang waits for the only GPU
     assert {where for where in placed.values() if where} == {"n1"}
+
+
+def test_simulate_on_the_command_line_shows_the_groups_claim_on_every_member(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    template = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "one-gpu", "namespace": "default"},
+        "spec": {"spec": {"devices": DEVICES}},
+    }
+    path = tmp_path / "train.yaml"
+    path.write_text(yaml.safe_dump_all([*cluster({"name": "gpu", "resourceClaimTemplateName": "one-gpu"}), template]))
+    assert main(["simulate", str(path), "--output", "json", "-q", "--feature-gates", GATES]) == 0
+    pods = json.loads(capsys.readouterr().out)["pods"]
+    claims = {p["name"]: p["resourceClaims"] for p in pods}
+    assert len(claims) == 3
+    (shared,) = {c[0]["claim"] for c in claims.values()}
+    assert shared.startswith("default/g-gpu-")
+    assert all(
+        c[0]["devices"] == [{"request": "r", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}]
+        for c in claims.values()
+    )
+
+
+@pytest.mark.parametrize(
+    "entry", [{"name": "gpu", "resourceClaimName": "shared"}, {"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
+)
+def test_a_deleted_podgroup_gives_back_its_claims(entry: Obj) -> None:
+    objects: list[Obj] = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "shared", "namespace": "default"},
+            "spec": {"devices": DEVICES},
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one-gpu", "namespace": "default"},
+            "spec": {"spec": {"devices": DEVICES}},
+        },
+        {
+            "apiVersion": "kubesched.io/v1alpha1",
+            "kind": "Scenario",
+            "metadata": {"name": "gone"},
+            "steps": [{"at": "60s", "delete": [{"kind": "PodGroup", "name": "g"}]}],
+        },
+    ]
+    result = simulated([*cluster(entry), *objects], GATES)
+    assert set(placements(result).values()) == {"n1"}
+    left = {c["metadata"]["name"]: c for c in claims_of(result)}
+    if "resourceClaimTemplateName" in entry:
+        assert list(left) == ["shared"]  # the group's own claim went with it (the garbage collector)
+    else:
+        status = left["shared"]["status"]
+        assert not status.get("reservedFor") and "allocation" not in status  # unreserved, then deallocated
