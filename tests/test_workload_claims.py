@@ -507,3 +507,29 @@ def test_a_deleted_podgroup_gives_back_its_claims(entry: Obj) -> None:
     else:
         status = left["shared"]["status"]
         assert not status.get("reservedFor") and "allocation" not in status  # unreserved, then deallocated
+
+
+def test_the_controller_reserves_an_allocated_shared_claim_for_the_group_of_a_bound_member() -> None:
+    """syncPod: a member already on a node whose claim is allocated but not reserved gets it reserved for its
+    PodGroup (resourceclaim.BindTo), not for itself."""
+    entry = {"name": "gpu", "resourceClaimName": "shared"}
+    docs = cluster(entry, members=1)
+    for doc in docs:
+        if doc["kind"] == "Pod":
+            doc["spec"]["nodeName"] = "n1"
+    allocation = {
+        "devices": {"results": [{"request": "r", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}]},
+        "nodeSelector": {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]
+        },
+    }
+    shared: Obj = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "shared", "namespace": "default"},
+        "spec": {"devices": DEVICES},
+        "status": {"allocation": allocation},
+    }
+    for gates, want in ((GATES, "podgroups"), ("GenericWorkload=true,GangScheduling=true", "pods")):
+        (claim,) = claims_of(simulated([*docs, shared], gates))
+        assert [r["resource"] for r in claim["status"]["reservedFor"]] == [want]

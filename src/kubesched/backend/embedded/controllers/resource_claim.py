@@ -363,7 +363,17 @@ class ResourceClaimController(PodObjectController):
             status = claim.get("status") or {}
             if status.get("allocation") is not None and not self._reserved_for(claim, pod):
                 updated = copy.copy(claim)
-                consumer = {"resource": "pods", "name": name_of(pod), "uid": uid_of(pod)}
+                group = self._shared_with_group(pod, entry)  # resourceclaim.BindTo: the PodGroup or the pod
+                consumer = (
+                    {
+                        "apiGroup": SCHEDULING_GROUP,
+                        "resource": "podgroups",
+                        "name": name_of(group),
+                        "uid": uid_of(group),
+                    }
+                    if group is not None
+                    else {"resource": "pods", "name": name_of(pod), "uid": uid_of(pod)}
+                )
                 updated["status"] = {**status, "reservedFor": [*(status.get("reservedFor") or ()), consumer]}
                 self._update(updated)
 
