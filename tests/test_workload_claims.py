@@ -533,3 +533,26 @@ def test_the_controller_reserves_an_allocated_shared_claim_for_the_group_of_a_bo
     for gates, want in ((GATES, "podgroups"), ("GenericWorkload=true,GangScheduling=true", "pods")):
         (claim,) = claims_of(simulated([*docs, shared], gates))
         assert [r["resource"] for r in claim["status"]["reservedFor"]] == [want]
+
+
+def test_members_created_before_their_podgroup_wait_for_its_claim() -> None:
+    """With the gate, the controller does nothing for a pod whose PodGroup is not there yet (upstream's syncPod
+    fails on it), so members that arrive first get the group's claim, not one each."""
+    template = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "one-gpu", "namespace": "default"},
+        "spec": {"spec": {"devices": DEVICES}},
+    }
+    docs = cluster({"name": "gpu", "resourceClaimTemplateName": "one-gpu"})
+    (group,) = [d for d in docs if d["kind"] == "PodGroup"]
+    later = {
+        "apiVersion": "kubesched.io/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "later"},
+        "steps": [{"at": "60s", "create": [group]}],
+    }
+    result = simulated([*(d for d in docs if d is not group), template, later], GATES)
+    (claim,) = claims_of(result)
+    assert claim["metadata"]["ownerReferences"][0]["kind"] == "PodGroup"
+    assert set(placements(result).values()) == {"n1"}

@@ -18,7 +18,8 @@ becomes one claim owned by the PodGroup (generateName `<podgroup>-<entry>-`, the
 annotation), recorded in the group's `status.resourceClaimStatuses`; a member's entry equal
 to the group's records that claim in the pod's status instead of getting its own (and
 waits while it is not made); a claim reserved for the pod's PodGroup is not reserved for
-the pod too; a PodGroup that is gone or replaced loses its reservations and its claims.
+the pod too (one to reserve is reserved for the PodGroup); nothing is done for a pod whose
+PodGroup does not exist yet; a PodGroup that is gone or replaced loses its reservations and its claims.
 
 Writes go through the cluster, so the scheduler sees them as watch events; a claim the
 API server would refuse (the template's spec no longer valid) is one warning per pod,
@@ -343,6 +344,9 @@ class ResourceClaimController(PodObjectController):
     def _sync_pod(self, pod: Obj) -> None:
         if meta(pod).get("deletionTimestamp") or is_pod_done(pod):
             return
+        group_name = _pod_group_name(pod) if self.workload_claims else None
+        if group_name is not None and self.cluster.get("PodGroup", namespace_of(pod), group_name) is None:
+            return  # upstream's syncPod fails until the PodGroup exists; its creation brings the pod back
         new_statuses: dict[str, str] = {}
         for entry in spec(pod).get("resourceClaims") or ():
             if isinstance(entry, Mapping):
