@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubesched.apiserver.workload_api import apply_gates, validate_pod_group
+from kubesched.backend.embedded.cluster import EmbeddedCluster
+from kubesched.backend.embedded.controllers.controller_utils import NameGenerator
+from kubesched.backend.embedded.controllers.resource_claim import FINALIZER, ResourceClaimController
 from kubesched.cli import main
 from kubesched.framework.plugins.dynamicresources.resourceclaim import (
     ClaimError,
@@ -556,3 +560,152 @@ def test_members_created_before_their_podgroup_wait_for_its_claim() -> None:
     (claim,) = claims_of(result)
     assert claim["metadata"]["ownerReferences"][0]["kind"] == "PodGroup"
     assert set(placements(result).values()) == {"n1"}
+
+
+# The embedded resourceclaim controller alone: upstream's PodGroup cases of pkg/controller/resourceclaim.
+
+TEMPLATE_ENTRY = {"name": "gpu", "resourceClaimTemplateName": "one-gpu"}
+ONE_GPU: Obj = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceClaimTemplate",
+    "metadata": {"name": "one-gpu", "namespace": "default"},
+    "spec": {"spec": {"devices": DEVICES}},
+}
+
+
+def group_with_template(status: list[Obj] | None = None) -> Obj:
+    group: Obj = {
+        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": "g", "namespace": "default", "uid": "g-uid"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}, "resourceClaims": [dict(TEMPLATE_ENTRY)]},
+    }
+    if status is not None:
+        group["status"] = {"resourceClaimStatuses": status}
+    return group
+
+
+def member() -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web", "namespace": "default", "uid": "web-uid"},
+        "spec": {
+            "schedulingGroup": {"podGroupName": "g"},
+            "resourceClaims": [dict(TEMPLATE_ENTRY)],
+            "containers": [{"name": "c", "image": "i"}],
+        },
+    }
+
+
+def group_claim(name: str = "g-gpu-abcde", owner_uid: str = "g-uid") -> Obj:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "uid": f"uid-{name}",
+            "annotations": {"resource.kubernetes.io/pod-claim-name": "gpu"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "scheduling.k8s.io/v1alpha2",
+                    "kind": "PodGroup",
+                    "name": "g",
+                    "uid": owner_uid,
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"devices": DEVICES},
+    }
+
+
+def controlled(objects: list[Obj], gate: bool) -> tuple[EmbeddedCluster, list[str]]:
+    cluster = EmbeddedCluster()
+    warnings: list[str] = []
+    ctl = ResourceClaimController(
+        cluster, NameGenerator(random.Random(1)), admit=lambda obj: "", warn=warnings.append, workload_claims=gate
+    )
+    for obj in objects:
+        cluster.create(copy.deepcopy(obj))
+    ctl.start()
+    return cluster, warnings
+
+
+def _owners(cluster: EmbeddedCluster) -> list[tuple[str, str]]:
+    return sorted(
+        (c["metadata"]["ownerReferences"][0]["kind"], c["metadata"]["name"]) for c in cluster.list("ResourceClaim")
+    )
+
+
+def _statuses(cluster: EmbeddedCluster, kind: str, name: str) -> Any:
+    obj = cluster.get(kind, "default", name)
+    return ((obj or {}).get("status") or {}).get("resourceClaimStatuses")
+
+
+def test_create_for_podgroup() -> None:
+    cluster, warnings = controlled([group_with_template(), ONE_GPU], gate=True)
+    ((kind, name),) = _owners(cluster)
+    assert kind == "PodGroup" and name.startswith("g-gpu-") and warnings == []
+    assert _statuses(cluster, "PodGroup", "g") == [{"name": "gpu", "resourceClaimName": name}]
+
+
+def test_skip_create_for_pod_with_podgroup_before_template_exists() -> None:
+    cluster, warnings = controlled([group_with_template(), member()], gate=True)
+    assert _owners(cluster) == [] and _statuses(cluster, "Pod", "web") is None
+    assert warnings == [
+        "podgroup default/g: PodGroupResourceClaim gpu: resource claim template 'one-gpu': "
+        'resourceclaimtemplates.resource.k8s.io "one-gpu" not found'
+    ]
+
+
+def test_update_pod_status_with_podgroup_claim() -> None:
+    cluster, _ = controlled([group_with_template(), group_claim(), ONE_GPU, member()], gate=True)
+    assert _owners(cluster) == [("PodGroup", "g-gpu-abcde")]  # found by owner and annotation: none made
+    assert _statuses(cluster, "Pod", "web") == [{"name": "gpu", "resourceClaimName": "g-gpu-abcde"}]
+
+
+def test_create_resource_claim_for_pod_with_podgroup_claim_when_feature_is_disabled() -> None:
+    cluster, _ = controlled([group_with_template(), group_claim(), ONE_GPU, member()], gate=False)
+    owners = _owners(cluster)
+    assert [k for k, _ in owners] == ["Pod", "PodGroup"]
+    assert _statuses(cluster, "Pod", "web") == [{"name": "gpu", "resourceClaimName": owners[0][1]}]
+
+
+def test_nop_and_recreate_for_podgroup() -> None:
+    recorded = [{"name": "gpu", "resourceClaimName": "g-gpu-abcde"}]
+    cluster, _ = controlled([group_with_template(recorded), group_claim(), ONE_GPU], gate=True)
+    assert _owners(cluster) == [("PodGroup", "g-gpu-abcde")]
+    cluster, _ = controlled([group_with_template(recorded), ONE_GPU], gate=True)  # the recorded claim is gone
+    ((_, name),) = _owners(cluster)
+    assert name != "g-gpu-abcde" and _statuses(cluster, "PodGroup", "g") == [{"name": "gpu", "resourceClaimName": name}]
+
+
+def test_wrong_claim_owner_podgroup() -> None:
+    """A claim for the entry owned by another PodGroup instance is not the group's: with no template, none is made
+    and the status names none; the stranger goes as the garbage collector takes it (its owner is gone)."""
+    cluster, warnings = controlled([group_with_template(), group_claim(owner_uid="other")], gate=True)
+    assert _statuses(cluster, "PodGroup", "g") is None and len(warnings) == 1
+    assert _owners(cluster) == []
+
+
+def test_clear_reserved_podgroup_unless_the_gate_is_off() -> None:
+    allocation = {
+        "devices": {"results": [{"request": "r", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}]}
+    }
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "shared", "namespace": "default", "finalizers": [FINALIZER]},
+        "spec": {"devices": DEVICES},
+        "status": {
+            "allocation": allocation,
+            "reservedFor": [{"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "g", "uid": "g-uid"}],
+        },
+    }
+    cluster, _ = controlled([claim], gate=True)  # its PodGroup is gone: unreserved, then deallocated
+    status = cluster.get("ResourceClaim", "default", "shared")["status"]  # type: ignore[index]
+    assert "reservedFor" not in status and "allocation" not in status
+    cluster, _ = controlled([claim], gate=False)
+    assert cluster.get("ResourceClaim", "default", "shared")["status"] == claim["status"]  # type: ignore[index]
