@@ -87,8 +87,8 @@ def test_versions_are_parsed_from_every_spelling() -> None:
         ("1.34", "GenericWorkload=true", "unrecognized feature gate: GenericWorkload"),
         (
             "1.36",
-            "GenericWorkload=true,DRAWorkloadResourceClaims=true",
-            "feature gate DRAWorkloadResourceClaims=true is not implemented by kubesched",
+            "DRANodeAllocatableResources=true",
+            "feature gate DRANodeAllocatableResources=true is not implemented by kubesched",
         ),
         ("1.36", "SchedulerAsyncPreemption=false", "feature gate SchedulerAsyncPreemption=false is not implemented"),
     ],

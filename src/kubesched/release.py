@@ -39,7 +39,6 @@ NOT_IMPLEMENTED_ON: Final = frozenset(
         "DRADeviceTaintRules",
         "DRAListTypeAttributes",
         "DRANodeAllocatableResources",
-        "DRAWorkloadResourceClaims",
         "DRAResourcePoolStatus",
         "VolumeLimitScaling",
         "SchedulerAsyncAPICalls",

@@ -153,9 +153,10 @@ class PodGroupCycle:
         if not kept:
             return
         info(log, V(3), "Attempting to schedule pod group", podGroup=f"{pod.namespace}/{name}")
-        result = self._algorithm(fwk, pod.namespace, name, kept)
+        group_state = CycleState()  # the pod-group cycle's own state, shared by its trials and preemption's
+        result = self._algorithm(fwk, group_state, pod.namespace, name, kept)
         if self.workload_preemption and result.status is not None and result.status.code == Code.UNSCHEDULABLE:
-            s = self._workload_preemption(fwk, pod.namespace, name, kept)
+            s = self._workload_preemption(fwk, group_state, pod.namespace, name, kept)
             if s is None:
                 result.waiting_on_preemption = True
             elif s.code == Code.ERROR:
@@ -167,14 +168,20 @@ class PodGroupCycle:
     # The algorithms
 
     def _algorithm(
-        self, fwk: Framework, namespace: str, name: str, members: list[QueuedPodInfo], post_filters: bool = True
+        self,
+        fwk: Framework,
+        group_state: CycleState,
+        namespace: str,
+        name: str,
+        members: list[QueuedPodInfo],
+        post_filters: bool = True,
     ) -> GroupResult:
         if self.placement_algorithm:
-            return self._placement_algorithm(fwk, namespace, name, members, post_filters)
-        return self._default_algorithm(fwk, members, post_filters)
+            return self._placement_algorithm(fwk, group_state, namespace, name, members, post_filters)
+        return self._default_algorithm(fwk, group_state, members, post_filters)
 
     def _default_algorithm(
-        self, fwk: Framework, members: list[QueuedPodInfo], post_filters: bool = True
+        self, fwk: Framework, group_state: CycleState, members: list[QueuedPodInfo], post_filters: bool = True
     ) -> GroupResult:
         """Each member in order, seeing those before it placed; every assumption undone at the end."""
         group = GroupResult()
@@ -182,7 +189,7 @@ class PodGroupCycle:
         reverts: list[Callable[[], None]] = []
         try:
             for qpi in members:
-                r = self._pod_algorithm(fwk, qpi, post_filters)
+                r = self._pod_algorithm(fwk, group_state, qpi, post_filters)
                 group.pods.append(r)
                 if r.status is not None and not r.requires_preemption:
                     if r.status.is_rejected():
@@ -206,7 +213,9 @@ class PodGroupCycle:
                 revert()
         return group
 
-    def _pod_algorithm(self, fwk: Framework, qpi: QueuedPodInfo, post_filters: bool = True) -> PodResult:
+    def _pod_algorithm(
+        self, fwk: Framework, group_state: CycleState, qpi: QueuedPodInfo, post_filters: bool = True
+    ) -> PodResult:
         """One member: filter and score; on a fit (or a nomination by preemption) assume, reserve and permit."""
         c = self.cycles
         pod = qpi.pod_info
@@ -214,6 +223,7 @@ class PodGroupCycle:
         record = AttemptRecord() if (wanted(pod) if callable(wanted) else wanted) else None
         r = PodResult(qpi, record)
         state = r.state
+        state.pod_group_cycle = group_state
         try:
             r.result = schedule_pod(c, fwk, state, pod, record)
         except FitError as fit_err:
@@ -269,13 +279,18 @@ class PodGroupCycle:
         return r
 
     def _placement_algorithm(
-        self, fwk: Framework, namespace: str, name: str, members: list[QueuedPodInfo], post_filters: bool = True
+        self,
+        fwk: Framework,
+        state: CycleState,
+        namespace: str,
+        name: str,
+        members: list[QueuedPodInfo],
+        post_filters: bool = True,
     ) -> GroupResult:
         """The default algorithm once per placement the generators propose; the best-scored passing one wins."""
         c = self.cycles
         c.cache.update_snapshot(c.snapshot)
         snapshot = c.snapshot
-        state = CycleState()
         placements = [Placement("", list(snapshot.node_info_list))]
         for plugin in fwk.placement_generate_plugins:
             next_placements: list[Placement] = []
@@ -294,7 +309,7 @@ class PodGroupCycle:
             allowed = {ni.name for ni in placement.nodes}
             snapshot.rebuild_lists([n for n in order if n in allowed])
             try:
-                result = self._default_algorithm(fwk, members, post_filters)
+                result = self._default_algorithm(fwk, state, members, post_filters)
             finally:
                 c.cache.update_snapshot(snapshot)
                 snapshot.rebuild_lists(order)
@@ -350,7 +365,7 @@ class PodGroupCycle:
     # Workload-aware preemption
 
     def _workload_preemption(
-        self, fwk: Framework, namespace: str, name: str, members: list[QueuedPodInfo]
+        self, fwk: Framework, group_state: CycleState, namespace: str, name: str, members: list[QueuedPodInfo]
     ) -> Status | None:
         """runWorkloadAwarePreemption: victims for the whole group, evicted; None when it should now fit."""
         c = self.cycles
@@ -385,7 +400,7 @@ class PodGroupCycle:
                 c.cache.add_pod(p)
 
         def fits() -> Status | None:
-            return self._algorithm(fwk, namespace, name, members, post_filters=False).status
+            return self._algorithm(fwk, group_state, namespace, name, members, post_filters=False).status
 
         never = any(m.pod_info.preemption_policy == "Never" for m in members)
         chosen, s = select_victims(pod_group_priority(pg), never, victims, list_pdbs(lister), remove, restore, fits)
@@ -437,6 +452,7 @@ class PodGroupCycle:
                 continue
             if r.status is None and r.result is not None:
                 if gs is None:
+                    r.state.pod_group_cycle = None  # binding is no part of the group cycle
                     cycle = c.place(fwk, r.state, qpi, r.record, r.result)
                     if cycle is None:
                         unschedulable += 1

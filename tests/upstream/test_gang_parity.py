@@ -3,7 +3,9 @@
 Seed 2 places three gangs without constraints, 9 has a topology gang that fits nowhere, and in 12
 NodeResourcesFit's placement score (MostAllocated over a domain) outweighs PodGroupPodsCount, so a
 gang takes the fuller zone and half of it waits; in 14 a high-priority gang preempts lower-priority pods
-as a whole (WorkloadAwarePreemption). Longer runs:
+as a whole (WorkloadAwarePreemption); in 18 two gangs share a ResourceClaim each
+(DRAWorkloadResourceClaims) on a DeviceClass with one device: the first allocates it once
+for all its members, the second cannot allocate its claim and waits. Longer runs:
 
     export KUBESCHED_K8S_ASSETS=$(../shared/k8s/install.sh)
     python3 bench/parity.py --family gang --seeds 1-8
@@ -17,7 +19,7 @@ from kubesched_testing.controlplane import assets_dir, missing_assets_reason
 from kubesched_testing.parity.compare import format_table
 from kubesched_testing.parity.gang import run_gang_family
 
-SEEDS = [2, 9, 12, 14]
+SEEDS = [2, 9, 12, 14, 18]
 
 pytestmark = pytest.mark.skipif(assets_dir() is None, reason=missing_assets_reason())
 

@@ -174,6 +174,12 @@ def _group_fields(spec: Mapping[str, Any], path: str) -> Errors:
                     field.invalid(f"{at}[{i}].name", claim["name"], m) for m in names.is_dns1123_label(claim["name"])
                 )
             errs.extend(_union(claim, ("resourceClaimName", "resourceClaimTemplateName"), f"{at}[{i}]"))
+            for key in ("resourceClaimName", "resourceClaimTemplateName"):
+                value = claim.get(key)
+                if value is not None:
+                    errs.extend(
+                        field.invalid(f"{at}[{i}].{key}", value, m) for m in names.is_dns1123_subdomain(str(value))
+                    )
     mode = spec.get("disruptionMode")
     if mode is not None and mode not in DISRUPTION_MODES:
         errs.append(field.not_supported(f"{path}.disruptionMode", mode, DISRUPTION_MODES))
@@ -235,7 +241,33 @@ def validate_pod_group(pg: Obj) -> Errors:
             for key in ("workloadName", "podGroupTemplateName"):
                 if not workload.get(key):
                     errs.append(field.required(f"spec.podGroupTemplateRef.workload.{key}"))
-    return errs + _group_fields(spec, "spec")
+    return errs + _group_fields(spec, "spec") + _claim_statuses(pg)
+
+
+def _claim_statuses(pg: Obj) -> Errors:
+    """status.resourceClaimStatuses (DRAWorkloadResourceClaims): each names an entry of spec.resourceClaims, and
+    the claim made for it, when given, by a DNS subdomain."""
+    statuses = (pg.get("status") or {}).get("resourceClaimStatuses")
+    if not isinstance(statuses, list):
+        return []
+    entries = {c.get("name") for c in (pg.get("spec") or {}).get("resourceClaims") or () if isinstance(c, Mapping)}
+    at = "status.resourceClaimStatuses"
+    errs = _duplicates(statuses, at, ("name", "resourceClaimName"))
+    valid = [(i, st) for i, st in enumerate(statuses) if isinstance(st, Mapping)]
+    for i, status in valid:  # the server checks every entry's name before any claim name
+        if status.get("name") not in entries:
+            errs.append(
+                field.invalid(
+                    f"{at}[{i}].name", status.get("name"), "must match the name of an entry in `spec.resourceClaims`"
+                )
+            )
+    for i, status in valid:
+        claim = status.get("resourceClaimName")
+        if claim is not None:
+            errs.extend(
+                field.invalid(f"{at}[{i}].resourceClaimName", claim, m) for m in names.is_dns1123_subdomain(str(claim))
+            )
+    return errs
 
 
 def validate_scheduling_group(pod: Obj) -> Errors:
@@ -335,6 +367,8 @@ def apply_gates(
                 dropped_groups += 1
         elif kind == POD_GROUP:
             _drop_gated(obj.get("spec") or {}, release)
+            if not release.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS):  # the status strategy drops it likewise
+                (obj.get("status") or {}).pop("resourceClaimStatuses", None)
         elif kind == WORKLOAD:
             for template in (obj.get("spec") or {}).get("podGroupTemplates") or ():
                 _drop_gated(template, release)

@@ -18,7 +18,14 @@ class StateNotFound(KeyError):
 
 
 class CycleState:
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "skip_pre_bind_plugins", "pods_to_activate")
+    __slots__ = (
+        "_data",
+        "skip_filter_plugins",
+        "skip_score_plugins",
+        "skip_pre_bind_plugins",
+        "pods_to_activate",
+        "pod_group_cycle",
+    )
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
@@ -26,6 +33,9 @@ class CycleState:
         self.skip_score_plugins: set[str] = set()
         self.skip_pre_bind_plugins: set[str] = set()
         self.pods_to_activate: dict[str, Any] = {}
+        # The state of the pod-group cycle this pod's trial belongs to (SetPodGroupSchedulingCycle): shared by
+        # the group's members until binding starts, None outside a group cycle.
+        self.pod_group_cycle: CycleState | None = None
 
     def read(self, key: str) -> Any:
         try:
@@ -45,6 +55,7 @@ class CycleState:
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
         c.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
+        c.pod_group_cycle = self.pod_group_cycle
         return c
 
 

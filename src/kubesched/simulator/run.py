@@ -26,7 +26,7 @@ from kubesched.config.trust import UNTRUSTED, Trust
 from kubesched.event_handlers import informed_scheduler
 from kubesched.framework.outcome import Outcome, SchedulerEvent
 from kubesched.framework.types import AttemptRecord, PodInfo, new_pod_info
-from kubesched.release import DEFAULT, WORKLOAD_WITH_JOB, Release
+from kubesched.release import DEFAULT, DRA_WORKLOAD_RESOURCE_CLAIMS, WORKLOAD_WITH_JOB, Release
 from kubesched.scheduler import Scheduler
 from kubesched.simulator.load import LoadedInput, admit_update, create_problems, prepare_objects
 from kubesched.simulator.scenario import Step, merge_patch
@@ -155,7 +155,7 @@ def simulate(
     workloads = _workload_controllers(
         loaded, cluster, result, seed, config.release.workload_aware and config.release.enabled(WORKLOAD_WITH_JOB)
     )
-    claims = _claim_controller(loaded, cluster, result, seed)
+    claims = _claim_controller(loaded, cluster, result, seed, config.release.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS))
     volumes = _ephemeral_volume_controller(loaded, cluster, result, seed)
     rank = {k: i for i, k in enumerate(_FIRST)}
     first = sorted((so for so in objects if so.obj["kind"] in rank), key=lambda so: rank[so.obj["kind"]])
@@ -269,11 +269,13 @@ def _workload_controllers(
 
 
 def _claim_controller(
-    loaded: LoadedInput, cluster: EmbeddedCluster, result: SimulationResult, seed: int | None
+    loaded: LoadedInput, cluster: EmbeddedCluster, result: SimulationResult, seed: int | None, workload_claims: bool
 ) -> ResourceClaimController:
     """The resourceclaim controller, naming claims from the seed, admitting them as the input was admitted."""
     names = _seeded_names("kubesched-claims", seed)
-    return ResourceClaimController(cluster, names, admit=_admission(loaded), warn=result.warnings.append)
+    return ResourceClaimController(
+        cluster, names, admit=_admission(loaded), warn=result.warnings.append, workload_claims=workload_claims
+    )
 
 
 def _ephemeral_volume_controller(

@@ -1,13 +1,21 @@
 """The `gang` parity family: seeded PodGroups placed by real kube-scheduler v1.36 and by kubesched.
 
-Both schedulers run with GenericWorkload, GangScheduling and TopologyAwareWorkloadScheduling
-on (the API server with scheduling.k8s.io/v1alpha2 served). Each case is a cluster of
+Both schedulers run with GenericWorkload, GangScheduling, TopologyAwareWorkloadScheduling,
+WorkloadAwarePreemption and DRAWorkloadResourceClaims on (the API server with
+scheduling.k8s.io/v1alpha2 served). Each case is a cluster of
 nodes labelled by zone, rack and host, all of different sizes (so that node scores rarely
 tie and the schedulers' random tie-breaks rarely matter), and one to three gangs of 2-16
 identical pods with a minCount (sometimes above the group's size, which keeps it waiting)
 and sometimes a topology constraint on zone or rack. A group's pods are created first and
 wait for their PodGroup; the PodGroup is then created and the group settles before the
-next, on both sides (kubesched: a Scenario step per group, a minute apart).
+next, on both sides (kubesched: a Scenario step per group, a minute apart). In about half
+the seeds some gangs share a ResourceClaim of their own (DRAWorkloadResourceClaims): the
+PodGroup lists it in spec.resourceClaims and every member names it alike, on a DeviceClass
+whose one or two devices are reachable from every node (a ResourceSlice with allNodes), so
+that a gang past the devices cannot allocate its claim and waits. Devices on every node
+keep the comparison fair: v1.36 does not hold a member reusing a pending allocation to the
+allocation's node selector, and which member's PreBind writes the allocation is a race of
+goroutines upstream, so with node-local devices where the members end up would be chance.
 
 A group's members are identical and upstream orders them by map iteration, so which member
 lands where is not compared: a decision is one pod of one group, and the family compares
@@ -31,7 +39,10 @@ from kubesched_testing.controlplane import ControlPlane, reset_cluster
 from kubesched_testing.parity.compare import FamilyReport, Mismatch
 from kubesched_testing.parity.upstream import Attempt, Decision
 
-GATES = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true,WorkloadAwarePreemption=true"
+GATES = (
+    "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true,WorkloadAwarePreemption=true,"
+    "DRAWorkloadResourceClaims=true"
+)
 APISERVER_ARGS = ("--runtime-config=scheduling.k8s.io/v1alpha2=true", f"--feature-gates={GATES}")
 CONFIG: dict[str, Any] = {"podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 1}
 ZONE, RACK, HOST = "topology.kubernetes.io/zone", "example.com/rack", "kubernetes.io/hostname"
@@ -55,6 +66,7 @@ class GangCase:
     groups: list[Group] = field(default_factory=list)
     classes: list[Obj] = field(default_factory=list)  # PriorityClasses
     fillers: list[Obj] = field(default_factory=list)  # bound low-priority pods a high-priority gang may preempt
+    devices: list[Obj] = field(default_factory=list)  # a DeviceClass, its ResourceSlice and the gangs' claims
 
 
 def _node(name: str, zone: str, rack: str, cpu_m: int, mem_gi: int) -> Obj:
@@ -111,8 +123,53 @@ def generate(seed: int) -> GangCase:
             for i in range(size)
         ]
         case.groups.append(Group(pod_group, pods, min_count, topology))
+    _shared_claims(case, random.Random(f"kubesched-gang-claims/{seed}"))
     _preemption(case, cpus, random.Random(f"kubesched-gang-preemption/{seed}"))
     return case
+
+
+def _shared_claims(case: GangCase, rng: random.Random) -> None:
+    """One seed in two: a DeviceClass with one or two devices reachable from every node, and a ResourceClaim per
+    chosen gang that its PodGroup and all its members share (DRAWorkloadResourceClaims)."""
+    if rng.random() >= 0.5:
+        return
+    driver, klass = f"s{case.seed}.fabric.example.com", f"s{case.seed}-fabric"
+    count = rng.randint(1, 2)
+    case.devices = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": klass},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": klass},
+            "spec": {
+                "driver": driver,
+                "pool": {"name": "fabric", "generation": 1, "resourceSliceCount": 1},
+                "allNodes": True,
+                "devices": [{"name": f"link-{i}"} for i in range(count)],
+            },
+        },
+    ]
+    chosen = [g for g in case.groups if rng.random() < 0.7] or case.groups[:1]
+    for group in chosen:
+        name = f"{group.pod_group['metadata']['name']}-fabric"
+        case.devices.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {"devices": {"requests": [{"name": "link", "exactly": {"deviceClassName": klass}}]}},
+            }
+        )
+        entry = {"name": "fabric", "resourceClaimName": name}
+        group.pod_group["spec"]["resourceClaims"] = [dict(entry)]
+        for p in group.pods:
+            p["spec"]["resourceClaims"] = [dict(entry)]
+            p["spec"]["containers"][0]["resources"]["claims"] = [{"name": "fabric"}]
 
 
 def _priority_class(name: str, value: int) -> Obj:
@@ -197,6 +254,13 @@ def run_upstream(cp: ControlPlane, case: GangCase) -> Verdicts:
         time.sleep(2.0)
         for n in sorted(case.nodes, key=lambda o: o["metadata"]["name"]):
             api.request("POST", "/api/v1/nodes", body=n)
+        for obj in case.devices:
+            namespaced = obj["kind"] == "ResourceClaim"
+            plural = {"DeviceClass": "deviceclasses", "ResourceSlice": "resourceslices"}.get(
+                obj["kind"], "resourceclaims"
+            )
+            where = "namespaces/default/" if namespaced else ""
+            api.request("POST", f"/apis/resource.k8s.io/v1/{where}{plural}", body=obj)
         for klass in case.classes:
             try:
                 api.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", body=klass)
@@ -240,7 +304,12 @@ def _settle(api: KubeAPI, names: list[str], timeout: float = 20.0) -> None:
         }
         done = all(
             (p.get("spec") or {}).get("nodeName")
-            or any(c.get("type") == "PodScheduled" for c in (p.get("status") or {}).get("conditions") or ())
+            or any(
+                # A SchedulerError (a member that lost the race to write a shared claim's allocation in PreBind)
+                # is retried after the backoff: not settled yet.
+                c.get("type") == "PodScheduled" and c.get("reason") != "SchedulerError"
+                for c in (p.get("status") or {}).get("conditions") or ()
+            )
             for p in pods.values()
         )
         if done and len(pods) == len(names):
@@ -338,6 +407,7 @@ def run_ours(case: GangCase, up: Verdicts | None = None) -> tuple[Verdicts, set[
         sim = simulate(
             *case.classes,
             *case.nodes,
+            *case.devices,
             *case.fillers,
             *pods,
             scenario,
@@ -463,7 +533,9 @@ def run_gang_family(cp: ControlPlane | None, seeds: list[int], progress: Any = l
             report.exact += exact
             report.ambiguous += ambiguous
             victims = sum(1 for f in case.fillers if f["metadata"]["name"] not in up)
-            for note, n in (("gangs", len(case.groups)), ("preemption victims (upstream)", victims)):
+            shared = sum(1 for g in case.groups if g.pod_group["spec"].get("resourceClaims"))
+            notes = (("gangs", len(case.groups)), ("gangs sharing a claim", shared))
+            for note, n in (*notes, ("preemption victims (upstream)", victims)):
                 report.notes[note] = report.notes.get(note, 0) + n
             for group, details in problems:
                 report.by_kind["result"] = report.by_kind.get("result", 0) + 1

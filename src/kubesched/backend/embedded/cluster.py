@@ -89,10 +89,25 @@ class EmbeddedCluster(ObjectStore):
         old = self.objects[kind].get(key)
         if old is None:
             raise ConflictError(f'{kind} "{"/".join(p for p in key if p)}" not found')
+        if kind == "ResourceClaim":
+            self._check_version(old, obj)
         self._bump(obj)
         self.objects[kind][key] = obj
         self._emit(kind, "MODIFIED", old, obj)
         return obj
+
+    @staticmethod
+    def _check_version(old: Obj, obj: Obj) -> None:
+        """Optimistic concurrency for ResourceClaims, whose writers (DRA's PreBind, the resourceclaim controller)
+        race as in a cluster: a write based on an older version is refused with the API server's 409."""
+        given = (obj.get("metadata") or {}).get("resourceVersion")
+        current = (old.get("metadata") or {}).get("resourceVersion")
+        if given and current and given != current:
+            name = (obj.get("metadata") or {}).get("name")
+            raise ConflictError(
+                f'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "{name}": the object has been '
+                "modified; please apply your changes to the latest version and try again"
+            )
 
     def _generated_name(self, kind: str, namespace: str, base: str) -> str:
         """generateName as the API server completes it: five characters of its alphabet, unused so far."""

@@ -19,9 +19,18 @@
   and on each event for the claims, up to bindingTimeout, while other pods go on.
 
 Extended resources a DeviceClass serves (extended.py) ride along as one more claim, made
-per node in Filter and created in PreBind. Feature gates as v1.36's defaults:
-DRAWorkloadResourceClaims (PodGroup claims) and DRANodeAllocatableResources are alpha and
-off; so are they here.
+per node in Filter and created in PreBind. DRANodeAllocatableResources (alpha) is not
+implemented.
+
+In a pod-group cycle, an allocation Reserve made for one member is reused by the members
+after it that share the claim (the group cycle's state lists such claims); with
+DRAWorkloadResourceClaims (alpha) a claim a pod entry shares with its PodGroup's
+spec.resourceClaims is reserved for the PodGroup, not the pod, and a group that fits
+nowhere and has no scheduled member gives its claims' reservations back in PostFilter.
+As in v1.36, a member reusing a pending allocation is not held to the allocation's node
+selector, and only the first member to reach PreBind writes the allocation: the others
+fail binding ("got allocated elsewhere in the meantime") and come back for the claim as
+allocated.
 """
 
 from __future__ import annotations
@@ -80,17 +89,22 @@ from kubesched.framework.plugins.dynamicresources.extended import (
 from kubesched.framework.plugins.dynamicresources.resourceclaim import (
     FINALIZER,
     ClaimError,
+    bind_to,
     check_is_for_pod,
     claim_name,
     claim_uid,
+    is_for_pod_group,
     is_reserved_for_pod,
     is_subrequest_ref,
     kobj,
     pod_consumer,
+    pod_group_claim_name,
+    pod_group_uid,
 )
 from kubesched.framework.plugins.helper.normalize_score import default_normalize_score
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeToStatus, PodInfo
+from kubesched.release import DRA_WORKLOAD_RESOURCE_CLAIMS
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +120,7 @@ DELETED: Final = "deletion of ResourceClaim completed"
 DEALLOCATED: Final = "deallocation of ResourceClaim completed"
 CANNOT_ALLOCATE: Final = "cannot allocate all claims"
 NOT_AVAILABLE: Final = "resourceclaim not available on the node"
+UNRESERVED_FOR_POD_GROUP: Final = "ResourceClaim unreserved for PodGroup"
 # What PostFilter answers when this plugin's PreFilter never ran (an earlier PreFilter plugin
 # rejected the pod): upstream's state lookup fails, and the error text ends the FitError.
 STATE_NOT_FOUND: Final = "not found"
@@ -154,7 +169,10 @@ class _StateData:
     unavailable: set[int] = field(default_factory=set)
     node_allocations: dict[str, _NodeAllocation] = field(default_factory=dict)
     allocated: list[int] = field(default_factory=list)  # indices of the claims allocated before this cycle
-    claims_to_allocate: list[Obj] = field(default_factory=list)  # the others, in order
+    claims_to_allocate: list[Obj] = field(default_factory=list)  # the others, in order (not those reusing one)
+    # Whom each of the pod's own claims is reserved for (DRAWorkloadResourceClaims): the pod or its PodGroup.
+    bindings: list[dict[str, str]] = field(default_factory=list)
+    pending_results: list[dict[str, Any]] = field(default_factory=list)  # allocations reused from the group cycle
     first_available: bool = False  # some request has alternatives: Score has something to weigh
     # For AllocationMemo: the claims' specs as a key, and what the allocator was built from. With a claim
     # for extended resources to allocate, its spec is the node's: memo_specs holds the others', and the key
@@ -193,6 +211,20 @@ def _state_data(state: CycleState) -> _StateData | Status:
     except StateNotFound as err:
         return Status(Code.ERROR, err=err)
     return data
+
+
+def _pod_group_pending(state: CycleState) -> set[str] | None:
+    """podGroupStateData: the uids of claims whose pending allocation was made in this pod-group cycle, None
+    outside one."""
+    group = state.pod_group_cycle
+    if group is None:
+        return None
+    try:
+        pending: set[str] = group.read(STATE_KEY)
+    except StateNotFound:
+        pending = set()
+        group.write(STATE_KEY, pending)
+    return pending
 
 
 def has_claims(pod: PodInfo) -> bool:
@@ -245,6 +277,7 @@ class DynamicResourcesWithoutScore(
         self.filter_timeout = parse_go_duration(args.filterTimeout or "0s") / 1e9
         self.binding_timeout = parse_go_duration(args.bindingTimeout or "10m") / 1e9
         self._manager: DRAManager | None = None
+        self.workload_claims = handle.release.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS)
 
     @property
     def manager(self) -> DRAManager:
@@ -322,7 +355,7 @@ class DynamicResourcesWithoutScore(
             if (claim.get("metadata") or {}).get("deletionTimestamp"):
                 raise ClaimError(f'resourceclaim "{name}" is being deleted')
             if must_check_owner:
-                check_is_for_pod(pod, claim)
+                check_is_for_pod(pod, claim, self.workload_claims)
             out.append(claim)
         return out
 
@@ -347,10 +380,15 @@ class DynamicResourcesWithoutScore(
         except ClaimError as err:
             return None, _unresolvable(str(err))
         extended_claim = self._pre_filter_extended_resources(pod, s)
+        try:
+            bindings = self._bindings(pod)
+        except ClaimError as err:
+            return None, _unresolvable(str(err))
         claims = user_claims + ([extended_claim] if extended_claim is not None else [])
         if not claims:
             return None, Status(Code.SKIP)
         tracker = self.manager.claims
+        group_pending = _pod_group_pending(state)
         infos = [_ClaimInfo() for _ in claims]
         to_allocate = 0
         for claim, info in zip(claims, infos, strict=True):
@@ -365,6 +403,11 @@ class DynamicResourcesWithoutScore(
                     info.available_on_nodes = parse_node_selector(raw)
                 continue
             to_allocate += 1
+            if group_pending is not None and claim_uid(claim) in group_pending:
+                shared = tracker.get_pending_allocation(claim_uid(claim))
+                if shared is not None:  # reserved for an earlier member of this group cycle: reused as it is
+                    info.allocation = copy.deepcopy(dict(shared))
+                    continue
             if tracker.get_pending_allocation(claim_uid(claim)) is not None:
                 return None, _unresolvable(f"resource claim {kobj(claim)} is in the process of being allocated")
             if claim is extended_claim:
@@ -380,7 +423,11 @@ class DynamicResourcesWithoutScore(
             except AllocationError as err:
                 return None, Status(Code.ERROR, err=err)
             if manager.memo.enabled and manager.slices.memo_safe:
-                specs = [c.get("spec") for c in claims if allocation_of(c) is None]
+                specs = [
+                    c.get("spec")
+                    for c, info in zip(claims, infos, strict=True)
+                    if allocation_of(c) is None and info.allocation is None
+                ]
                 if extended_claim is None or allocation_of(extended_claim) is not None:
                     s.memo_key = _memo_key(specs)
                 else:
@@ -391,13 +438,44 @@ class DynamicResourcesWithoutScore(
         s.num_user = len(user_claims)
         s.infos = infos
         s.allocated = [i for i, c in enumerate(claims) if allocation_of(c) is not None]
-        s.claims_to_allocate = [c for c in claims if allocation_of(c) is None]
+        s.claims_to_allocate = [
+            c for c, info in zip(claims, infos, strict=True) if allocation_of(c) is None and info.allocation is None
+        ]
+        s.pending_results = [
+            info.allocation
+            for c, info in zip(claims, infos, strict=True)
+            if allocation_of(c) is None and info.allocation is not None
+        ]
+        s.bindings = bindings
         s.first_available = any(
             r.get("firstAvailable")
             for c in claims
             for r in ((c.get("spec") or {}).get("devices") or {}).get("requests") or ()
         )
         return None, None
+
+    def _pod_group(self, pod: PodInfo) -> Obj | None:
+        """getPodGroup: the pod's PodGroup when DRAWorkloadResourceClaims is on and it names one; ClaimError if
+        it is not there."""
+        group = (pod.obj.get("spec") or {}).get("schedulingGroup")
+        name = group.get("podGroupName") if isinstance(group, Mapping) else None
+        if not self.workload_claims or not name:
+            return None
+        found = self.handle.listers().get("PodGroup", pod.namespace, str(name))
+        if found is None:
+            raise ClaimError(f'podgroup.scheduling.k8s.io "{name}" not found')
+        return found
+
+    def _bindings(self, pod: PodInfo) -> list[dict[str, str]]:
+        """podResourceClaimBindings: whom each pod entry's claim is reserved for ([] with the gate off: the pod)."""
+        if not self.workload_claims:
+            return []
+        group = self._pod_group(pod)
+        return [bind_to(pod, group, entry) for entry in (pod.obj.get("spec") or {}).get("resourceClaims") or ()]
+
+    def _binding(self, s: _StateData, index: int, pod: PodInfo) -> dict[str, str]:
+        """claimStore.getBinding: the claim's consumer, the pod itself past the entries (its extended claim)."""
+        return dict(s.bindings[index]) if index < len(s.bindings) else pod_consumer(pod)
 
     def _pre_filter_extended_resources(self, pod: PodInfo, s: _StateData) -> Obj | None:
         """preFilterExtendedResources: the pod's claim for extended resources a DeviceClass serves, if it asks for any.
@@ -492,7 +570,7 @@ class DynamicResourcesWithoutScore(
                 return Status(Code.ERROR, err=err)
             if result is None or len(result) != len(to_allocate):
                 return _unresolvable(CANNOT_ALLOCATE)
-            results = result
+            results = [*result, *s.pending_results]  # upstream's order, whatever the claims' order
         if unavailable:
             s.unavailable.update(unavailable)
             return _unresolvable(NOT_AVAILABLE)
@@ -645,7 +723,52 @@ class DynamicResourcesWithoutScore(
             except Exception as err:
                 return None, Status(Code.ERROR, err=err)
             return None, Status(Code.UNSCHEDULABLE, DELETED)
+        if self.workload_claims:
+            status = self._unreserve_pod_group_claims(pod)
+            if status is not None:
+                return None, status
         return None, Status(Code.UNSCHEDULABLE, STILL_NOT_SCHEDULABLE)
+
+    def _unreserve_pod_group_claims(self, pod: PodInfo) -> Status | None:
+        """unreservePodGroupClaims: a group none of whose members is scheduled gives back the first of its claims
+        reserved for it, so that the next attempt may allocate anew."""
+        group = (pod.obj.get("spec") or {}).get("schedulingGroup")
+        name = group.get("podGroupName") if isinstance(group, Mapping) else None
+        if not name:
+            return None
+        states = self.handle.pod_groups
+        members = states.get(pod.namespace, str(name)) if states is not None else None
+        if members is None:
+            return _error(f"pod group state not found for pod group {pod.namespace}/{name}")
+        if members.scheduled_count() > 0:
+            return None
+        try:
+            pod_group = self._pod_group(pod)
+        except ClaimError as err:
+            return _error(str(err))
+        assert pod_group is not None
+        tracker = self.manager.claims
+        for entry in (pod_group.get("spec") or {}).get("resourceClaims") or ():
+            try:
+                claim_name_, must_check_owner = pod_group_claim_name(pod_group, entry)
+            except ClaimError as err:
+                return _error(str(err))
+            if claim_name_ is None:
+                continue
+            claim = tracker.get(pod.namespace, claim_name_)
+            if claim is None:
+                return _error(f'resourceclaim.resource.k8s.io "{claim_name_}" not found')
+            if must_check_owner and not is_for_pod_group(pod_group, claim):
+                continue
+            if allocation_of(claim) is None or not is_reserved_for_pod(pod, claim, True):
+                continue
+            try:
+                self._remove_reservation(claim, pod_group_uid(pod_group))
+            except Exception as err:  # retried with the pod's next attempt
+                log.error("postfilter unreserving claim %s: %s", kobj(claim), err)
+                continue
+            return _unresolvable(UNRESERVED_FOR_POD_GROUP)
+        return None
 
     def _delete_claim(self, claim: Obj) -> None:
         """deleteClaim: without the scheduler's finalizer first, then deleted."""
@@ -709,6 +832,7 @@ class DynamicResourcesWithoutScore(
         s = _state_data(state)
         if isinstance(s, Status):
             return s
+        group_pending = _pod_group_pending(state)
         pending = list(s.to_allocate())
         if not s.claims or not pending or s.allocator is None:
             return None
@@ -740,6 +864,8 @@ class DynamicResourcesWithoutScore(
                 finalizers.append(FINALIZER)
             allocated.setdefault("status", {})["allocation"] = allocation
             tracker.signal_pending_allocation(claim_uid(claim), allocated)
+            if group_pending is not None:
+                group_pending.add(claim_uid(claim))
         return None
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
@@ -747,14 +873,18 @@ class DynamicResourcesWithoutScore(
         if isinstance(s, Status):
             return
         tracker = self.manager.claims if s.claims else None
+        group_pending = _pod_group_pending(state)
         for claim in s.claims[: s.num_user]:
             assert tracker is not None
             meta = _meta(claim)
             if tracker.maybe_remove_pending_allocation(claim_uid(claim), False):
                 tracker.restore(str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
+                if group_pending is not None:
+                    group_pending.discard(claim_uid(claim))
+            # A reservation for the PodGroup stays: other members may still need the claim.
             if allocation_of(claim) is not None and is_reserved_for_pod(pod, claim):
                 try:
-                    self._remove_reservation(claim, pod)
+                    self._remove_reservation(claim, pod.uid)
                 except Exception as err:  # PreBind is retried with the pod: nothing else to do here
                     log.error("unreserve resourceclaim %s: %s", kobj(claim), err)
         extended = s.extended_claim
@@ -770,8 +900,8 @@ class DynamicResourcesWithoutScore(
         except Exception as err:
             log.error("delete resourceclaim %s: %s", kobj(extended), err)
 
-    def _remove_reservation(self, claim: Obj, pod: PodInfo) -> None:
-        """Take the pod out of status.reservedFor (upstream patches the entry away by uid)."""
+    def _remove_reservation(self, claim: Obj, uid: str) -> None:
+        """Take a consumer out of status.reservedFor (upstream patches the entry away by uid)."""
         client = self.handle.api_client()
         meta = _meta(claim)
         ns, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
@@ -780,7 +910,7 @@ class DynamicResourcesWithoutScore(
             if current is None or _meta(current).get("uid") != meta.get("uid"):
                 return
             status = current.get("status") or {}
-            kept = [r for r in status.get("reservedFor") or () if r.get("uid") != pod.uid]
+            kept = [r for r in status.get("reservedFor") or () if r.get("uid") != uid]
             updated = {**current, "status": {**status, "reservedFor": kept}}
             if not kept:
                 updated["status"].pop("reservedFor")
@@ -805,7 +935,7 @@ class DynamicResourcesWithoutScore(
         if not s.claims:
             return None
         for index, claim in enumerate(s.claims):
-            if not is_reserved_for_pod(pod, claim):
+            if not is_reserved_for_pod(pod, claim, self.workload_claims):
                 try:
                     s.claims[index] = self._bind_claim(s, index, pod, node_name)
                 except (ClaimError, ConflictError) as err:
@@ -867,7 +997,7 @@ class DynamicResourcesWithoutScore(
                         )
                     current = copy.deepcopy(fresh)
                 try:
-                    written = self._write_claim(current, allocation, pod)
+                    written = self._write_claim(current, allocation, self._binding(s, index, pod))
                     break
                 except ConflictError:
                     if attempt == RETRIES - 1:
@@ -919,7 +1049,7 @@ class DynamicResourcesWithoutScore(
         except Exception as err:
             raise ClaimError(f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {err}") from err
 
-    def _write_claim(self, claim: Obj, allocation: dict[str, Any] | None, pod: PodInfo) -> Obj:
+    def _write_claim(self, claim: Obj, allocation: dict[str, Any] | None, consumer: dict[str, str]) -> Obj:
         client = self.handle.api_client()
         meta = claim.setdefault("metadata", {})
         if meta.get("deletionTimestamp"):
@@ -938,7 +1068,7 @@ class DynamicResourcesWithoutScore(
                     raise ClaimError(f"add finalizer to claim {kobj(claim)}: {err}") from err
                 status = claim.setdefault("status", {})
             status["allocation"] = copy.deepcopy(allocation)
-        status["reservedFor"] = [*(status.get("reservedFor") or ()), pod_consumer(pod)]
+        status["reservedFor"] = [*(status.get("reservedFor") or ()), consumer]
         current = status.get("allocation")
         if current is None:
             raise ClaimError(f"claim {kobj(claim)} got deallocated elsewhere in the meantime")

@@ -161,7 +161,8 @@ def test_assume_cache() -> None:
     assert tracker.get("default", "a") is store.get("ResourceClaim", "default", "a")
     assert index_of(tracker)[0] == set()
     tracker.assume(written)
-    newer = store.update({**copy.deepcopy(written), "metadata": {**written["metadata"]}})
+    current_rv = stored(store, "ResourceClaim", "default", "a")["metadata"]["resourceVersion"]
+    newer = store.update({**copy.deepcopy(written), "metadata": {**written["metadata"], "resourceVersion": current_rv}})
     newer_rv = int(newer["metadata"]["resourceVersion"])
     assert newer_rv < int(written["metadata"]["resourceVersion"])  # the informer is still behind: assumed wins
     assert tracker.get("default", "a") is written

@@ -25,7 +25,8 @@ from kubesched.framework.interface import BindingWait, Handle, NodeScoreList, Qu
 from kubesched.framework.plugins.dynamicresources import dynamic_resources as dr
 from kubesched.framework.plugins.dynamicresources.dra_manager import DRAManager
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeToStatus, new_pod_info
+from kubesched.framework.types import NodeToStatus, PodInfo, new_pod_info
+from kubesched.release import release
 from kubesched_testing.cluster import stored
 from kubesched_testing.framework import build_snapshot, lister_with
 from kubesched_testing.wrappers import make_node, make_pod
@@ -217,6 +218,34 @@ def with_class(c: Obj, cls: str) -> Obj:
     return out
 
 
+@dataclass
+class GroupMembers:
+    """The cache's view of PodGroups' members, as much of it as PostFilter reads: who is scheduled (a node)."""
+
+    pods: list[PodInfo]
+    assumed: dict[str, PodInfo] = field(default_factory=dict)  # none: PostFilter counts nodes only
+
+    def get(self, namespace: str, name: str) -> GroupMembers | None:
+        members = [p for p in self.pods if p.namespace == namespace and _group_of(p) == name]
+        return GroupMembers(members) if members else None
+
+    def all_count(self) -> int:
+        return len(self.pods)
+
+    def scheduled_count(self) -> int:
+        return len(self.scheduled_pods())
+
+    def scheduled_pods(self) -> list[PodInfo]:
+        return [p for p in self.pods if p.node_name]
+
+    def unscheduled_pods(self) -> list[PodInfo]:
+        return [p for p in self.pods if not p.node_name]
+
+
+def _group_of(p: PodInfo) -> str:
+    return str(((p.obj.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName") or "")
+
+
 # The run.
 
 
@@ -261,6 +290,7 @@ def run(
     unreserve_before_prebind: bool = False,
     unreserve_after_prebind: bool = False,
     client: Any = None,  # wraps the cluster as the plugin's API client
+    gates: str = "",  # v1.36's feature gates (DRAWorkloadResourceClaims needs GenericWorkload)
 ) -> Run:
     clock = VirtualClock()
     cluster = lister_with(clock=clock)
@@ -270,12 +300,15 @@ def run(
     cluster.create(copy.deepcopy(pod))
     snapshot = build_snapshot(nodes)
     manager = DRAManager(cluster)
+    groups = GroupMembers([new_pod_info(copy.deepcopy(o)) for o in (*objs, pod) if o.get("kind") == "Pod"])
     handle = Handle(
         lister=cluster,
         client=client(cluster) if client else cluster,
         snapshot=snapshot,
         clock=clock,
         dra_manager=manager,
+        release=release("1.36", gates),
+        pod_groups=groups,
     )
     args = default_args(dr.NAME, DynamicResourcesArgs())
     plugin = dr.new(args, handle)
@@ -1152,3 +1185,190 @@ def test_extended_resource_name_claim_creation_failure() -> None:
     )
     assert r.claims == {}
     assert r.plugin.manager.claims.in_flight_claims() == []
+
+
+# Claims shared by a PodGroup (DRAWorkloadResourceClaims): upstream's podgroup-* cases.
+
+GROUP, GROUP_UID = "my-podgroup", "podgroup-uid"
+WORKLOAD_GATES = "GenericWorkload=true,DRAWorkloadResourceClaims=true"
+GROUP_RESERVATION = {"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": GROUP, "uid": GROUP_UID}
+
+
+def grouped(p: Obj) -> Obj:
+    out = copy.deepcopy(p)
+    out["spec"]["schedulingGroup"] = {"podGroupName": GROUP}
+    return out
+
+
+def pod_group(*entries: Obj) -> Obj:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": GROUP, "namespace": NS, "uid": GROUP_UID},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}, "resourceClaims": list(entries)},
+    }
+
+
+GROUP_CLAIM_NAME = {"name": RESOURCE, "resourceClaimName": CLAIM}
+ALLOCATED_GROUP_CLAIM = allocated(claim(owner=False))
+
+
+def reserved_for_group(c: Obj) -> Obj:
+    out = copy.deepcopy(c)
+    out.setdefault("status", {})["reservedFor"] = [dict(GROUP_RESERVATION)]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("gates", "want"),
+    [
+        ("", [{"resource": "pods", "name": POD, "uid": POD_UID}]),  # podgroup-claim-reference-feature-disabled-...
+        (WORKLOAD_GATES, [GROUP_RESERVATION]),  # podgroup-claim-reference
+    ],
+)
+def test_podgroup_claim_reference(gates: str, want: list[Obj]) -> None:
+    r = run(
+        grouped(POD_WITH_CLAIM_NAME),
+        claims=[ALLOCATED_GROUP_CLAIM, OTHER_CLAIM],
+        objs=[pod_group(GROUP_CLAIM_NAME)],
+        gates=gates,
+    )
+    assert r.prebind is None
+    assert r.claims[CLAIM]["status"]["reservedFor"] == want
+
+
+def test_podgroup_claim_template() -> None:
+    """A template entry the PodGroup shares: the claim the group owns is the pod's, reserved for the group."""
+    owned = copy.deepcopy(ALLOCATED_GROUP_CLAIM)
+    owned["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "scheduling.k8s.io/v1alpha2",
+            "kind": "PodGroup",
+            "name": GROUP,
+            "uid": GROUP_UID,
+            "controller": True,
+        }
+    ]
+    group = pod_group({"name": RESOURCE, "resourceClaimTemplateName": CLAIM})
+    r = run(
+        grouped(pod_with_claim_template(in_status=True)),
+        claims=[owned, OTHER_CLAIM],
+        objs=[group],
+        gates=WORKLOAD_GATES,
+    )
+    assert r.preenqueue is None and r.prebind is None
+    assert r.claims[CLAIM]["status"]["reservedFor"] == [GROUP_RESERVATION]
+    off = run(grouped(pod_with_claim_template(in_status=True)), claims=[owned, OTHER_CLAIM], objs=[group])
+    assert off.preenqueue is not None and "(Pod is not owner)" in off.preenqueue.message()
+
+
+def test_bind_podgroup_failure_keeps_the_groups_reservation() -> None:
+    r = run(
+        grouped(POD_WITH_CLAIM_NAME),
+        claims=[ALLOCATED_GROUP_CLAIM],
+        objs=[pod_group(GROUP_CLAIM_NAME)],
+        gates=WORKLOAD_GATES,
+        unreserve_after_prebind=True,
+    )
+    assert r.claims[CLAIM]["status"]["reservedFor"] == [GROUP_RESERVATION]
+
+
+def test_reserved_okay_podgroup() -> None:
+    r = run(
+        grouped(POD_WITH_CLAIM_NAME),
+        claims=[reserved_for_group(ALLOCATED_GROUP_CLAIM)],
+        objs=[pod_group(GROUP_CLAIM_NAME)],
+        gates=WORKLOAD_GATES,
+    )
+    assert r.prefilter is None and r.prebind is None
+    assert r.claims[CLAIM]["status"]["reservedFor"] == [GROUP_RESERVATION]
+
+
+def _postfilter(gates: str, claims: list[Obj], pod: Obj | None = None, objs: list[Obj] = ()) -> Run:  # type: ignore[assignment]
+    return run(
+        pod or grouped(POD_WITH_CLAIM_NAME),
+        claims=claims,
+        classes=[device_class()],
+        objs=[pod_group(GROUP_CLAIM_NAME), *objs],
+        gates=gates,
+    )
+
+
+def test_postfilter_unreserve_podgroup() -> None:
+    r = _postfilter(WORKLOAD_GATES, [reserved_for_group(wrong_topology(claim(owner=False)))])
+    assert r.filter[NODE] == Status(UU, "resourceclaim not available on the node")
+    assert r.postfilter is not None and r.postfilter.message() == "ResourceClaim unreserved for PodGroup"
+    assert not r.claims[CLAIM]["status"].get("reservedFor") and r.claims[CLAIM]["status"].get("allocation")
+
+
+def test_postfilter_skip_unreserve_podgroup_feature_disabled() -> None:
+    r = _postfilter("", [reserved_for_group(wrong_topology(claim(owner=False)))])
+    assert r.postfilter == Status(UNSCHED, "still not schedulable")
+    assert r.claims[CLAIM]["status"]["reservedFor"] == [GROUP_RESERVATION]
+
+
+def test_postfilter_deallocate_podgroup() -> None:
+    r = _postfilter(WORKLOAD_GATES, [wrong_topology(claim(owner=False))])
+    assert r.postfilter == Status(UNSCHED, "deallocation of ResourceClaim completed")
+    assert "allocation" not in r.claims[CLAIM]["status"]
+
+
+def test_postfilter_skip_unreserve_podgroup_when_pods_active() -> None:
+    scheduled = make_pod(f"{POD}-2", NS).uid("5678").obj()
+    scheduled["spec"]["schedulingGroup"] = {"podGroupName": GROUP}
+    scheduled["spec"]["nodeName"] = NODE  # scheduled: it still needs the PodGroup's claim
+    r = _postfilter(WORKLOAD_GATES, [reserved_for_group(wrong_topology(claim(owner=False)))], objs=[scheduled])
+    assert r.postfilter == Status(UNSCHED, "still not schedulable")
+    assert r.claims[CLAIM]["status"]["reservedFor"] == [GROUP_RESERVATION]
+
+
+def test_postfilter_skip_unreserve_podgroup_other_claim_deallocated() -> None:
+    pod = grouped(pod_with_claim_name((RESOURCE, CLAIM), (f"{RESOURCE}-2", CLAIM2)))
+    other = wrong_topology(claim(CLAIM2))
+    r = _postfilter(WORKLOAD_GATES, [reserved_for_group(wrong_topology(claim(owner=False))), other], pod=pod)
+    assert r.postfilter == Status(UNSCHED, "deallocation of ResourceClaim completed")
+    assert "allocation" not in r.claims[CLAIM2]["status"]
+    assert r.claims[CLAIM]["status"]["reservedFor"] == [GROUP_RESERVATION]
+
+
+def test_a_group_cycle_reuses_an_earlier_members_pending_allocation() -> None:
+    """Two members of one group cycle sharing an unallocated claim: the second reuses what Reserve made for the
+    first, and is not held to its node (v1.36); outside a group cycle it waits for the allocation instead."""
+    clock = VirtualClock()
+    cluster = lister_with(clock=clock)
+    nodes = [node(NODE), node(NODE2)]
+    for o in (device_class(), WORKER_SLICE, *nodes, claim(owner=False), pod_group(GROUP_CLAIM_NAME)):
+        cluster.create(copy.deepcopy(o))
+    members = []
+    for i in range(2):
+        p = grouped(pod_with_claim_name((RESOURCE, CLAIM)))
+        p["metadata"]["name"], p["metadata"]["uid"] = f"member-{i}", f"uid-{i}"
+        members.append(new_pod_info(cluster.create(p)))
+    snapshot = build_snapshot(nodes)
+    handle = Handle(
+        lister=cluster,
+        client=cluster,
+        snapshot=snapshot,
+        clock=clock,
+        dra_manager=DRAManager(cluster),
+        release=release("1.36", WORKLOAD_GATES),
+    )
+    plugin = dr.new(default_args(dr.NAME, DynamicResourcesArgs()), handle)
+    group_cycle = CycleState()
+    states = []
+    for member in members:
+        state = CycleState()
+        state.pod_group_cycle = group_cycle
+        _, status = plugin.pre_filter(state, member, snapshot.node_info_list)
+        assert status is None
+        feasible = [ni.name for ni in snapshot.node_info_list if plugin.filter(state, member, ni) is None]
+        states.append((state, feasible))
+        assert plugin.reserve(state, member, feasible[-1]) is None
+    assert states[0][1] == [NODE]  # the device is on the worker only
+    assert states[1][1] == [NODE, NODE2]  # the pending allocation is reused anywhere
+    alone = CycleState()
+    _, status = plugin.pre_filter(alone, members[1], snapshot.node_info_list)
+    assert status == Status(UU, f"resource claim {NS}/{CLAIM} is in the process of being allocated")
+    for member, (state, feasible) in zip(members, states, strict=True):
+        plugin.unreserve(state, member, feasible[-1])
+    assert plugin.manager.claims.in_flight_claims() == [] and group_cycle.read(dr.STATE_KEY) == set()
