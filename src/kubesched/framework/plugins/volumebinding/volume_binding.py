@@ -145,7 +145,7 @@ class VolumeBinding(
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         s = read_state(state, STATE_KEY, _State, NOT_FOUND)
         assert s.claims is not None
-        pod_volumes, reasons = self.binder.find_pod_volumes(pod.obj, s.claims, node_info.name, dict(node_info.labels))
+        pod_volumes, reasons = self.binder.find_pod_volumes(pod.obj, s.claims, node_info.name, node_info.labels)
         if reasons:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons)
         s.by_node[node_info.name] = pod_volumes
