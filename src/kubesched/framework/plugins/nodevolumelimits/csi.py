@@ -9,6 +9,7 @@ plugin as migrated; claims not bound yet count by their StorageClass's provision
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kubesched.api import volumes as vol
@@ -41,6 +42,14 @@ MEMO_KEY: Final = NAME + "/new-volumes"
 
 class ClaimNotFound(LookupError):
     pass
+
+
+@dataclass(slots=True)
+class _Cycle:
+    """What Filter keeps for one pod's cycle: the objects it reads do not change while nodes are filtered."""
+
+    versions: tuple[int, ...]  # the store's versions of the kinds read (_READS)
+    new_volumes: dict[str, dict[str, str] | Status] = field(default_factory=dict)  # per migrated-plugins annotation
 
 
 class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
@@ -86,13 +95,15 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         if not vol.pod_volumes(pod.obj):
             return None
-        csi_node = self.handle.listers().get("CSINode", "", node_info.name)
-        new_volumes = self._new_volumes(state, pod, csi_node)
+        listers = self.handle.listers()
+        cycle: _Cycle = once(state, MEMO_KEY, lambda: _Cycle(tuple(map(listers.kind_version, _READS))))
+        csi_node = listers.get("CSINode", "", node_info.name)
+        new_volumes = self._new_volumes(cycle, pod, csi_node)
         if isinstance(new_volumes, Status):
             return new_volumes
         if not new_volumes:
             return None
-        return _fits(new_volumes, *self._node_volumes(node_info, csi_node))
+        return _fits(new_volumes, *self._node_volumes(node_info, csi_node, cycle.versions))
 
     def filter_plain(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         """`filter` with nothing kept: the pod's volumes and the node's worked out again on every call."""
@@ -115,10 +126,10 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
         return out
 
-    def _new_volumes(self, state: CycleState, pod: PodInfo, csi_node: ObjView | None) -> dict[str, str] | Status:
+    def _new_volumes(self, cycle: _Cycle, pod: PodInfo, csi_node: ObjView | None) -> dict[str, str] | Status:
         """new_volumes_plain, once per cycle for each migrated-plugins annotation: the CSINode enters the answer
         only through which in-tree plugins it has migrated, and thousands of nodes share a handful of those."""
-        memo: dict[str, dict[str, str] | Status] = once(state, MEMO_KEY, dict)
+        memo = cycle.new_volumes
         key = "" if csi_node is None else vol.object_annotations(csi_node).get(vol.ANN_MIGRATED_PLUGINS) or ""
         hit = memo.get(key)
         if hit is None:
@@ -126,14 +137,14 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return hit
 
     def _node_volumes(
-        self, node_info: NodeInfo, csi_node: ObjView | None
+        self, node_info: NodeInfo, csi_node: ObjView | None, versions: tuple[int, ...]
     ) -> tuple[dict[str, str], dict[str, int], dict[str, int]]:
         """node_volumes_plain, kept until the node's pods or the objects read change.
 
         A NodeInfo's generation changes with any change to its node or pods; the store's kind
-        versions with any change to claims, volumes, classes or CSINodes.
+        `versions` with any change to claims, volumes, classes or CSINodes.
         """
-        key = (node_info.generation, *map(self.handle.listers().kind_version, _READS))
+        key = (node_info.generation, *versions)
         hit = self._per_node.get(node_info.name)
         if hit is not None and hit[0] == key:
             return hit[1], hit[2], hit[3]

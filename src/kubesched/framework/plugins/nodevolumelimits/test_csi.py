@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.api.volumes import csi_attach_limit_key
-from kubesched.framework.cycle_state import CycleState, once
+from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.plugins.nodevolumelimits import csi
 from kubesched.framework.plugins.nodevolumelimits.csi import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED
 from kubesched.framework.status import Code, Status
@@ -248,8 +248,10 @@ def test_the_twin_comparison_notices_a_memo_that_ignores_the_csinode():
     nothing against its limit of 0)."""
 
     class OneAnswer(csi.CSILimits):
-        def _new_volumes(self, state: CycleState, pod: Any, csi_node: Any) -> Any:
-            return once(state, "one-answer", lambda: self.new_volumes_plain(pod, csi_node))
+        def _new_volumes(self, cycle: Any, pod: Any, csi_node: Any) -> Any:
+            if "" not in cycle.new_volumes:
+                cycle.new_volumes[""] = self.new_volumes_plain(pod, csi_node)
+            return cycle.new_volumes[""]
 
     nodes = [make_node("migrated").obj(), make_node("not-migrated").obj()]
     snapshot = build_snapshot(nodes, [])
