@@ -64,7 +64,7 @@ def pod_volumes(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def pod_claim_names(pod: Mapping[str, Any]) -> list[tuple[str, bool]]:
     out = []
-    for v in pod_volumes(pod):
+    for v in spec(pod).get("volumes") or ():
         c = claim_name(pod, v)
         if c is not None:
             out.append(c)
