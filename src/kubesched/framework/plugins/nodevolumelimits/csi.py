@@ -48,6 +48,7 @@ class ClaimNotFound(LookupError):
 class _Cycle:
     """What Filter keeps for one pod's cycle: the objects it reads do not change while nodes are filtered."""
 
+    has_volumes: bool
     versions: tuple[int, ...]  # the store's versions of the kinds read (_READS)
     new_volumes: dict[str, dict[str, str] | Status] = field(default_factory=dict)  # per migrated-plugins annotation
 
@@ -93,10 +94,14 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return None, Status(Code.SKIP)
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        if not vol.pod_volumes(pod.obj):
-            return None
         listers = self.handle.listers()
-        cycle: _Cycle = once(state, MEMO_KEY, lambda: _Cycle(tuple(map(listers.kind_version, _READS))))
+        cycle: _Cycle = once(
+            state,
+            MEMO_KEY,
+            lambda: _Cycle(bool(vol.spec(pod.obj).get("volumes")), tuple(map(listers.kind_version, _READS))),
+        )
+        if not cycle.has_volumes:
+            return None
         csi_node = listers.get("CSINode", "", node_info.name)
         new_volumes = self._new_volumes(cycle, pod, csi_node)
         if isinstance(new_volumes, Status):
