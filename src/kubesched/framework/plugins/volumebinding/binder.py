@@ -55,6 +55,9 @@ class PodVolumeClaims:
     unbound_volumes_delay_binding: dict[str, list[Obj]] = field(default_factory=dict)  # class -> PVs
     bound_volumes: list[Obj | None] = field(default_factory=list)  # PV of each bound claim (None: missing)
     in_tree_bound: bool = False  # a bound PV is in-tree: what the node sees depends on its CSINode's migration
+    # Only bound claims, each PV there and none with node affinity (nor gaining one by CSI translation):
+    # every node fits, whatever its labels and CSINode
+    fits_every_node: bool = False
     # Each bound PV's required node affinity as CSI migration shows it (_Absent.PV: no such PV), per
     # migrated-plugins annotation of the node's CSINode
     affinities: dict[str, list[NodeSelector | None | _Absent]] = field(default_factory=dict)
@@ -86,6 +89,9 @@ class VolumeBinder:
         # Read once per cycle, not once per node: nothing changes them between Filter calls.
         out.bound_volumes = [self.pv_cache.get(str(vol.spec(pvc).get("volumeName"))) for pvc in out.bound_claims]
         out.in_tree_bound = any(pv is not None and vol.in_tree_plugin_of(vol.spec(pv)) for pv in out.bound_volumes)
+        out.fits_every_node = not (out.unbound_claims_delay_binding or out.unbound_claims_immediate) and all(
+            pv is not None and not vol.spec(pv).get("nodeAffinity") for pv in out.bound_volumes
+        )
         # A volume bound to a claim other than the pod's can match none of them (FindMatchingVolume skips it on
         # every node): leaving those out here, once per cycle, spares every Filter call a walk over all of a
         # class's provisioned volumes, which grow with each pod of an ephemeral volume or a StatefulSet.

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.api import volumes as vol
-from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.cycle_state import NOT_FOUND, CycleState, read_state
 from kubesched.framework.plugins.volumebinding import volume_binding
 from kubesched.framework.plugins.volumebinding.binder import (
     ERR_REASON_BIND_CONFLICT,
@@ -368,3 +368,34 @@ def test_bound_claims_check_translates_per_migration():
     claims = pl.binder.get_pod_volume_claims(make_pod("p").pvc("c0").obj())
     got = [pl.binder._check_bound_claims(claims, n["metadata"]["name"], n["metadata"]["labels"]) for n in nodes]
     assert got == [(True, True), (False, True)]
+
+
+@given(bound_volume_clusters())
+@settings(max_examples=80, deadline=None)
+def test_filter_agrees_with_find_pod_volumes_on_every_node(cluster: Any) -> None:
+    """Filter's shortcut for claims that fit every node against the plain answer, find_pod_volumes, node by node:
+    the same verdict, and nothing to bind either way."""
+    nodes, objects, pod = cluster
+    snapshot = build_snapshot(nodes)
+    pl = new_plugin(volume_binding.new, None, snapshot, lister_with(objects))
+    info = new_pod_info(pod)
+    state = CycleState()
+    pl.pre_filter(state, info, snapshot.node_info_list)
+    claims = pl.binder.get_pod_volume_claims(pod)
+    for ni in snapshot.node_info_list:
+        got = pl.filter(state, info, ni)
+        want, reasons = pl.binder.find_pod_volumes(pod, claims, ni.name, ni.labels)
+        assert (got is None) == (not reasons), ni.name
+        assert got is None or list(got.reasons) == reasons
+        if got is None:
+            kept = read_state(state, volume_binding.STATE_KEY, object, NOT_FOUND).by_node[ni.name]
+            assert (kept.static_bindings, kept.dynamic_provisions) == (want.static_bindings, want.dynamic_provisions)
+
+
+def test_claims_fit_every_node_only_without_node_affinity_or_a_missing_volume():
+    plain = make_pv("pv0", storage_class="wait-sc", source=BOUND_SOURCES["ebs"])
+    zonal = make_pv("pv1", storage_class="wait-sc", node_affinity={ZONE: ["zone-a"]}, source=BOUND_SOURCES["ebs"])
+    objects = [WAIT, plain, zonal, bound_pvc("c0", "pv0"), bound_pvc("c1", "pv1"), bound_pvc("c2", "gone")]
+    pl = new_plugin(volume_binding.new, None, build_snapshot([node("n")]), lister_with(objects))
+    pods = [make_pod("p").pvc("c0"), make_pod("p").pvc("c0").pvc("c1"), make_pod("p").pvc("c0").pvc("c2")]
+    assert [pl.binder.get_pod_volume_claims(p.obj()).fits_every_node for p in pods] == [True, False, False]
