@@ -16,7 +16,7 @@ from kubesched.api import volumes as vol
 from kubesched.api.object import ObjView
 from kubesched.config import names
 from kubesched.framework import events, signers
-from kubesched.framework.cycle_state import CycleState, once
+from kubesched.framework.cycle_state import CycleState, StateNotFound
 from kubesched.framework.interface import (
     ClusterEventWithHint,
     EnqueueExtensions,
@@ -94,21 +94,26 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return None, Status(Code.SKIP)
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        listers = self.handle.listers()
-        cycle: _Cycle = once(
-            state,
-            MEMO_KEY,
-            lambda: _Cycle(bool(vol.spec(pod.obj).get("volumes")), tuple(map(listers.kind_version, _READS))),
-        )
+        try:
+            cycle: _Cycle = state.read(MEMO_KEY)
+        except StateNotFound:
+            cycle = self._start_cycle(state, pod)
         if not cycle.has_volumes:
             return None
-        csi_node = listers.get("CSINode", "", node_info.name)
+        csi_node = self.handle.listers().get("CSINode", "", node_info.name)
         new_volumes = self._new_volumes(cycle, pod, csi_node)
         if isinstance(new_volumes, Status):
             return new_volumes
         if not new_volumes:
             return None
         return _fits(new_volumes, *self._node_volumes(node_info, csi_node, cycle.versions))
+
+    def _start_cycle(self, state: CycleState, pod: PodInfo) -> _Cycle:
+        """The cycle's memo, made at the first node Filter sees."""
+        listers = self.handle.listers()
+        cycle = _Cycle(bool(vol.spec(pod.obj).get("volumes")), tuple(map(listers.kind_version, _READS)))
+        state.write(MEMO_KEY, cycle)
+        return cycle
 
     def filter_plain(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         """`filter` with nothing kept: the pod's volumes and the node's worked out again on every call."""
