@@ -16,6 +16,14 @@ about). Then, separately:
   (a run that records it and a batch of pending pods) and a second pending pod (kept),
   and "add node like this one" (a whole re-simulation).
 
+With `--first-page` (issue 34 item 3), on bench/realistic.py's cluster (2,000 nodes and 20,000 pods by
+default) instead: the CPU seconds of the plain run, `kubesched simulate FILE --seed 1 --output table` in a
+child (os.wait4), against the `kubesched ui` server's CPU seconds from its start until chromium has drawn
+the Cluster tab and fetched everything the first page asks for (network idle); their ratio is
+`first_page_ratio`, the bar being 1.2.
+
+    python3 bench/ui_load.py --first-page [--nodes 2000] [--pods 20000] [--runs 2]
+
 Wall seconds depend on the machine's load; say so when quoting them. Run by hand, not in CI.
 """
 
@@ -177,13 +185,87 @@ def time_ui(path: Path, screenshots: Path | None = None) -> dict[str, Any]:
     return out
 
 
+def plain_run_cpu(path: Path) -> dict[str, float]:
+    """`kubesched simulate FILE --output table` in a child: its wall and CPU seconds (user + system)."""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    cmd = [sys.executable, "-m", "kubesched", "simulate", str(path), "--seed", "1", "--output", "table"]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) not in (0, 1):  # 1: some pods stay pending
+        raise SystemExit(f"{' '.join(cmd)} failed: {status}")
+    return {"wall_s": round(time.perf_counter() - t0, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2)}
+
+
+def first_page_cpu(path: Path) -> dict[str, float]:
+    """`kubesched ui FILE` from its start until chromium has drawn the Cluster tab and every request of the
+    first page is answered: the server's CPU seconds and the wall seconds."""
+    from playwright.sync_api import sync_playwright
+
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.set_default_timeout(TIMEOUT_MS)
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kubesched", "ui", str(path), "--port", "0", "--no-open"],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+        assert proc.stderr is not None
+        try:
+            found = re.search(r"http://127\.0\.0\.1:\d+/", proc.stderr.readline())
+            if not found:
+                raise SystemExit("kubesched ui did not start")
+            ready_cpu = cpu_s(proc.pid)
+            page.goto(found[0])
+            page.wait_for_selector("body[data-ready='1']")
+            page.wait_for_load_state("networkidle")
+            out = {
+                "wall_s": round(time.perf_counter() - t0, 2),
+                "cpu_at_ready_s": ready_cpu,
+                "cpu_s": cpu_s(proc.pid),
+                "peak_rss_mb": peak_rss_mb(proc.pid),
+            }
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+            browser.close()
+    return out
+
+
+def first_page(args: argparse.Namespace) -> None:
+    """The plain run and the UI's first page on the same realistic cluster, `runs` times each, alternating."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import realistic
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cluster.yaml"
+        with path.open("w") as f:
+            realistic.write_manifests(realistic.cluster(args.nodes, args.pods), f)
+        for _ in range(args.runs):
+            plain, ui = plain_run_cpu(path), first_page_cpu(path)
+            row = {"nodes": args.nodes, "pods": args.pods, "load_average": os.getloadavg()[0], "plain": plain, "ui": ui}
+            row["first_page_ratio"] = round(ui["cpu_s"] / plain["cpu_s"], 2)
+            print(json.dumps(row), flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--nodes", type=int, default=5000)
-    ap.add_argument("--pods", type=int, default=50000)
+    ap.add_argument("--nodes", type=int, default=None, help="default: 5000, or 2000 with --first-page")
+    ap.add_argument("--pods", type=int, default=None, help="default: 50000, or 20000 with --first-page")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--screenshots", type=Path, default=None, help="a directory for PNGs of the pages timed")
+    ap.add_argument("--first-page", action="store_true", help="the UI's first page against the plain run's CPU")
     args = ap.parse_args()
+    if args.first_page:
+        args.nodes, args.pods = args.nodes or 2000, args.pods or 20000
+        first_page(args)
+        return
+    args.nodes, args.pods = args.nodes or 5000, args.pods or 50000
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "cluster.yaml"
         path.write_text(yaml.safe_dump(cluster(args.nodes, args.pods), sort_keys=False))

@@ -8,6 +8,7 @@ once its plugin has been migrated to CSI.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -63,7 +64,7 @@ def pod_volumes(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def pod_claim_names(pod: Mapping[str, Any]) -> list[tuple[str, bool]]:
     out = []
-    for v in pod_volumes(pod):
+    for v in spec(pod).get("volumes") or ():
         c = claim_name(pod, v)
         if c is not None:
             out.append(c)
@@ -164,7 +165,7 @@ def volume_mode_mismatch(pvc: Mapping[str, Any], pv: Mapping[str, Any]) -> bool:
 _affinity_cache: dict[int, tuple[Any, NodeSelector]] = {}
 
 
-def _node_affinity(pv: Mapping[str, Any]) -> NodeSelector | None:
+def node_affinity(pv: Mapping[str, Any]) -> NodeSelector | None:
     """The PV's required node affinity, parsed once per object: the cache holds the raw term so its id stays unique."""
     raw = (spec(pv).get("nodeAffinity") or {}).get("required")
     if raw is None:
@@ -181,7 +182,7 @@ def _node_affinity(pv: Mapping[str, Any]) -> NodeSelector | None:
 
 def check_node_affinity(pv: Mapping[str, Any], node_labels: Mapping[str, str]) -> bool:
     """CheckNodeAffinity: a PV without required node affinity fits every node (the node's name is not known here)."""
-    sel = _node_affinity(pv)
+    sel = node_affinity(pv)
     return sel is None or sel.matches(node_labels, "")
 
 
@@ -302,11 +303,16 @@ def in_tree_plugin_named(name: str) -> InTreePlugin | None:
     return _BY_PLUGIN.get(name)
 
 
-def migrated_plugins(csi_node: Mapping[str, Any] | None) -> set[str]:
+def migrated_plugins(csi_node: Mapping[str, Any] | None) -> frozenset[str]:
     if csi_node is None:
-        return set()
-    raw = object_annotations(csi_node).get(ANN_MIGRATED_PLUGINS) or ""
-    return {p for p in raw.split(",") if p}
+        return frozenset()
+    return _split_plugins(object_annotations(csi_node).get(ANN_MIGRATED_PLUGINS) or "")
+
+
+@functools.lru_cache(maxsize=256)
+def _split_plugins(raw: str) -> frozenset[str]:
+    """The annotation parsed once per distinct value: every node of a cluster tends to carry the same one."""
+    return frozenset(p for p in raw.split(",") if p)
 
 
 def is_migration_on(csi_node: Mapping[str, Any] | None, plugin: str) -> bool:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cmp_to_key
 from typing import Any
 
 from kubesched.api.selectors import LabelSelector, SelectorError, parse_label_selector
@@ -53,11 +52,9 @@ def more_important_pod(a: PodInfo, b: PodInfo) -> bool:
     return a.start_time < b.start_time
 
 
-def _importance(a: PodInfo, b: PodInfo) -> int:
-    return -1 if more_important_pod(a, b) else (1 if more_important_pod(b, a) else 0)
-
-
-_IMPORTANCE = cmp_to_key(_importance)
+def importance(p: PodInfo) -> tuple[int, str]:
+    """A sort key, most important first, that orders pods as more_important_pod does (ties keep their order)."""
+    return -p.priority, p.start_time
 
 
 def _int_or_percent(value: Any, total: int, *, round_up: bool) -> int:
@@ -302,7 +299,7 @@ class Evaluator:
         s = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
         if s is not None and not s.is_success():
             return [], 0, s
-        potential.sort(key=_IMPORTANCE)
+        potential.sort(key=importance)
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[PodInfo] = []
         num_violating = 0
@@ -324,7 +321,7 @@ class Evaluator:
                 num_violating += 1
         for p in non_violating:
             reprieve(p)
-        victims.sort(key=_IMPORTANCE)
+        victims.sort(key=importance)
         return victims, num_violating, None
 
     def is_pod_running_preemption(self, uid: str) -> bool:

@@ -9,13 +9,14 @@ plugin as migrated; claims not bound yet count by their StorageClass's provision
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kubesched.api import volumes as vol
 from kubesched.api.object import ObjView
 from kubesched.config import names
 from kubesched.framework import events, signers
-from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.cycle_state import CycleState, StateNotFound
 from kubesched.framework.interface import (
     ClusterEventWithHint,
     EnqueueExtensions,
@@ -36,10 +37,20 @@ ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: Final = "node(s) exceed max volume count"
 ATTACHABLE_PREFIX: Final = "attachable-volumes-"
 _READS: Final = ("PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode")
 MAX_CACHED_NODES: Final = 100_000  # entries outlive removed nodes; start over past this many
+MEMO_KEY: Final = NAME + "/new-volumes"
 
 
 class ClaimNotFound(LookupError):
     pass
+
+
+@dataclass(slots=True)
+class _Cycle:
+    """What Filter keeps for one pod's cycle: the objects it reads do not change while nodes are filtered."""
+
+    has_volumes: bool
+    versions: tuple[int, ...]  # the store's versions of the kinds read (_READS)
+    new_volumes: dict[str, dict[str, str] | Status] = field(default_factory=dict)  # per migrated-plugins annotation
 
 
 class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
@@ -53,8 +64,9 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         # Unbound claims get a handle no real volume has, as upstream's random prefix ensures
         # (not drawn from the scheduler's seeded source: that would shift its tie-breaks).
         self.random_prefix = uuid.uuid4().hex
-        # Node name -> (what the entry was computed from, the node's attached volumes, its limits).
-        self._per_node: dict[str, tuple[tuple[int, ...], dict[str, str], dict[str, int]]] = {}
+        # Node name -> (what the entry was computed from, the node's attached volumes, their count per
+        # limit key, its limits).
+        self._per_node: dict[str, tuple[tuple[int, ...], dict[str, str], dict[str, int], dict[str, int]]] = {}
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
@@ -82,51 +94,87 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return None, Status(Code.SKIP)
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        try:
+            cycle: _Cycle = state.read(MEMO_KEY)
+        except StateNotFound:
+            cycle = self._start_cycle(state, pod)
+        if not cycle.has_volumes:
+            return None
+        csi_node = self.handle.listers().get("CSINode", "", node_info.name)
+        new_volumes = self._new_volumes(cycle, pod, csi_node)
+        if isinstance(new_volumes, Status):
+            return new_volumes
+        if not new_volumes:
+            return None
+        return _fits(new_volumes, *self._node_volumes(node_info, csi_node, cycle.versions))
+
+    def _start_cycle(self, state: CycleState, pod: PodInfo) -> _Cycle:
+        """The cycle's memo, made at the first node Filter sees."""
+        listers = self.handle.listers()
+        cycle = _Cycle(bool(vol.spec(pod.obj).get("volumes")), tuple(map(listers.kind_version, _READS)))
+        state.write(MEMO_KEY, cycle)
+        return cycle
+
+    def filter_plain(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        """`filter` with nothing kept: the pod's volumes and the node's worked out again on every call."""
         if not vol.pod_volumes(pod.obj):
             return None
         csi_node = self.handle.listers().get("CSINode", "", node_info.name)
-        new_volumes: dict[str, str] = {}
-        try:
-            self._attachable_volumes(pod, csi_node, True, new_volumes)
-        except ClaimNotFound as err:
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
+        new_volumes = self.new_volumes_plain(pod, csi_node)
+        if isinstance(new_volumes, Status):
+            return new_volumes
         if not new_volumes:
             return None
-        attached, limits = self._node_volumes(node_info, csi_node)
-        if not limits:
-            return None
-        attached_count: dict[str, int] = {}
-        for unique, key in attached.items():
-            new_volumes.pop(unique, None)  # a volume already attached costs nothing more
-            attached_count[key] = attached_count.get(key, 0) + 1
-        new_count: dict[str, int] = {}
-        for key in new_volumes.values():
-            new_count[key] = new_count.get(key, 0) + 1
-        for key, count in new_count.items():
-            limit = limits.get(key)
-            if limit is not None and attached_count.get(key, 0) + count > limit:
-                return Status(Code.UNSCHEDULABLE, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
-        return None
+        return _fits(new_volumes, *self.node_volumes_plain(node_info, csi_node))
 
-    def _node_volumes(self, node_info: NodeInfo, csi_node: ObjView | None) -> tuple[dict[str, str], dict[str, int]]:
-        """The volumes the node's pods attach, and its limits; kept until its pods or the objects read change.
+    def new_volumes_plain(self, pod: PodInfo, csi_node: ObjView | None) -> dict[str, str] | Status:
+        """The volumes the pod would attach on a node with this CSINode, or why its claims rule every node out."""
+        out: dict[str, str] = {}
+        try:
+            self._attachable_volumes(pod, csi_node, True, out)
+        except ClaimNotFound as err:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err))
+        return out
+
+    def _new_volumes(self, cycle: _Cycle, pod: PodInfo, csi_node: ObjView | None) -> dict[str, str] | Status:
+        """new_volumes_plain, once per cycle for each migrated-plugins annotation: the CSINode enters the answer
+        only through which in-tree plugins it has migrated, and thousands of nodes share a handful of those."""
+        memo = cycle.new_volumes
+        key = "" if csi_node is None else vol.object_annotations(csi_node).get(vol.ANN_MIGRATED_PLUGINS) or ""
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = self.new_volumes_plain(pod, csi_node)
+        return hit
+
+    def _node_volumes(
+        self, node_info: NodeInfo, csi_node: ObjView | None, versions: tuple[int, ...]
+    ) -> tuple[dict[str, str], dict[str, int], dict[str, int]]:
+        """node_volumes_plain, kept until the node's pods or the objects read change.
 
         A NodeInfo's generation changes with any change to its node or pods; the store's kind
-        versions with any change to claims, volumes, classes or CSINodes.
+        `versions` with any change to claims, volumes, classes or CSINodes.
         """
-        listers = self.handle.listers()
-        key = (node_info.generation, *(listers.kind_version(k) for k in _READS))
+        key = (node_info.generation, *versions)
         hit = self._per_node.get(node_info.name)
         if hit is not None and hit[0] == key:
-            return hit[1], hit[2]
+            return hit[1], hit[2], hit[3]
+        attached, counts, limits = self.node_volumes_plain(node_info, csi_node)
+        if len(self._per_node) >= MAX_CACHED_NODES:
+            self._per_node.clear()
+        self._per_node[node_info.name] = (key, attached, counts, limits)
+        return attached, counts, limits
+
+    def node_volumes_plain(
+        self, node_info: NodeInfo, csi_node: ObjView | None
+    ) -> tuple[dict[str, str], dict[str, int], dict[str, int]]:
+        """The volumes the node's pods attach, how many count against each limit key, and the node's limits."""
         attached: dict[str, str] = {}
         for existing in node_info.pods:
             self._attachable_volumes(existing, csi_node, False, attached)
-        limits = volume_limits(node_info, csi_node)
-        if len(self._per_node) >= MAX_CACHED_NODES:
-            self._per_node.clear()
-        self._per_node[node_info.name] = (key, attached, limits)
-        return attached, limits
+        counts: dict[str, int] = {}
+        for limit_key in attached.values():
+            counts[limit_key] = counts.get(limit_key, 0) + 1
+        return attached, counts, volume_limits(node_info, csi_node)
 
     def _attachable_volumes(
         self, pod: PodInfo, csi_node: ObjView | None, new_pod: bool, result: dict[str, str]
@@ -186,6 +234,23 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
                 return "", ""
             return plugin.driver, handle
         return provisioner, handle
+
+
+def _fits(
+    new_volumes: dict[str, str], attached: dict[str, str], attached_count: dict[str, int], limits: dict[str, int]
+) -> Status | None:
+    """Whether the pod's volumes not attached to the node yet stay within its limits."""
+    if not limits:
+        return None
+    new_count: dict[str, int] = {}
+    for unique, key in new_volumes.items():
+        if unique not in attached:  # a volume already attached costs nothing more
+            new_count[key] = new_count.get(key, 0) + 1
+    for key, count in new_count.items():
+        limit = limits.get(key)
+        if limit is not None and attached_count.get(key, 0) + count > limit:
+            return Status(Code.UNSCHEDULABLE, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+    return None
 
 
 def volume_limits(node_info: NodeInfo, csi_node: ObjView | None) -> dict[str, int]:

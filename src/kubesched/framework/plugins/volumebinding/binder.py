@@ -10,13 +10,20 @@ the PV controller finished.
 from __future__ import annotations
 
 import copy
+import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kubesched.api import volumes as vol
 from kubesched.api.object import Obj
-from kubesched.api.selectors import SelectorError, parse_label_selector
+from kubesched.api.selectors import NodeSelector, SelectorError, parse_label_selector
 from kubesched.framework.plugins.volumebinding.assume_cache import AssumeCache
+
+
+class _Absent(enum.Enum):
+    PV = "a bound claim's PV that does not exist"
+
 
 ERR_REASON_BIND_CONFLICT: Final = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NODE_CONFLICT: Final = "node(s) didn't match PersistentVolume's node affinity"
@@ -47,6 +54,13 @@ class PodVolumeClaims:
     unbound_claims_immediate: list[Obj] = field(default_factory=list)
     unbound_volumes_delay_binding: dict[str, list[Obj]] = field(default_factory=dict)  # class -> PVs
     bound_volumes: list[Obj | None] = field(default_factory=list)  # PV of each bound claim (None: missing)
+    in_tree_bound: bool = False  # a bound PV is in-tree: what the node sees depends on its CSINode's migration
+    # Only bound claims, each PV there and none with node affinity (nor gaining one by CSI translation):
+    # every node fits, whatever its labels and CSINode
+    fits_every_node: bool = False
+    # Each bound PV's required node affinity as CSI migration shows it (_Absent.PV: no such PV), per
+    # migrated-plugins annotation of the node's CSINode
+    affinities: dict[str, list[NodeSelector | None | _Absent]] = field(default_factory=dict)
 
 
 class VolumeBinder:
@@ -74,6 +88,10 @@ class VolumeBinder:
                 out.unbound_claims_immediate.append(pvc)  # pre-bound claims wait for the PV controller too
         # Read once per cycle, not once per node: nothing changes them between Filter calls.
         out.bound_volumes = [self.pv_cache.get(str(vol.spec(pvc).get("volumeName"))) for pvc in out.bound_claims]
+        out.in_tree_bound = any(pv is not None and vol.in_tree_plugin_of(vol.spec(pv)) for pv in out.bound_volumes)
+        out.fits_every_node = not (out.unbound_claims_delay_binding or out.unbound_claims_immediate) and all(
+            pv is not None and not vol.spec(pv).get("nodeAffinity") for pv in out.bound_volumes
+        )
         # A volume bound to a claim other than the pod's can match none of them (FindMatchingVolume skips it on
         # every node): leaving those out here, once per cycle, spares every Filter call a walk over all of a
         # class's provisioned volumes, which grow with each pod of an ephemeral volume or a StatefulSet.
@@ -89,13 +107,13 @@ class VolumeBinder:
         return out
 
     def find_pod_volumes(
-        self, pod: Obj, claims: PodVolumeClaims, node_name: str, labels: dict[str, str]
+        self, pod: Obj, claims: PodVolumeClaims, node_name: str, labels: Mapping[str, str]
     ) -> tuple[PodVolumes, list[str]]:
         """FindPodVolumes: the bindings and provisions for this node, or the reasons it cannot serve the pod."""
         pv = PodVolumes()
         bound_ok = unbound_ok = storage_ok = pvs_found = True
         if claims.bound_claims:
-            bound_ok, pvs_found = self._check_bound_claims(claims.bound_volumes, node_name, labels)
+            bound_ok, pvs_found = self._check_bound_claims(claims, node_name, labels)
         if claims.unbound_claims_delay_binding:
             to_match: list[Obj] = []
             to_provision: list[Obj] = []
@@ -130,7 +148,27 @@ class VolumeBinder:
         return pv, reasons
 
     def _check_bound_claims(
-        self, volumes: list[Obj | None], node_name: str, labels: dict[str, str]
+        self, claims: PodVolumeClaims, node_name: str, labels: Mapping[str, str]
+    ) -> tuple[bool, bool]:
+        """check_bound_claims_plain with the bound PVs translated, and their node affinity parsed, once per cycle
+        for each migrated-plugins annotation, not once per node: the CSINode enters only through that annotation."""
+        csi_node = self._csi_node(node_name) if claims.in_tree_bound else None
+        key = "" if csi_node is None else vol.object_annotations(csi_node).get(vol.ANN_MIGRATED_PLUGINS) or ""
+        affinities = claims.affinities.get(key)
+        if affinities is None:
+            affinities = claims.affinities[key] = [
+                _Absent.PV if pv is None else vol.node_affinity(vol.translate_pv_to_csi(pv, csi_node))
+                for pv in claims.bound_volumes
+            ]
+        for sel in affinities:
+            if sel is _Absent.PV:
+                return True, False
+            if sel is not None and not sel.matches(labels, ""):
+                return False, True
+        return True, True
+
+    def check_bound_claims_plain(
+        self, volumes: list[Obj | None], node_name: str, labels: Mapping[str, str]
     ) -> tuple[bool, bool]:
         """(bound PVs' node affinity fits, every bound PV exists); the CSINode is read only for in-tree PVs."""
         csi_node: Obj | None = None
@@ -145,7 +183,7 @@ class VolumeBinder:
         return True, True
 
     def _find_matching_volumes(
-        self, claims: list[Obj], pvs_by_class: dict[str, list[Obj]], labels: dict[str, str]
+        self, claims: list[Obj], pvs_by_class: dict[str, list[Obj]], labels: Mapping[str, str]
     ) -> tuple[bool, list[BindingInfo], list[Obj]]:
         """Smallest claims first, each taking the smallest fitting PV not already chosen."""
         chosen: dict[str, Obj] = {}
@@ -163,7 +201,7 @@ class VolumeBinder:
         return found, bindings, unbound
 
     def _check_volume_provisions(
-        self, claims: list[Obj], node_name: str, labels: dict[str, str]
+        self, claims: list[Obj], node_name: str, labels: Mapping[str, str]
     ) -> tuple[bool, bool, list[Obj]]:
         """checkVolumeProvisions: (provisioning possible, enough storage, claims to provision)."""
         out = []
@@ -184,7 +222,7 @@ class VolumeBinder:
             out.append(pvc)
         return True, True, out
 
-    def _has_enough_capacity(self, provisioner: str, pvc: Obj, class_name: str, labels: dict[str, str]) -> bool:
+    def _has_enough_capacity(self, provisioner: str, pvc: Obj, class_name: str, labels: Mapping[str, str]) -> bool:
         """Only CSI drivers that ask for it (spec.storageCapacity) are checked against CSIStorageCapacity."""
         if not vol.has_storage_request(pvc):
             return True

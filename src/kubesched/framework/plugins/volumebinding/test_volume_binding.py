@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.api import volumes as vol
-from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.cycle_state import NOT_FOUND, CycleState, read_state
 from kubesched.framework.plugins.volumebinding import volume_binding
 from kubesched.framework.plugins.volumebinding.binder import (
     ERR_REASON_BIND_CONFLICT,
@@ -22,6 +24,7 @@ from kubesched_testing.framework import build_snapshot, lister_with, new_plugin
 from kubesched_testing.volumes import (
     make_capacity,
     make_csi_driver,
+    make_csi_node,
     make_pv,
     make_pvc,
     make_storage_class,
@@ -297,3 +300,102 @@ def test_unreserve_releases_the_assumed_volume():
     pl.unreserve(state, info, "n")
     released = pl.binder.pv_cache.get("only")
     assert released is not None and "claimRef" not in released["spec"]
+
+
+# The bound claims' check with each PV translated and parsed once per cycle for each migrated-plugins
+# annotation, against check_bound_claims_plain, which translates on every node.
+
+EBS_ZONE, GCE_ZONE = "topology.ebs.csi.aws.com/zone", "topology.gke.io/zone"
+BOUND_SOURCES = {
+    "ebs": {"awsElasticBlockStore": {"volumeID": "aws://zone-a/vol-1"}},
+    "gce": {"gcePersistentDisk": {"pdName": "disk-1"}},
+    "csi": {"csi": {"driver": "ebs.csi.aws.com", "volumeHandle": "vol-2"}},
+}
+MIGRATIONS = [
+    (),
+    ("kubernetes.io/aws-ebs",),
+    ("kubernetes.io/gce-pd",),
+    ("kubernetes.io/aws-ebs", "kubernetes.io/gce-pd"),
+]
+
+
+@st.composite
+def bound_volume_clusters(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """Bound claims on in-tree and CSI volumes (zonal or not, some missing), nodes with zone labels under the
+    in-tree or the CSI key, and CSINodes that migrate different plugins."""
+    objects: list[dict[str, Any]] = [WAIT]
+    nodes = []
+    for i in range(draw(st.integers(1, 5))):
+        w = make_node(f"n{i}")
+        for key in draw(st.lists(st.sampled_from([ZONE, EBS_ZONE, GCE_ZONE]), max_size=3, unique=True)):
+            w.label(key, draw(st.sampled_from(["zone-a", "zone-b"])))
+        nodes.append(w.obj())
+        if draw(st.booleans()):
+            objects.append(make_csi_node(f"n{i}", {}, draw(st.sampled_from(MIGRATIONS))))
+    p = make_pod("p")
+    for j in range(draw(st.integers(1, 3))):
+        p.pvc(f"c{j}")
+        objects.append(bound_pvc(f"c{j}", f"pv{j}"))
+        if draw(st.integers(0, 5)) == 0:
+            continue  # bound to a volume that does not exist
+        zones = draw(st.none() | st.lists(st.sampled_from(["zone-a", "zone-b"]), min_size=1, unique=True))
+        key = draw(st.sampled_from([ZONE, EBS_ZONE]))
+        affinity = None if zones is None else {key: zones}
+        source = BOUND_SOURCES[draw(st.sampled_from(sorted(BOUND_SOURCES)))]
+        objects.append(make_pv(f"pv{j}", storage_class="wait-sc", node_affinity=affinity, source=source))
+    return nodes, objects, p.obj()
+
+
+@given(bound_volume_clusters())
+@settings(max_examples=80, deadline=None)
+def test_bound_claims_check_agrees_with_its_plain_twin_on_every_node(cluster: Any) -> None:
+    nodes, objects, pod = cluster
+    pl = new_plugin(volume_binding.new, None, build_snapshot(nodes), lister_with(objects))
+    claims = pl.binder.get_pod_volume_claims(pod)
+    for n in nodes:
+        name, labels = n["metadata"]["name"], n["metadata"].get("labels") or {}
+        fast = pl.binder._check_bound_claims(claims, name, labels)
+        assert fast == pl.binder.check_bound_claims_plain(claims.bound_volumes, name, labels), name
+
+
+def test_bound_claims_check_translates_per_migration():
+    """The same in-tree PV fits a node by its in-tree zone label until the node's CSINode migrates EBS: then the
+    PV's zone is read under the CSI driver's topology key, which the node lacks."""
+    pv = make_pv("pv0", storage_class="wait-sc", node_affinity={ZONE: ["zone-a"]}, source=BOUND_SOURCES["ebs"])
+    nodes = [make_node(n).label(ZONE, "zone-a").obj() for n in ("plain", "migrated")]
+    objects = [WAIT, pv, bound_pvc("c0", "pv0"), make_csi_node("migrated", {}, ("kubernetes.io/aws-ebs",))]
+    pl = new_plugin(volume_binding.new, None, build_snapshot(nodes), lister_with(objects))
+    claims = pl.binder.get_pod_volume_claims(make_pod("p").pvc("c0").obj())
+    got = [pl.binder._check_bound_claims(claims, n["metadata"]["name"], n["metadata"]["labels"]) for n in nodes]
+    assert got == [(True, True), (False, True)]
+
+
+@given(bound_volume_clusters())
+@settings(max_examples=80, deadline=None)
+def test_filter_agrees_with_find_pod_volumes_on_every_node(cluster: Any) -> None:
+    """Filter's shortcut for claims that fit every node against the plain answer, find_pod_volumes, node by node:
+    the same verdict, and nothing to bind either way."""
+    nodes, objects, pod = cluster
+    snapshot = build_snapshot(nodes)
+    pl = new_plugin(volume_binding.new, None, snapshot, lister_with(objects))
+    info = new_pod_info(pod)
+    state = CycleState()
+    pl.pre_filter(state, info, snapshot.node_info_list)
+    claims = pl.binder.get_pod_volume_claims(pod)
+    for ni in snapshot.node_info_list:
+        got = pl.filter(state, info, ni)
+        want, reasons = pl.binder.find_pod_volumes(pod, claims, ni.name, ni.labels)
+        assert (got is None) == (not reasons), ni.name
+        assert got is None or list(got.reasons) == reasons
+        if got is None:
+            kept = read_state(state, volume_binding.STATE_KEY, object, NOT_FOUND).by_node[ni.name]
+            assert (kept.static_bindings, kept.dynamic_provisions) == (want.static_bindings, want.dynamic_provisions)
+
+
+def test_claims_fit_every_node_only_without_node_affinity_or_a_missing_volume():
+    plain = make_pv("pv0", storage_class="wait-sc", source=BOUND_SOURCES["ebs"])
+    zonal = make_pv("pv1", storage_class="wait-sc", node_affinity={ZONE: ["zone-a"]}, source=BOUND_SOURCES["ebs"])
+    objects = [WAIT, plain, zonal, bound_pvc("c0", "pv0"), bound_pvc("c1", "pv1"), bound_pvc("c2", "gone")]
+    pl = new_plugin(volume_binding.new, None, build_snapshot([node("n")]), lister_with(objects))
+    pods = [make_pod("p").pvc("c0"), make_pod("p").pvc("c0").pvc("c1"), make_pod("p").pvc("c0").pvc("c2")]
+    assert [pl.binder.get_pod_volume_claims(p.obj()).fits_every_node for p in pods] == [True, False, False]

@@ -145,7 +145,10 @@ class VolumeBinding(
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         s = read_state(state, STATE_KEY, _State, NOT_FOUND)
         assert s.claims is not None
-        pod_volumes, reasons = self.binder.find_pod_volumes(pod.obj, s.claims, node_info.name, dict(node_info.labels))
+        if s.claims.fits_every_node:  # find_pod_volumes would find nothing to bind and nothing against the node
+            s.by_node[node_info.name] = PodVolumes()
+            return None
+        pod_volumes, reasons = self.binder.find_pod_volumes(pod.obj, s.claims, node_info.name, node_info.labels)
         if reasons:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons)
         s.by_node[node_info.name] = pod_volumes
