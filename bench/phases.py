@@ -28,8 +28,9 @@ from typing import Any
 PHASES = ("load", "admit", "populate", "schedule", "output", "report")
 
 
-def _child(argv: list[str]) -> int:
-    """Run `kubesched simulate ARGV` here, timing its phases; the figures go to fd 3's file as JSON."""
+def _child(argv: list[str], skip_schedule: bool = False) -> int:
+    """Run `kubesched simulate ARGV` here, timing its phases; the figures go to fd 3's file as JSON.
+    `skip_schedule`: the scheduling loop returns at once (every pod stays pending), to measure the rest."""
     import kubesched.cli as cli
     import kubesched.scheduler as scheduler
     import kubesched.simulator.commands as commands
@@ -53,7 +54,8 @@ def _child(argv: list[str]) -> int:
     load.load_manifests = timed("load", load.load_manifests)
     run.prepare_objects = timed("admit", run.prepare_objects)
     run.simulate = timed("simulate", run.simulate)
-    scheduler.Scheduler.run = timed("schedule", scheduler.Scheduler.run)  # type: ignore[method-assign]
+    loop = (lambda self, until=None: None) if skip_schedule else scheduler.Scheduler.run
+    scheduler.Scheduler.run = timed("schedule", loop)  # type: ignore[method-assign]
     commands._write = timed("output", commands._write)
     commands._write_report = timed("report", commands._write_report)
     code = cli.main(["simulate", *argv])
@@ -65,6 +67,7 @@ def _child(argv: list[str]) -> int:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     figures = {
         "exit": code,
+        **({"schedule": "skipped"} if skip_schedule else {}),
         "cpu_s": {p: round(cpu[p], 2) for p in PHASES if p in cpu},
         "peak_rss_mb": {p: round(rss[p], 1) for p in PHASES if p in rss},
         "total_cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
@@ -75,12 +78,13 @@ def _child(argv: list[str]) -> int:
     return code
 
 
-def measure(argv: list[str], stdout: Any = subprocess.DEVNULL) -> dict[str, Any]:
+def measure(argv: list[str], stdout: Any = subprocess.DEVNULL, skip_schedule: bool = False) -> dict[str, Any]:
     """The phases of `kubesched simulate ARGV`, run in a child process (standard output to `stdout`)."""
     read, write = os.pipe()
     start = time.perf_counter()
+    child = ["--child-skip-schedule" if skip_schedule else "--child"]
     proc = subprocess.Popen(
-        [sys.executable, os.path.abspath(__file__), "--child", *argv],
+        [sys.executable, os.path.abspath(__file__), *child, *argv],
         stdout=stdout,
         pass_fds=(write,),
         env={**os.environ, "KUBESCHED_PHASES_FD": str(write)},
@@ -96,23 +100,28 @@ def measure(argv: list[str], stdout: Any = subprocess.DEVNULL) -> dict[str, Any]
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--child"]:
+    if argv[:1] in (["--child"], ["--child-skip-schedule"]):
         fd = int(os.environ["KUBESCHED_PHASES_FD"])
         if fd != 3:
             os.dup2(fd, 3)
-        return _child(argv[1:])
+        return _child(argv[1:], skip_schedule=argv[0] == "--child-skip-schedule")
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="+", metavar="FILE", help="manifests, as `kubesched simulate` takes them")
     ap.add_argument("--out", help="write the command's standard output here (default: discarded)")
+    ap.add_argument(
+        "--skip-schedule",
+        action="store_true",
+        help="the scheduling loop returns at once: load, admit, populate and output of every pod pending",
+    )
     args, rest = ap.parse_known_args(argv)
     rest = [a for a in rest if a != "--"]
     if "--output" not in rest:
         rest = ["--output", "table", *rest]
     if args.out:
         with open(args.out, "w") as sink:
-            figures = measure([*args.files, "-q", *rest], stdout=sink)
+            figures = measure([*args.files, "-q", *rest], stdout=sink, skip_schedule=args.skip_schedule)
     else:
-        figures = measure([*args.files, "-q", *rest], stdout=subprocess.DEVNULL)
+        figures = measure([*args.files, "-q", *rest], stdout=subprocess.DEVNULL, skip_schedule=args.skip_schedule)
     print(json.dumps(figures))
     return 0 if figures.get("exit") == 0 else 1
 

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -210,21 +211,26 @@ def deployment(rng: random.Random, i: int, replicas: int, kind: str) -> list[Obj
 
 
 def cluster(nodes: int, pods: int, seed: int = 1) -> list[Obj]:
+    return list(iter_cluster(nodes, pods, seed))
+
+
+def iter_cluster(nodes: int, pods: int, seed: int = 1) -> Iterator[Obj]:
+    """The objects one by one, so that a million pods are written without all being held."""
     rng = random.Random(seed)
     gpu, highmem = max(1, nodes // 20), max(1, nodes // 10)
-    objs: list[Obj] = [node(i, "general") for i in range(nodes - gpu - highmem)]
-    objs += [node(i, "highmem") for i in range(highmem)]
-    objs += [node(i, "gpu") for i in range(gpu)]
-    node_names = [o["metadata"]["name"] for o in objs]
-    objs += [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"team-{t:02d}"}} for t in range(20)]
+    pools = [("general", nodes - gpu - highmem), ("highmem", highmem), ("gpu", gpu)]
+    node_names = [f"{pool}-{i:05d}" for pool, n in pools for i in range(n)]
+    for pool, n in pools:
+        yield from (node(i, pool) for i in range(n))
+    yield from ({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"team-{t:02d}"}} for t in range(20))
     for ds, cpu, memory in DAEMONSETS:
-        objs += [daemonset_pod(ds, cpu, memory, n) for n in node_names]
+        yield from (daemonset_pod(ds, cpu, memory, n) for n in node_names)
     left = pods - len(DAEMONSETS) * len(node_names)
     kinds = ["spread"] * 4 + ["spread-anti"] * 2 + ["preferred-anti"] * 2 + ["near-cache"] * 2 + ["plain"] * 2
     i = 0
     for special, share in (("cache", 0.02), ("highmem", 0.03), ("gpu", 0.01)):
         n = max(1, int(left * share))
-        objs += deployment(rng, i, n, special)
+        yield from deployment(rng, i, n, special)
         i += 1
         left -= n
     while left > 0:
@@ -232,22 +238,28 @@ def cluster(nodes: int, pods: int, seed: int = 1) -> list[Obj]:
         kind = rng.choice(kinds)
         if kind == "spread-anti":
             replicas = min(replicas, 20)  # one per host among a few thousand hosts
-        objs += deployment(rng, i, replicas, kind)
+        yield from deployment(rng, i, replicas, kind)
         i += 1
         left -= replicas
-    return objs
 
 
-def write_manifests(objs: list[Obj], out: TextIO) -> None:
+def write_manifests(objs: Iterable[Obj], out: TextIO) -> None:
     yaml.dump_all(objs, out, Dumper=yaml.CSafeDumper, sort_keys=False)
 
 
-def generate_only(objs: list[Obj], target: str) -> None:
+def generate_only(objs: Iterable[Obj], target: str) -> None:
     """Write the manifests without running anything: to a file (.yaml, .yml, .json), `-` (stdout), or as
-    cluster.yaml in a directory; a line on stderr says what went where."""
+    cluster.yaml in a directory; a line on stderr says what went where. The objects are counted as written."""
+    counts: dict[str, int] = {}
+
+    def counted() -> Iterator[Obj]:
+        for o in objs:
+            counts[o["kind"]] = counts.get(o["kind"], 0) + 1
+            yield o
+
     if target == "-":
         try:
-            write_manifests(objs, sys.stdout)
+            write_manifests(counted(), sys.stdout)
             sys.stdout.flush()
         except BrokenPipeError:  # `| head`: the reader has what it wanted
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -260,13 +272,10 @@ def generate_only(objs: list[Obj], target: str) -> None:
             path = path / "cluster.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w") as f:
-            write_manifests(objs, f)
+            write_manifests(counted(), f)
         where = str(path)
-    counts: dict[str, int] = {}
-    for o in objs:
-        counts[o["kind"]] = counts.get(o["kind"], 0) + 1
     made = ", ".join(f"{n} {kind}s" for kind, n in counts.items())
-    print(f"realistic.py: wrote {len(objs)} objects ({made}) to {where}", file=sys.stderr)
+    print(f"realistic.py: wrote {sum(counts.values())} objects ({made}) to {where}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -285,10 +294,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--report", action="store_true", help="with --phases: run again with --report and compare")
     args = ap.parse_args(argv)
-    objs = cluster(args.nodes, args.pods, args.seed)
     if args.generate_only:
-        generate_only(objs, args.generate_only)
+        generate_only(iter_cluster(args.nodes, args.pods, args.seed), args.generate_only)
         return 0
+    objs = cluster(args.nodes, args.pods, args.seed)
     out = args.keep or Path(tempfile.mkdtemp(prefix="kubesched-realistic-"))
     out.mkdir(parents=True, exist_ok=True)
     manifests = out / "cluster.yaml"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.errors import FieldError
@@ -166,11 +167,18 @@ class EventHandlers:
             self._event(events.ASSIGNED_POD, events.DELETE, pod, None)
 
 
-def informed_scheduler(config: SchedulerConfig, store: ObjectStore, **kw: Any) -> Scheduler:
-    """A scheduler fed by a store's events, reading pods from the parsed copies, as from its informer."""
+def informed_scheduler(
+    config: SchedulerConfig,
+    store: ObjectStore,
+    *,
+    preparsed: Callable[[dict[str, Any]], PodInfo | None] | None = None,
+    **kw: Any,
+) -> Scheduler:
+    """A scheduler fed by a store's events, reading pods from the parsed copies, as from its informer.
+    `preparsed` gives the PodInfo already made of a pod about to be added (simulate's admission parsed it)."""
     bridge: InformerBridge
     sched = Scheduler(config, lister=store, pod_lookup=lambda ns, name: bridge.pods.get((ns, name)), **kw)
-    bridge = InformerBridge(EventHandlers(sched))
+    bridge = InformerBridge(EventHandlers(sched), preparsed)
     store.subscribe(bridge)
     return sched
 
@@ -183,8 +191,11 @@ class InformerBridge:
     left out, as if it had not arrived: one bad object never stops the others.
     """
 
-    def __init__(self, handlers: EventHandlers) -> None:
+    def __init__(
+        self, handlers: EventHandlers, preparsed: Callable[[dict[str, Any]], PodInfo | None] | None = None
+    ) -> None:
         self.handlers = handlers
+        self.preparsed = preparsed  # a pod parsed before it was added, so as not to parse it twice
         self.pods: dict[tuple[str, str], PodInfo] = {}
         self.nodes: dict[str, ParsedNode] = {}
 
@@ -209,7 +220,9 @@ class InformerBridge:
                 self.handlers.delete_pod(info)
             return
         prev = self.pods.get(_key(new))
-        info = _reparse_pod(prev, new)
+        info = self.preparsed(new) if prev is None and self.preparsed is not None else None
+        if info is None or info.obj is not new:
+            info = _reparse_pod(prev, new)
         self.pods[_key(new)] = info
         if prev is None:
             self.handlers.add_pod(info)

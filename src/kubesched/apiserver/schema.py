@@ -17,6 +17,7 @@ import functools
 import re
 from typing import Any
 
+from kubesched.apiserver.memo import ContentMemo
 from kubesched.apiserver.openapi_v1_36 import SCHEMA
 from kubesched.apiserver.openapi_v1alpha2 import SCHEMA as ALPHA_SCHEMA
 
@@ -96,6 +97,7 @@ class _Decoder:
     def __init__(self) -> None:
         self.type_errors: list[tuple[str, str]] = []  # (path, message)
         self.unknown: list[str] = []
+        self.changed = False  # a null was normalised: the value is not what was read
 
     def mismatch(self, value: Any, path: str, go_path: str, struct: str, t: str) -> None:
         got = _json_type(value)
@@ -123,6 +125,7 @@ class _Decoder:
             for i, item in enumerate(value):
                 if item is None:
                     value[i] = _zero(elem)
+                    self.changed = True
                 elif not _fine(item, elem):
                     value[i] = self.value(item, elem, f"{path}[{i}]", go_path, struct)
             return value
@@ -134,6 +137,7 @@ class _Decoder:
             for k, item in value.items():
                 if item is None:
                     value[k] = _zero(elem)
+                    self.changed = True
                 elif not _fine(item, elem):
                     value[k] = self.value(item, elem, f"{path}[{k}]", go_path, struct)
             return value
@@ -176,8 +180,28 @@ class _Decoder:
                 continue
             if item is None:
                 del obj[key]
+                self.changed = True
+                continue
+            if not path and key == "spec" and item.__class__ is dict and t.startswith("&"):
+                self._spec(item, t, go_name)
                 continue
             obj[key] = self.value(item, t, sub, f"{go_path}.{key}" if go_path else key, go_name)
+
+    def _spec(self, spec: dict[str, Any], t: str, struct: str) -> None:
+        """A root's spec, decoded once per distinct content: one that decoded as it was read is remembered."""
+        key = ContentMemo.key(t, spec)
+        if _CLEAN_SPECS.get(key):
+            return
+        inner = _Decoder()
+        inner.struct(spec, t[1:], "spec", "spec")
+        self.type_errors += inner.type_errors
+        self.unknown += inner.unknown
+        self.changed = self.changed or inner.changed
+        if not (inner.type_errors or inner.unknown or inner.changed):
+            _CLEAN_SPECS.put(key, True)
+
+
+_CLEAN_SPECS: ContentMemo[bool] = ContentMemo()
 
 
 def _zero(t: str) -> Any:

@@ -32,6 +32,7 @@ from kubesched.api.selectors import (
 )
 from kubesched.api.taints import validate_taints, validate_tolerations
 from kubesched.apiserver import resource_validation, workload_api, workload_validation
+from kubesched.apiserver.memo import ContentMemo
 
 Errors = list[str]
 
@@ -434,9 +435,23 @@ def _validate_pod_totals(pod: Obj) -> Errors:
     ]
 
 
+_POD_ANSWERS: ContentMemo[tuple[str, ...]] = ContentMemo()
+
+
 def validate_pod(pod: Obj) -> Errors:
+    """A pod's spec and labels are all its validation reads: replicas of one template are checked once."""
     spec = pod.get("spec") or {}
     labels = (pod.get("metadata") or {}).get("labels") or {}
+    key = ContentMemo.key(spec, labels)
+    known = _POD_ANSWERS.get(key)
+    if known is not None:
+        return list(known)
+    errs = _validate_pod(spec, labels, pod)
+    _POD_ANSWERS.put(key, tuple(errs))
+    return errs
+
+
+def _validate_pod(spec: Obj, labels: Obj, pod: Obj) -> Errors:
     errs = resource_validation.validate_pod_resource_claims(spec)
     errs += _validate_containers(spec)
     if spec.get("overhead"):

@@ -12,15 +12,17 @@ class NodeTree:
         self.tree: dict[str, list[str]] = {}
         self.zones: list[str] = []
         self.num_nodes = 0
+        self._members: set[tuple[str, str]] = set()  # (zone, name): a zone's list is not searched node by node
 
     def add_node(self, name: str, labels: Mapping[str, str]) -> None:
         zone = get_zone_key(labels)
+        if (zone, name) in self._members:
+            return
+        self._members.add((zone, name))
         names = self.tree.get(zone)
         if names is None:
             self.tree[zone] = [name]
             self.zones.append(zone)
-        elif name in names:
-            return
         else:
             names.append(name)
         self.num_nodes += 1
@@ -28,8 +30,9 @@ class NodeTree:
     def remove_node(self, name: str, labels: Mapping[str, str]) -> bool:
         zone = get_zone_key(labels)
         names = self.tree.get(zone)
-        if names is None or name not in names:
+        if names is None or (zone, name) not in self._members:
             return False
+        self._members.discard((zone, name))
         names.remove(name)
         if not names:
             del self.tree[zone]

@@ -31,6 +31,7 @@ from kubesched.apiserver.documents import (
     read_bytes,
     read_text,
 )
+from kubesched.apiserver.memo import share_specs
 from kubesched.apiserver.schema import KINDS as SCHEMA_KINDS
 from kubesched.apiserver.schema import decode_errors
 from kubesched.apiserver.validation import SYSTEM_PRIORITY_CLASSES, validate
@@ -38,7 +39,7 @@ from kubesched.backend.embedded.controllers.create import prepare_for_create, te
 from kubesched.config.goduration import go_quote
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.framework.node_info import parse_node
-from kubesched.framework.types import new_pod_info
+from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.release import recorded_version
 from kubesched.simulator import helm
 from kubesched.simulator.budget import Budget, check, check_objects_read, expansion
@@ -70,6 +71,7 @@ class SourcedObject:
     document: int
     path: str = ""  # where inside the document: list items, objects created by Scenario steps
     overlay: bool = False  # read from an --overlay file: replaces an object of the same kind, namespace and name
+    info: PodInfo | None = None  # a pod as admission parsed it, handed to the informer instead of parsing again
 
     def where(self) -> str:
         inside = f", {self.path}" if self.path else ""
@@ -353,6 +355,10 @@ def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
         _check(so, context.validate_admission(so.obj))
         _parse(so)
     admission.distinct_uids([so.obj for so in everything])
+    for so in everything:
+        if so.info is not None and so.info.uid != so.obj["metadata"].get("uid", so.info.uid):
+            so.info = None  # its uid was taken: the informer parses it again
+    share_specs(so.obj for so in everything)
     _check_budget(loaded, everything)
     for so in everything:
         if so.obj["kind"] in WORKLOAD_KINDS:
@@ -464,7 +470,7 @@ def _parse(so: SourcedObject) -> None:
     """Last, the scheduler's own reading of what it parses (nothing valid should fail here)."""
     try:
         if so.obj["kind"] == "Pod":
-            new_pod_info(so.obj)
+            so.info = new_pod_info(so.obj)
         elif so.obj["kind"] == "Node":
             parse_node(so.obj)
     except (FieldError, TypeError, ValueError, AttributeError) as err:

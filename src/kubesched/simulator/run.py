@@ -138,10 +138,12 @@ def simulate(
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
     result = SimulationResult(warnings=list(loaded.warnings), watchers=watchers)
+    parsed: dict[int, PodInfo] = {}  # pending pods as admission parsed them, taken by the informer when created
     sched = embedded_scheduler(
         config,
         cluster,
         clock,
+        preparsed=lambda obj: parsed.pop(id(obj), None),
         registry=registry,
         seed=seed,
         record=_record_predicate(record, result, scores_only),
@@ -170,7 +172,12 @@ def simulate(
     claims.start()
     volumes.start()
     for so in pending:
+        # Only what admission's parse reads is in a PodInfo; creating a pending pod changes none of it (a bound
+        # pod gets topology labels), and _apply_gates drops nothing it reads.
+        if so.info is not None:
+            parsed[id(so.obj)] = so.info
         cluster.create(so.obj)
+        parsed.pop(id(so.obj), None)
     result.pending = [_parsed(sched, so.obj) for so in pending]
     workloads.start([so.obj for so in objects if so.obj["kind"] in WORKLOAD_KINDS])
     for step in sorted(loaded.steps, key=lambda st: st.at):

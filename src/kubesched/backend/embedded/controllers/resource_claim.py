@@ -197,6 +197,8 @@ class ResourceClaimController(PodObjectController):
         if kind == "Pod":
             obj = new if new is not None else old
             assert obj is not None
+            if not spec(obj).get("resourceClaims") and uid_of(obj) not in self._by_pod:
+                return  # it names no claim and none is reserved for or owned by it: nothing to sync
             if new is not None:
                 self._work.add(("Pod", namespace_of(new), name_of(new)))
             self._enqueue_claims_of(obj)

@@ -1,0 +1,155 @@
+"""Checks remembered by content (apiserver/memo.py) answer exactly as the checks themselves.
+
+Strict decoding and pod validation keep their answers per distinct spec, so the replicas
+of one template are checked once. For generated pods, valid and then broken at random,
+the remembered answer (asked twice, the second time from memory) is the plain path's,
+and decoding normalises the object the same way.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.test_loader_properties import mutate, pods
+
+import kubesched
+from kubesched import event_handlers
+from kubesched.apiserver import schema, validation
+from kubesched.apiserver.defaulting import set_defaults
+from kubesched.apiserver.memo import ContentMemo, share_specs
+
+
+class _Forgetful(ContentMemo[Any]):
+    """Remembers nothing: the plain path."""
+
+    def get(self, key: bytes | None) -> Any:
+        return None
+
+
+def test_keys_tell_types_apart() -> None:
+    keys = {ContentMemo.key({"a": v}) for v in (1, 1.0, True, "1", None, [1], {"1": 1})}
+    assert len(keys) == 7
+    assert ContentMemo.key({"a": 1, "b": 2}) == ContentMemo.key({"b": 2, "a": 1})
+
+
+@pytest.mark.parametrize("value", [{1: "x"}, {"a": 2**64}, {"a": "\ud800"}, {"a": object()}])
+def test_what_json_cannot_hold_exactly_is_not_remembered(value: Any) -> None:
+    assert ContentMemo.key(value) is None
+    m: ContentMemo[int] = ContentMemo()
+    m.put(None, 1)
+    assert m.get(None) is None
+
+
+def test_a_full_memo_starts_again() -> None:
+    m: ContentMemo[int] = ContentMemo(entries=2)
+    for i in range(3):
+        m.put(ContentMemo.key(i), i)
+    assert m.get(ContentMemo.key(0)) is None
+    assert m.get(ContentMemo.key(2)) == 2
+
+
+def _answers(pod: dict[str, Any]) -> tuple[list[str], dict[str, Any], list[str]]:
+    decoded = copy.deepcopy(pod)
+    problems = schema.decode_errors(decoded)
+    if problems or not isinstance(decoded.get("metadata"), dict):
+        return problems, decoded, []
+    try:
+        set_defaults(decoded)
+    except (TypeError, AttributeError, ValueError, KeyError):  # what decoding would have refused first
+        return problems, decoded, ["not defaultable"]
+    try:
+        return problems, decoded, validation.validate(decoded)
+    except (TypeError, AttributeError, ValueError, KeyError) as err:
+        return problems, decoded, [type(err).__name__]
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_remembered_answers_are_the_plain_answers(data: st.DataObject, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = data.draw(pods())
+    if data.draw(st.booleans()):
+        docs = mutate(data.draw, docs)
+    docs = [d for d in docs if isinstance(d, dict) and d.get("kind") == "Pod"]
+    with monkeypatch.context() as plain:
+        plain.setattr(schema, "_CLEAN_SPECS", _Forgetful())
+        plain.setattr(validation, "_POD_ANSWERS", _Forgetful())
+        expected = [_answers(d) for d in docs]
+    monkeypatch.setattr(schema, "_CLEAN_SPECS", ContentMemo())
+    monkeypatch.setattr(validation, "_POD_ANSWERS", ContentMemo())
+    for _ in range(2):  # the second time from memory
+        assert [_answers(d) for d in docs] == expected
+
+
+def test_replicas_of_one_spec_are_decoded_and_validated_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = {"decode": 0, "validate": 0}
+    real_struct, real_validate = schema._Decoder.struct, validation._validate_pod
+
+    def counted_struct(self: Any, obj: dict[str, Any], name: str, path: str, go_path: str) -> None:
+        calls["decode"] += path == "spec"
+        real_struct(self, obj, name, path, go_path)
+
+    def counted_validate(*args: Any) -> list[str]:
+        calls["validate"] += 1
+        return real_validate(*args)
+
+    monkeypatch.setattr(schema._Decoder, "struct", counted_struct)
+    monkeypatch.setattr(validation, "_validate_pod", counted_validate)
+    monkeypatch.setattr(schema, "_CLEAN_SPECS", ContentMemo())
+    monkeypatch.setattr(validation, "_POD_ANSWERS", ContentMemo())
+    spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}
+    for i in range(5):
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p{i}", "labels": {"a": "b"}},
+            "spec": copy.deepcopy(spec),
+        }
+        assert schema.decode_errors(pod) == []
+        set_defaults(pod)
+        assert validation.validate(pod) == []
+    assert calls == {"decode": 1, "validate": 1}
+
+
+def _pod(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": copy.deepcopy(spec)}
+
+
+def test_pods_with_the_same_spec_share_one_dict() -> None:
+    spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}
+    other = {"containers": [{"name": "c", "resources": {"requests": {"cpu": 1}}}]}  # 1, not "1": not the same
+    grouped = {**spec, "schedulingGroup": {"podGroupName": "g"}}
+    pods_ = [_pod("a", spec), _pod("b", spec), _pod("c", other), _pod("d", grouped), _pod("e", grouped)]
+    share_specs(pods_)
+    assert pods_[0]["spec"] is pods_[1]["spec"]
+    assert pods_[2]["spec"] is not pods_[0]["spec"] and pods_[2]["spec"] == other
+    assert pods_[3]["spec"] is not pods_[4]["spec"]  # a server without the gate drops it pod by pod
+
+
+def test_pending_pods_are_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Admission's parse of a pending pod is the informer's: it is not parsed again when it is created."""
+    added: list[str] = []
+    real = event_handlers._reparse_pod
+
+    def counted(prev: Any, new: dict[str, Any]) -> Any:
+        if prev is None:
+            added.append(new["metadata"]["name"])
+        return real(prev, new)
+
+    monkeypatch.setattr(event_handlers, "_reparse_pod", counted)
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n"},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}},
+    }
+    spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}
+    bound = _pod("bound", {**spec, "nodeName": "n"})
+    result = kubesched.simulate(text=yaml.safe_dump_all([node, bound, _pod("a", spec), _pod("b", spec)]), seed=1)
+    assert sorted(p.name for p in result.pods) == ["a", "b"]
+    assert all(p.result == "Scheduled" for p in result.pods)
+    assert added == ["bound"]  # a bound pod gets the node's topology labels when created: parsed then
