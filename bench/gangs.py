@@ -3,6 +3,7 @@
     python3 bench/gangs.py                                     # 1000 gangs of 8 on 5000 nodes, topology on racks
     python3 bench/gangs.py --gangs 100 --size 8 --nodes 500
     python3 bench/gangs.py --gangs 10 --size 4 --nodes 40 --no-topology
+    python3 bench/gangs.py --whole-command                     # `python3 -m kubesched simulate` on a file
 
 Nodes are labelled `topology.kubernetes.io/zone` (--zones zones) and `example.com/rack`
 (--racks-per-zone racks in each zone), round robin. Each gang is a PodGroup
@@ -16,21 +17,31 @@ Reported as JSON on stdout, one short line on stderr: wall and CPU seconds
 tried, the result built), pods placed per second of each, gangs placed whole and gangs
 waiting (fewer than K placed), whether each whole gang is within one domain of the key,
 and the process's peak RSS.
+
+With --whole-command the objects are written to one JSON file in a temporary directory and
+`python3 -m kubesched simulate --output json --record none` runs on it as a child process,
+as a user would run it: its wall time and CPU seconds (utime + stime of the child, from
+getrusage(RUSAGE_CHILDREN)) cover the interpreter's start, the imports, reading and
+validating the file, the run and writing the JSON result; the peak RSS is the child's.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
+import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+SRC = Path(__file__).resolve().parents[1] / "src"
+sys.path.insert(0, str(SRC))
 
 from kubesched.simulator.api import simulate  # noqa: E402
 
@@ -116,24 +127,60 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--node-cpu", type=int, default=32, help="CPUs per node (default 32)")
     ap.add_argument("--pod-cpu", type=int, default=4, help="CPUs each pod requests (default 4)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--whole-command",
+        action="store_true",
+        help="run `python3 -m kubesched simulate` on a file as a child process instead of calling simulate()",
+    )
     return ap
+
+
+Placements = list[tuple[str | None, str | None]]  # (pod group, node or None) for every pod
+
+
+def in_process(docs: list[Obj], seed: int) -> tuple[Placements, float, float, float]:
+    """simulate() in this process: placements, wall and CPU seconds of the call, this process's peak RSS in MB."""
+    cpu0, start = time.process_time(), time.perf_counter()
+    sim = simulate(docs, seed=seed, record=False, feature_gates=GATES)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return [(p.pod_group, p.node) for p in sim.pods], wall, cpu, rss
+
+
+def whole_command(docs: list[Obj], seed: int) -> tuple[Placements, float, float, float]:
+    """The CLI on a file, as a child: placements, its wall and CPU seconds (utime + stime), its peak RSS in MB."""
+    with tempfile.TemporaryDirectory(prefix="gangs-") as tmp:
+        path = Path(tmp) / "cluster.json"
+        path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
+        cmd = [sys.executable, "-m", "kubesched", "simulate", "-q", "--output", "json", "--record", "none"]
+        cmd += ["--seed", str(seed), "--feature-gates", GATES, str(path)]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])))
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"gangs.py: {' '.join(cmd[:4])} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    pods = json.loads(done.stdout)["pods"]
+    return [(p.get("podGroup"), p.get("node")) for p in pods], wall, cpu, after.ru_maxrss / 1024
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     docs = documents(args)
-    cpu0, start = time.process_time(), time.perf_counter()
-    sim = simulate(docs, seed=args.seed, record=False, feature_gates=GATES)
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
+    placements, wall, cpu, rss = (whole_command if args.whole_command else in_process)(docs, args.seed)
     labels = {d["metadata"]["name"]: d["metadata"]["labels"] for d in docs if d["kind"] == "Node"}
     members: dict[str, list[str | None]] = defaultdict(list)
-    for p in sim.pods:
-        if p.pod_group is not None:
-            members[p.pod_group].append(p.node)
+    for group, node_name in placements:
+        if group is not None:
+            members[group].append(node_name)
     whole = [nodes for nodes in members.values() if len(nodes) == args.size and all(nodes)]
     key = KEYS[args.topology_key]
     in_one_domain = sum(1 for nodes in whole if len({labels[n][key] for n in nodes if n}) == 1)
-    placed = sum(1 for p in sim.pods if p.scheduled)
+    placed = sum(1 for _, node_name in placements if node_name)
     return {
+        "mode": "whole command" if args.whole_command else "in process",
         "gangs": args.gangs,
         "size": args.size,
         "nodes": args.nodes,
@@ -150,7 +197,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "cpu_seconds": round(cpu, 2),
         "pods_per_second": round(placed / wall, 1) if wall else 0.0,
         "pods_per_cpu_second": round(placed / cpu, 1) if cpu else 0.0,
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": round(rss, 1),
     }
 
 
@@ -161,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     out = run(args)
     print(json.dumps(out, indent=1))
     print(
-        f"{out['gangs']} gangs x {out['size']} on {out['nodes']} nodes (topology {out['topology'] or 'none'}): "
+        f"{out['mode']}: {out['gangs']} gangs x {out['size']} on {out['nodes']} nodes "
+        f"(topology {out['topology'] or 'none'}): "
         f"{out['gangs_placed_whole']} whole, {out['gangs_waiting']} waiting; {out['pods_placed']} pods in "
         f"{out['seconds']} s ({out['pods_per_second']} pods/s), {out['cpu_seconds']} CPU s, "
         f"peak RSS {out['peak_rss_mb']} MB",

@@ -227,3 +227,16 @@ def test_gangs_a_gang_that_cannot_fit_whole_is_reported_waiting(capsys):
         out = json.loads(capsys.readouterr().out)
         assert (out["gangs_placed_whole"], out["gangs_waiting"], out["pods_placed"]) == (2, 1, 8)
     assert out["topology"] is None
+
+
+def test_gangs_whole_command_places_as_the_in_process_run(capsys):
+    """--whole-command runs the CLI on a file as a child: every pod lands on the node simulate() in this process
+    gives it, and the CPU seconds are the child's (more than nothing: it starts an interpreter)."""
+    small = ["--gangs", "4", "--size", "3", "--nodes", "12", "--zones", "2", "--racks-per-zone", "2"]
+    docs = gangs.documents(gangs.parser().parse_args(small))
+    inside, child = gangs.in_process(docs, 1), gangs.whole_command(docs, 1)
+    assert sorted(child[0], key=str) == sorted(inside[0], key=str)
+    assert sum(1 for _, node in child[0] if node) == 12 and child[2] > 0 and child[3] > 0
+    assert gangs.main([*small, "--whole-command"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["mode"], out["gangs_placed_whole"], out["gangs_whole_within_one_domain"]) == ("whole command", 4, 4)

@@ -649,14 +649,15 @@ def schedule_pod(
 ) -> ScheduleResult:
     sched.cache.update_snapshot(sched.snapshot)
     snapshot = sched.snapshot  # the one every profile's handle holds, refreshed in place
-    if len(snapshot) == 0:
+    num_all_nodes = snapshot.num_nodes_in_placement()
+    if num_all_nodes == 0:
         raise NoNodesAvailable(ERR_NO_NODES_AVAILABLE)
     batch = fwk.batch
     # Upstream signs a pod when it enters the queue or changes there; signing it here gives the same value.
     signature = fwk.sign_pod(pod) if batch is not None else None
     positions, diagnosis, hint = find_nodes_that_fit_pod(sched, fwk, state, pod, record, signature)
     if not len(positions):
-        raise FitError(pod, len(snapshot), diagnosis)
+        raise FitError(pod, num_all_nodes, diagnosis)
     examined = len(positions) + diagnosis.evaluated_rejected
     all_nodes = snapshot.node_info_list
     if len(positions) == 1:
@@ -684,9 +685,13 @@ def find_nodes_that_fit_pod(
     record: AttemptRecord | None,
     signature: str | None = None,
 ) -> tuple[np.ndarray, Diagnosis, str]:
-    """Snapshot positions of the feasible nodes, why the others were rejected, and the batch's hint ('' if none)."""
+    """Snapshot positions of the feasible nodes, why the others were rejected, and the batch's hint ('' if none).
+
+    PreFilter sees every node; only the nodes filtered and scored are narrowed to a pod group's placement.
+    """
     snapshot = sched.snapshot
     all_nodes = snapshot.node_info_list
+    placement = snapshot.placement_rows
     diagnosis = Diagnosis()
     pre_res, s, unsched_plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
     if s is not None and not s.is_success():
@@ -698,19 +703,20 @@ def find_nodes_that_fit_pod(
             diagnosis.unschedulable_plugins.add(s.plugin)
         diagnosis.unschedulable_plugins.update(unsched_plugins)
         if record is not None:
-            for ni in all_nodes:
+            for ni in snapshot.nodes_in_placement():
                 record.filter[ni.name] = {s.plugin or "PreFilter": s.message()}
         return _NONE, diagnosis, ""
+    candidates: np.ndarray | None = placement
     if pre_res is not None and not pre_res.all_nodes():
         wanted = pre_res.node_names or set()
         candidates = np.fromiter(sorted(snapshot.position[n] for n in wanted if n in snapshot.position), dtype=np.int64)
+        if placement is not None:
+            candidates = candidates[np.isin(candidates, placement)]
         diagnosis.absent_nodes_status = Status(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
             f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(unsched_plugins))}]",
         )
         diagnosis.unschedulable_plugins.update(unsched_plugins)
-    else:
-        candidates = None
     hint = ""
     if fwk.batch is not None:
         # Asked even for a nominated pod, as upstream does: the hint is spent either way.
@@ -801,7 +807,7 @@ def find_nodes_that_pass_filters(
     order = rotated if candidates is None else candidates[rotated]  # snapshot positions, in examination order
     filtered = fwk.run_filter_plugins_over_nodes(state, pod, snapshot, order, k)
     diagnosis.evaluated_rejected = filtered.rejected_count
-    sched.next_start_node_index = (sched.next_start_node_index + filtered.examined) % len(snapshot)
+    sched.next_start_node_index = (sched.next_start_node_index + filtered.examined) % snapshot.num_nodes_in_placement()
     full = record is not None and not record.scores_only
     if full or not filtered.feasible:
         # Reasons are wanted: a FitError, or the simulator's record.

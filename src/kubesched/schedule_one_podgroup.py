@@ -13,7 +13,8 @@ that passed.
 
 kubesched runs the trial on the scheduler's cache and snapshot themselves (assume,
 then forget), where upstream assumes into the cycle's snapshot alone: one cycle runs
-at a time here, so nothing else can see the difference.
+at a time here, so nothing else can see the difference. A placement narrows the
+snapshot to some of its rows (Snapshot.assume_placement): nothing is copied per placement.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any, Final
 
 from kubesched.cache.cache import CacheError
 from kubesched.cache.pod_groups import pod_group_name
+from kubesched.cache.snapshot import PlacementError
 from kubesched.config.names import DEFAULT_PREEMPTION
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import NominatingInfo, Placement, PodGroupAssignments
@@ -303,16 +305,17 @@ class PodGroupCycle:
             placements = next_placements
         first: GroupResult | None = None
         passed: list[tuple[Placement, GroupResult]] = []
-        order = [ni.name for ni in snapshot.node_info_list]
         for placement in placements:
             info(log, V(4), "Assuming placement in snapshot", placement=placement.name)
-            allowed = {ni.name for ni in placement.nodes}
-            snapshot.rebuild_lists([n for n in order if n in allowed])
+            try:
+                snapshot.assume_placement(ni.name for ni in placement.nodes)
+            except PlacementError as bad:
+                return GroupResult(status=Status(Code.ERROR, f"failed to assume pod group placement: {bad}"))
             try:
                 result = self._default_algorithm(fwk, state, members, post_filters)
             finally:
+                snapshot.forget_placement()
                 c.cache.update_snapshot(snapshot)
-                snapshot.rebuild_lists(order)
             if result.status is not None and result.status.code == Code.ERROR:
                 return result
             if first is None:

@@ -34,6 +34,7 @@ from kubesched.simulator.load import (
 )
 from kubesched.simulator.pod_groups import GroupEntry
 from kubesched.simulator.summary import Summary
+from kubesched.startup import few_full_collections
 
 __all__ = [
     "Event",
@@ -271,30 +272,32 @@ def simulate(
     Only `config` may name plugins by import path or extenders: a KubeSchedulerConfiguration
     among the inputs, the text or the overlays is data, and one that does raises InputError.
     """
-    return _simulate(
-        inputs,
-        text=text,
-        config=config,
-        seed=seed,
-        record=record,
-        until=until,
-        bind_latency=bind_latency,
-        overlays=overlays,
-        max_pods=max_pods,
-        max_objects=max_objects,
-        max_input_bytes=max_input_bytes,
-        kubernetes_version=kubernetes_version,
-        feature_gates=feature_gates,
-        config_trust=TRUSTED,
-        documents_trust=UNTRUSTED.hinted(API_HINT),
-    )
+    with few_full_collections():
+        return _simulate(
+            inputs,
+            text=text,
+            config=config,
+            seed=seed,
+            record=record,
+            until=until,
+            bind_latency=bind_latency,
+            overlays=overlays,
+            max_pods=max_pods,
+            max_objects=max_objects,
+            max_input_bytes=max_input_bytes,
+            kubernetes_version=kubernetes_version,
+            feature_gates=feature_gates,
+            config_trust=TRUSTED,
+            documents_trust=UNTRUSTED.hinted(API_HINT),
+        )
 
 
 def simulate_trusting(config_trust: Trust, documents_trust: Trust, *inputs: Input, **kw: Any) -> Simulation:
     """`simulate` for kubesched's own commands, which say how far they trust the `config` argument (a sweep
     spec's configuration is data; so is one edited in the UI) and a configuration among the documents (the
     refusal's hint names the command's own way to pass one on purpose)."""
-    return _simulate(inputs, config_trust=config_trust, documents_trust=documents_trust, **kw)
+    with few_full_collections():
+        return _simulate(inputs, config_trust=config_trust, documents_trust=documents_trust, **kw)
 
 
 def _feature_gates_text(gates: str | Mapping[str, bool]) -> str:

@@ -8,7 +8,6 @@ imports none of them. The output is the same bytes whichever entry point runs it
 from __future__ import annotations
 
 import argparse
-import gc
 import socket
 import sys
 import urllib.parse
@@ -19,6 +18,7 @@ from kubesched.config.load import ConfigError, SchedulerConfig
 from kubesched.config.trust import TRUSTED, UNTRUSTED
 from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.release_flags import compared_releases, followed_release
+from kubesched.startup import few_full_collections
 from kubesched.userio import EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR, AtomicFile, say, silence_stdout
 
 if TYPE_CHECKING:
@@ -97,25 +97,16 @@ def _config_source(args: argparse.Namespace, loaded: LoadedInput | None) -> str:
     return loaded.config_source if loaded is not None else ""
 
 
-FULL_COLLECTION_THRESHOLD = 1000
-"""simulate's third GC threshold. A simulation makes almost no cyclic garbage (young collections
-take what there is), but its heap of parsed objects keeps growing, and every full collection
-walked all of it: a tenth of the CPU time at 50000 pods. One full collection per thousand young
-ones (Python's default is ten) leaves that out."""
-
-
 def simulate_command(args: argparse.Namespace, budget: Budget) -> int:
     try:
         report = _report_file(args.report) if args.report is not None else None  # before the run, as snapshot -o
     except LoadError as err:
         say(f"{err}")
         return EXIT_BAD_INPUT
-    thresholds = gc.get_threshold()
-    gc.set_threshold(thresholds[0], thresholds[1], FULL_COLLECTION_THRESHOLD)
     try:
-        return _simulate(args, budget, report)
+        with few_full_collections():
+            return _simulate(args, budget, report)
     finally:
-        gc.set_threshold(*thresholds)
         if report is not None:
             report.discard()
 

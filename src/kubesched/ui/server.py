@@ -10,7 +10,6 @@ state its sender has not seen.
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import os
@@ -33,6 +32,7 @@ from starlette.staticfiles import StaticFiles
 
 from kubesched.apiserver.documents import valid_strings
 from kubesched.simulator.budget import Budget
+from kubesched.startup import few_full_collections
 from kubesched.ui.guard import (
     LOOPBACK_NAMES,
     Access,
@@ -55,9 +55,6 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
     "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
-FULL_COLLECTION_THRESHOLD = 1000
-"""The server's third GC threshold, as simulate's: it holds every manifest and the last simulation (millions of
-objects at 50000 pods), which each full collection walks; one per thousand young collections, not ten."""
 log = logging.getLogger("kubesched.ui")
 
 Work = Callable[[Request, dict[str, Any]], Any]
@@ -325,9 +322,8 @@ def run(
     `overlays` replace objects of FILES as `kubesched simulate --overlay` does. `token` (else
     $KUBESCHED_UI_TOKEN, else a random one) is needed off loopback, and on loopback when given or `require_token`.
     """
-    thresholds = gc.get_threshold()
-    gc.set_threshold(thresholds[0], thresholds[1], FULL_COLLECTION_THRESHOLD)
-    try:
+    # It holds every manifest and the last simulation, which each full collection would walk.
+    with few_full_collections():
         return _serve(
             files,
             config,
@@ -347,8 +343,6 @@ def run(
             token,
             require_token,
         )
-    finally:
-        gc.set_threshold(*thresholds)
 
 
 def _serve(

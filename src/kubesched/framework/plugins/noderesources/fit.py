@@ -328,11 +328,26 @@ def strategy_scores(
     positions: IntArray,
 ) -> IntArray:
     """A scoring strategy over the table's rows at `positions`, equal to the per-node scorer."""
+    columns = [
+        ra.table_columns(table, positions, r.name, want, use_requested=False)
+        for r, want in zip(resources, reqs, strict=True)
+    ]
+    if strategy != REQUESTED_TO_CAPACITY_RATIO and columns and all(bool((a > 0).all()) for a, _ in columns):
+        # The usual case (every resource on every node): each weighs on every node, so no masks.
+        total = np.zeros(len(positions), dtype=np.int64)
+        for r, want, (a, used) in zip(resources, reqs, columns, strict=True):
+            q = used + want
+            if strategy == LEAST_ALLOCATED:
+                s = np.where(q > a, 0, (a - q) * MAX_NODE_SCORE // a)
+            else:
+                s = np.minimum(q, a) * MAX_NODE_SCORE // a
+            total += s * r.weight
+        weights = sum(r.weight for r in resources)
+        return total // weights if weights > 0 else np.zeros(len(positions), dtype=np.int64)
     k = len(positions)
     node_score = np.zeros(k, dtype=np.int64)
     weight_sum = np.zeros(k, dtype=np.int64)
-    for r, want in zip(resources, reqs, strict=True):
-        a, used = ra.table_columns(table, positions, r.name, want, use_requested=False)
+    for r, want, (a, used) in zip(resources, reqs, columns, strict=True):
         q = used + want
         valid = a > 0
         safe_a = np.where(valid, a, 1)

@@ -244,6 +244,11 @@ def balanced_resource_scores(used: Sequence[IntArray], allocatable: Sequence[Int
     A resource counts on the nodes where its allocatable is non-zero; nodes counting
     exactly two resources take the |a - b| / 2 shortcut as upstream does.
     """
+    if len(allocatable) == 2 and bool((allocatable[0] > 0).all()) and bool((allocatable[1] > 0).all()):
+        # The usual case (CPU and memory, both on every node): the same float operations, a fifth of the calls.
+        first = np.minimum(used[0] / allocatable[0], 1.0)
+        second = np.minimum(used[1] / allocatable[1], 1.0)
+        return ((1 - np.abs((first - second) / 2)) * MAX_NODE_SCORE).astype(np.int64)
     n = len(allocatable[0]) if allocatable else 0
     fracs: list[FloatArray] = []
     valids: list[BoolArray] = []

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.config.defaults import default_args
 from kubesched.config.types import NodeResourcesBalancedAllocationArgs, ResourceSpec
@@ -198,3 +200,23 @@ def test_vectorised_balance_agrees_with_per_node_on_mixed_resources() -> None:
     got = ra.balanced_resource_scores(used, alloc)
     want = [ra.balanced_resource_score([int(u[i]) for u in used], [int(a[i]) for a in alloc]) for i in range(400)]
     assert got.tolist() == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 2**40), st.integers(0, 2**40), st.integers(0, 2**40), st.integers(0, 2**40)),
+        min_size=1,
+        max_size=40,
+    ),
+    st.booleans(),
+)
+def test_two_resource_scores_equal_the_per_node_score(rows: list[tuple[int, int, int, int]], all_allocatable: bool):
+    """balanced_resource_scores' two-resource shortcut (every node has both) and its general path (some node lacks
+    one) give each node the per-node score, float for float."""
+    if all_allocatable:
+        rows = [(u0, max(a0, 1), u1, max(a1, 1)) for u0, a0, u1, a1 in rows]
+    used = [np.array([r[0] for r in rows], dtype=np.int64), np.array([r[2] for r in rows], dtype=np.int64)]
+    alloc = [np.array([r[1] for r in rows], dtype=np.int64), np.array([r[3] for r in rows], dtype=np.int64)]
+    got = ra.balanced_resource_scores(used, alloc).tolist()
+    assert got == [ra.balanced_resource_score([u0, u1], [a0, a1]) for u0, a0, u1, a1 in rows]

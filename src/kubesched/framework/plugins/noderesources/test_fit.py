@@ -13,7 +13,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from kubesched.config.types import ResourceSpec
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import QueueingHint
@@ -1170,3 +1173,34 @@ def test_filter_reads_spec_not_resize_status(batch: bool) -> None:
     node, pods = node_with(allocatable(2, 20, 32, 0, 0, 0), ())
     snap = build_snapshot([node], pods)
     assert filter_statuses(new_plugin(new, fit_args(), snap), pod, snap, batch=batch) == [None]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from(["LeastAllocated", "MostAllocated"]),
+    st.tuples(st.integers(0, 5), st.integers(0, 5)),
+    st.lists(st.tuples(st.integers(0, 64), st.integers(0, 64), st.integers(0, 40)), min_size=1, max_size=12),
+    st.tuples(st.integers(0, 8), st.integers(0, 8)),
+    st.booleans(),
+)
+def test_strategy_scores_equal_the_per_node_score(
+    strategy: str,
+    weights: tuple[int, int],
+    shapes: list[tuple[int, int, int]],
+    request: tuple[int, int],
+    every_node_has_both: bool,
+) -> None:
+    """score_batch's shortcut (CPU and memory on every node) and its general path (some node lacks one) give each
+    node the per-node score, for either strategy and any weights."""
+    nodes, existing = [], []
+    for i, (cpu, mem, used) in enumerate(shapes):
+        if every_node_has_both:
+            cpu, mem = max(cpu, 1), max(mem, 1)
+        nodes.append(make_node(f"n{i}").capacity({"cpu": str(cpu), "memory": f"{mem}Gi", "pods": "10"}).obj())
+        existing.append(make_pod(f"e{i}").node(f"n{i}").req({"cpu": f"{used * 100}m", "memory": f"{used}Gi"}).obj())
+    snap = build_snapshot(nodes, existing)
+    resources = [ResourceSpec(name="cpu", weight=weights[0]), ResourceSpec(name="memory", weight=weights[1])]
+    plugin = new_plugin(new, fit_args(strategy, resources), snap)
+    pod = new_pod_info(make_pod("p").req({"cpu": str(request[0]), "memory": f"{request[1]}Gi"}).obj())
+    batch = plugin.score_batch(CycleState(), pod, snap.table, np.arange(len(nodes), dtype=np.int64)).tolist()
+    assert batch == [plugin.score(CycleState(), pod, ni)[0] for ni in snap.node_info_list]
