@@ -37,7 +37,7 @@ from kubesched.scheduler import Scheduler
 from kubesched.shadow.decide import decide, score_every_node
 from kubesched.shadow.readonly import ReadOnlyAPI, ReadOnlyClient
 from kubesched.shadow.tally import Decision, Tally, workload_of
-from kubesched.simulator.commands import FULL_COLLECTION_THRESHOLD
+from kubesched.startup import few_full_collections
 
 log = logging.getLogger(__name__)
 
@@ -460,15 +460,13 @@ class Shadow:
 
     def follow(self) -> None:
         """Take decisions as their events settle, until stopped or --duration; then the rest, and the summary."""
-        thresholds = gc.get_threshold()
         # The starting state lives as long as the shadow and makes no garbage: frozen out of collections, which
         # walked it all (a quarter of a decision's CPU on 5,000 nodes); full ones made rare, as simulate does.
         gc.freeze()
-        gc.set_threshold(thresholds[0], thresholds[1], FULL_COLLECTION_THRESHOLD)
         try:
-            self._follow()
+            with few_full_collections():
+                self._follow()
         finally:
-            gc.set_threshold(*thresholds)
             gc.unfreeze()
 
     def _follow(self) -> None:
