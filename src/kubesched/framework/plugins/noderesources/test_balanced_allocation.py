@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubesched.config.defaults import default_args
 from kubesched.config.types import NodeResourcesBalancedAllocationArgs, ResourceSpec
@@ -198,3 +200,26 @@ def test_vectorised_balance_agrees_with_per_node_on_mixed_resources() -> None:
     got = ra.balanced_resource_scores(used, alloc)
     want = [ra.balanced_resource_score([int(u[i]) for u in used], [int(a[i]) for a in alloc]) for i in range(400)]
     assert got.tolist() == want
+
+
+@given(
+    st.integers(1, 4).flatmap(
+        lambda cols: st.lists(
+            st.tuples(
+                st.lists(st.integers(0, 3 * 10**12), min_size=cols, max_size=cols),
+                st.lists(st.integers(1, 10**12), min_size=cols, max_size=cols),
+            ),
+            min_size=1,
+            max_size=30,
+        )
+    )
+)
+def test_vectorised_balance_agrees_with_per_node_when_every_node_counts_every_resource(
+    nodes: list[tuple[list[int], list[int]]],
+) -> None:
+    """Every allocatable non-zero takes the column path's short cut: it must still match the per-node score."""
+    cols = len(nodes[0][0])
+    used = [np.array([u[c] for u, _ in nodes], dtype=np.int64) for c in range(cols)]
+    alloc = [np.array([a[c] for _, a in nodes], dtype=np.int64) for c in range(cols)]
+    got = ra.balanced_resource_scores(used, alloc)
+    assert got.tolist() == [ra.balanced_resource_score(u, a) for u, a in nodes]
