@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import BindPlugin, PermitPlugin, PreBindPlugin, ReservePlugin
 from kubesched.framework.runtime.registry import Registry
 from kubesched.framework.status import Code, Status
@@ -303,3 +304,44 @@ def test_rotation_is_the_modular_order(n: int, data: st.DataObject) -> None:
     expected = (np.arange(n, dtype=np.int64) + start) % n
     got = rotation(n, start)
     assert got.dtype == expected.dtype and got.tolist() == expected.tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_the_windowed_filter_pass_finds_what_node_by_node_filtering_finds(data: st.DataObject) -> None:
+    """Windows of rows from the rotating start (wrapping past the last row) give the feasible nodes, the nodes
+    examined and the rejected nodes of filtering every node in order until k fit; a window that rejects a node
+    the plain filters accept, or accepts one they reject, changes the feasible list."""
+    n = data.draw(st.integers(1, 700), label="nodes")
+    kinds = data.draw(st.lists(st.sampled_from(["small", "big", "tainted", "cordoned"]), min_size=n, max_size=n))
+    nodes = []
+    for i, kind in enumerate(kinds):
+        w = make_node(f"n{i:04d}").capacity({"cpu": "1" if kind == "small" else "4", "pods": "110"})
+        if kind == "tainted":
+            w = w.taint("dedicated", "gpu", "NoSchedule")
+        if kind == "cordoned":
+            w = w.unschedulable()
+        nodes.append(w.obj())
+    sched, _, _ = scheduler_with(nodes, [])
+    sched.cache.update_snapshot(sched.snapshot)
+    snapshot = sched.snapshot
+    fwk = next(iter(sched.profiles.values()))
+    pod = new_pod_info(make_pod("p").req({"cpu": data.draw(st.sampled_from(["500m", "2"]), label="cpu")}).obj())
+    state = CycleState()
+    fwk.run_pre_filter_plugins(state, pod, snapshot.node_info_list)
+    k = data.draw(st.integers(1, n), label="k")
+    start = data.draw(st.integers(0, n - 1), label="start")
+    order = rotation(n, start)
+    got = fwk.run_filter_plugins_over_nodes(state, pod, snapshot, order, k, start)
+    feasible: list[int] = []
+    examined = n
+    for i, p in enumerate(order.tolist()):
+        if fwk.run_filter_plugins(state, pod, snapshot.node_info_list[p]) is None:
+            feasible.append(p)
+            if len(feasible) == k:
+                examined = i + 1
+                break
+    assert got.feasible == feasible
+    assert got.examined == examined
+    rejected = sorted([*got.batch_rejected.tolist(), *got.node_rejected])
+    assert rejected == sorted(set(order[:examined].tolist()) - set(feasible))

@@ -543,9 +543,17 @@ def _filter_disagreements(plugin: Any, pod: PodInfo, snap: Snapshot) -> list[str
     table = snap.table
     if table.names != [ni.name for ni in snap.node_info_list]:
         return [f"{name}: NodeTable rows {table.names} are not the snapshot's nodes"]
-    mask = np.asarray(plugin.filter_batch(batch_state, pod, table))
+    mask = np.asarray(plugin.filter_batch(batch_state, pod, table, slice(0, table.n)))
     if mask.shape != (table.n,) or mask.dtype != bool:
         return [f"{name}: filter_batch gave {mask!r}, not one bool per node"]
+    for cut in range(1, table.n):
+        # The runtime asks for windows of rows: any two halves must give the whole table's verdicts.
+        halves = [
+            np.asarray(plugin.filter_batch(batch_state, pod, table, rows))
+            for rows in (slice(0, cut), slice(cut, table.n))
+        ]
+        if not np.array_equal(np.concatenate(halves), mask):
+            return [f"{name}: filter_batch over rows split at {cut} gave {halves!r}, the whole table {mask!r}"]
     verdicts = REJECTION_VERDICTS[name](plugin, batch_state, pod, table) if name in REJECTION_VERDICTS else None
     out = []
     accepted = rejected = 0
@@ -817,7 +825,9 @@ def test_the_small_cluster_agrees():
 
 def test_helper_reports_a_filter_batch_that_rejects_every_node(monkeypatch):
     monkeypatch.setattr(
-        taint_toleration.TaintToleration, "filter_batch", lambda self, state, pod, table: np.zeros(table.n, dtype=bool)
+        taint_toleration.TaintToleration,
+        "filter_batch",
+        lambda self, state, pod, table, rows: np.zeros(rows.stop - rows.start, dtype=bool),
     )
     snap = _small_cluster()
     got = twin_disagreements(build(names.TAINT_TOLERATION, None, snap), SMALL_POD, snap)
@@ -825,7 +835,9 @@ def test_helper_reports_a_filter_batch_that_rejects_every_node(monkeypatch):
 
 
 def test_helper_reports_a_filter_batch_that_accepts_every_node(monkeypatch):
-    monkeypatch.setattr(fit.Fit, "filter_batch", lambda self, state, pod, table: np.ones(table.n, dtype=bool))
+    monkeypatch.setattr(
+        fit.Fit, "filter_batch", lambda self, state, pod, table, rows: np.ones(rows.stop - rows.start, dtype=bool)
+    )
     snap = _small_cluster()
     got = twin_disagreements(
         build(names.NODE_RESOURCES_FIT, VARIANTS[names.NODE_RESOURCES_FIT][0], snap), SMALL_POD, snap
@@ -879,7 +891,7 @@ def test_helper_reports_every_node_a_constant_twin_gets_wrong(c):
             )
             for constant in (False, True):
                 broken = build(name, args, snap)
-                broken.filter_batch = lambda state, pod, table, v=constant: np.full(table.n, v)
+                broken.filter_batch = lambda state, pod, table, rows, v=constant: np.full(rows.stop - rows.start, v)
                 wrong = [f"{name} on {ni.name}" for ni, ok in plain if ok != constant]
                 got = [line.split(":")[0] for line in _filter_disagreements(broken, pod, snap)]
                 assert got == wrong

@@ -805,7 +805,7 @@ def find_nodes_that_pass_filters(
     start = sched.next_start_node_index % num_nodes
     rotated = rotation(num_nodes, start)
     order = rotated if candidates is None else candidates[rotated]  # snapshot positions, in examination order
-    filtered = fwk.run_filter_plugins_over_nodes(state, pod, snapshot, order, k)
+    filtered = fwk.run_filter_plugins_over_nodes(state, pod, snapshot, order, k, start if candidates is None else None)
     diagnosis.evaluated_rejected = filtered.rejected_count
     sched.next_start_node_index = (sched.next_start_node_index + filtered.examined) % snapshot.num_nodes_in_placement()
     full = record is not None and not record.scores_only

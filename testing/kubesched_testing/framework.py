@@ -61,7 +61,7 @@ def filter_statuses(plugin: Any, pod_obj: dict[str, Any], snapshot: Snapshot, *,
         if s is not None and not s.is_success():
             return [s] * len(snapshot)
     if batch and hasattr(plugin, "filter_batch"):
-        mask = plugin.filter_batch(state, pod, snapshot.table)
+        mask = plugin.filter_batch(state, pod, snapshot.table, slice(0, snapshot.table.n))
         return [
             None if ok else _batch_rejection(plugin.filter(state, pod, ni))
             for ok, ni in zip(mask, snapshot.node_info_list, strict=True)

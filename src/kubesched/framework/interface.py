@@ -134,12 +134,16 @@ class FilterPlugin(Plugin):
 
 
 class BatchFilterPlugin(Protocol):
-    """A Filter plugin's vectorised twin: one verdict per NodeTable row, equal to `filter` on that node."""
+    """A Filter plugin's vectorised twin: one verdict per NodeTable row of `rows`, equal to `filter` on that node.
+
+    `rows` is a slice with its start and stop given: the runtime asks for the window of nodes it
+    examines, not the whole table, since the pass stops once enough nodes are feasible.
+    """
 
     @property
     def name(self) -> str: ...
 
-    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray: ...
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: slice) -> BoolArray: ...
 
 
 class BatchPreScorePlugin(Protocol):

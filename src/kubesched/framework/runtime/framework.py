@@ -29,6 +29,7 @@ from kubesched.framework.interface import (
     MAX_TOTAL_SCORE,
     MIN_NODE_SCORE,
     BindingWait,
+    BoolArray,
     Handle,
     IntArray,
     MetricsRecorder,
@@ -179,6 +180,47 @@ def _args_at(profile: KubeSchedulerProfile, name: str, plugins: Plugins) -> str:
         if pc.name == name:
             return f"pluginConfig[{i}].args"
     return _enabled_at(plugins, name)
+
+
+class _BatchFailed(Exception):
+    """A vectorised filter raised: the pass starts again node by node."""
+
+
+def _batch_mask(
+    batch: Sequence[fw.BatchFilterPlugin], state: CycleState, pod: PodInfo, table: NodeTable, rows: slice
+) -> BoolArray:
+    """Every vectorised filter's verdict on the rows of `rows`, and-ed."""
+    mask = np.ones(rows.stop - rows.start, dtype=bool)
+    try:
+        for plugin in batch:
+            mask &= plugin.filter_batch(state, pod, table, rows)
+    except Exception as err:
+        raise _BatchFailed from err
+    return mask
+
+
+def _rotated_mask(
+    batch: Sequence[fw.BatchFilterPlugin],
+    state: CycleState,
+    pod: PodInfo,
+    table: NodeTable,
+    start: int,
+    lo: int,
+    hi: int,
+) -> BoolArray:
+    """The verdicts on positions lo..hi of the rotation from `start`: one row slice, or two where it wraps."""
+    n = table.n
+    first, last = start + lo, start + hi
+    if last <= n:
+        return _batch_mask(batch, state, pod, table, slice(first, last))
+    if first >= n:
+        return _batch_mask(batch, state, pod, table, slice(first - n, last - n))
+    return np.concatenate(
+        (
+            _batch_mask(batch, state, pod, table, slice(first, n)),
+            _batch_mask(batch, state, pod, table, slice(0, last - n)),
+        )
+    )
 
 
 class Framework:
@@ -480,74 +522,119 @@ class Framework:
         return status
 
     def run_filter_plugins_over_nodes(
-        self, state: CycleState, pod: PodInfo, snapshot: SharedLister, order: IntArray, k: int
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: SharedLister,
+        order: IntArray,
+        k: int,
+        start: int | None = None,
     ) -> FilterPass:
         """Filter the nodes at `order` (snapshot positions) until `k` pass; findNodesThatPassFilters' inner loop.
 
-        Plugins with a vectorised twin judge every node at once; the others then run node by
-        node over what is left, in `order`, stopping at the k-th feasible node. Nodes where
-        higher-or-equal priority pods are nominated take the two-pass per-node path instead.
+        Plugins with a vectorised twin judge a window of nodes at once; the others then run node
+        by node over what is left, in `order`, stopping at the k-th feasible node. When `order` is
+        every row rotated from `start`, the windows are row slices taken in turn, a little over k
+        nodes first and twice as many each time after, so a pass where most nodes fit looks at
+        about k nodes rather than all of them. Nodes where higher-or-equal priority pods are
+        nominated take the two-pass per-node path instead.
         """
         num_nodes = len(order)
         skip = state.skip_filter_plugins
         if not self.filter_plugins or (skip and all(p.name in skip for p in self.filter_plugins)):
             return FilterPass(order[:k].tolist(), min(k, num_nodes), _NO_POSITIONS, [], {}, set())
         all_nodes = snapshot.node_info_list
-        if num_nodes <= NARROWED_NODES and num_nodes < snapshot.table.n:
+        table = snapshot.table
+        batch = [b for b in self.batch_filter_plugins if b.name not in skip]
+        per_node = [p for p in self.per_node_filter_plugins if p.name not in skip]
+        if num_nodes <= NARROWED_NODES and num_nodes < table.n:
             # A few candidates (NodeName, a DaemonSet pod's node, a PreFilterResult): judging
             # them one by one costs O(candidates); the vectorised twins would cost O(nodes).
-            mask = np.zeros(snapshot.table.n, dtype=bool)
-            mask[order] = True
-            per_node = [p for p in self.filter_plugins if p.name not in skip]
-        else:
-            mask = np.ones(snapshot.table.n, dtype=bool)
-            per_node = [p for p in self.per_node_filter_plugins if p.name not in skip]
-            try:
-                for batch in self.batch_filter_plugins:
-                    if batch.name not in skip:
-                        mask &= batch.filter_batch(state, pod, snapshot.table)
-            except Exception:
-                # A plugin that fails (its PreFilter state missing, say) fails only on the nodes that reach it,
-                # past every plugin before it: judge node by node, plugin by plugin in order, as upstream does.
-                mask = np.zeros(snapshot.table.n, dtype=bool)
-                mask[order] = True
-                per_node = [p for p in self.filter_plugins if p.name not in skip]
+            batch, per_node = [], [p for p in self.filter_plugins if p.name not in skip]
         resolved: dict[int, Status | None] = {}
         for name in self.nodes_with_ge_nominated_pods(pod):
             p = snapshot.position.get(name)
             if p is not None:
                 resolved[p] = self.run_filter_plugins_with_nominated_pods(state, pod, all_nodes[p])
-                mask[p] = resolved[p] is None
-        passed = mask[order]
+        try:
+            return self._filter_windows(state, pod, snapshot, order, k, start, batch, per_node, resolved)
+        except _BatchFailed:
+            # A plugin that fails (its PreFilter state missing, say) fails only on the nodes that reach it,
+            # past every plugin before it: judge node by node, plugin by plugin in order, as upstream does.
+            plugins = [p for p in self.filter_plugins if p.name not in skip]
+            return self._filter_windows(state, pod, snapshot, order, k, None, [], plugins, resolved)
+
+    def _filter_windows(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: SharedLister,
+        order: IntArray,
+        k: int,
+        start: int | None,
+        batch: list[fw.BatchFilterPlugin],
+        per_node: list[fw.FilterPlugin],
+        resolved: dict[int, Status | None],
+    ) -> FilterPass:
+        """The pass itself, window after window of `order` until k nodes are feasible or none is left."""
+        num_nodes = len(order)
+        all_nodes = snapshot.node_info_list
+        table = snapshot.table
         feasible: list[int] = []
         rejected: list[int] = []  # examined and rejected by a per-node plugin; statuses known
         statuses: dict[int, Status] = {p: st for p, st in resolved.items() if st is not None}
-        if not per_node:
-            hits = np.flatnonzero(passed)
-            examined = int(hits[k - 1]) + 1 if len(hits) >= k else num_nodes
-            feasible = order[hits[:k]].tolist()
-        else:
-            examined = num_nodes
-            for i in range(num_nodes):
-                if not passed[i]:
-                    continue
-                p = int(order[i])
-                st = None if p in resolved else self._run_filters(per_node, state, pod, all_nodes[p])
-                if st is None:
-                    feasible.append(p)
-                    if len(feasible) == k:
-                        examined = i + 1
-                        break
+        batch_rejected: list[IntArray] = []
+        full_mask: BoolArray | None = None
+        examined = num_nodes
+        lo, width = 0, k + k // 4 + NARROWED_NODES
+        while lo < num_nodes:
+            hi = min(num_nodes, lo + width)
+            window = order[lo:hi]
+            if not batch:
+                passed = np.ones(hi - lo, dtype=bool)
+            elif start is not None:
+                passed = _rotated_mask(batch, state, pod, table, start, lo, hi)
+            else:
+                if full_mask is None:
+                    full_mask = _batch_mask(batch, state, pod, table, slice(0, table.n))
+                passed = full_mask[window]
+            if resolved:
+                for j in np.flatnonzero(np.isin(window, list(resolved))).tolist():
+                    passed[j] = resolved[int(window[j])] is None
+            done = False
+            if not per_node:
+                hits = np.flatnonzero(passed)
+                need = k - len(feasible)
+                if len(hits) >= need:
+                    end = int(hits[need - 1]) + 1
+                    feasible.extend(window[hits[:need]].tolist())
+                    examined, passed, window, done = lo + end, passed[:end], window[:end], True
                 else:
-                    statuses[p] = st
-                    rejected.append(p)
-        window = order[:examined]
-        batch_rejected = window[~passed[:examined]]
+                    feasible.extend(window[hits].tolist())
+            else:
+                for i in range(hi - lo):
+                    if not passed[i]:
+                        continue
+                    p = int(window[i])
+                    st = None if p in resolved else self._run_filters(per_node, state, pod, all_nodes[p])
+                    if st is None:
+                        feasible.append(p)
+                        if len(feasible) == k:
+                            examined, passed, window, done = lo + i + 1, passed[: i + 1], window[: i + 1], True
+                            break
+                    else:
+                        statuses[p] = st
+                        rejected.append(p)
+            batch_rejected.append(window[~passed])
+            if done:
+                break
+            lo, width = hi, 2 * width
+        rejected_by_batch = np.concatenate(batch_rejected) if batch_rejected else _NO_POSITIONS
         if resolved:
-            batch_rejected = batch_rejected[~np.isin(batch_rejected, list(resolved))]
-            in_window = set(window.tolist())
+            rejected_by_batch = rejected_by_batch[~np.isin(rejected_by_batch, list(resolved))]
+            in_window = set(order[:examined].tolist())
             rejected.extend(p for p, st in resolved.items() if st is not None and p in in_window)
-        return FilterPass(feasible, examined, batch_rejected, rejected, statuses, set(resolved))
+        return FilterPass(feasible, examined, rejected_by_batch, rejected, statuses, set(resolved))
 
     def _run_filters(
         self, plugins: Sequence[fw.FilterPlugin], state: CycleState, pod: PodInfo, node_info: NodeInfo

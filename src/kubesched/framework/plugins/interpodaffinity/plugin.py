@@ -313,25 +313,26 @@ class InterPodAffinity(
             return Status(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
         return None
 
-    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
-        """`filter` for every row: the affinity terms' domains hold matching pods, no anti-affinity domain does."""
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: slice) -> BoolArray:
+        """`filter` for each row: the affinity terms' domains hold matching pods, no anti-affinity domain does."""
         s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING)
-        mask = np.ones(table.n, dtype=bool)
+        count = rows.stop - rows.start
+        mask = np.ones(count, dtype=bool)
         if s.required_affinity_terms:
-            has_keys = np.ones(table.n, dtype=bool)
-            pods_exist = np.ones(table.n, dtype=bool)
+            has_keys = np.ones(count, dtype=bool)
+            pods_exist = np.ones(count, dtype=bool)
             for t in s.required_affinity_terms:
-                codes = table.label_column(t.topology_key)
+                codes = table.label_column(t.topology_key)[rows]
                 has_keys &= codes != ABSENT
                 pods_exist &= s.affinity_counts.by_code(t.topology_key)[codes] > 0
             if not s.affinity_counts and pod_matches_all_affinity_terms(s.required_affinity_terms, s.pod):
                 pods_exist[:] = True
             mask &= has_keys & pods_exist
         for t in s.required_anti_affinity_terms:
-            mask &= s.anti_affinity_counts.by_code(t.topology_key)[table.label_column(t.topology_key)] <= 0
+            mask &= s.anti_affinity_counts.by_code(t.topology_key)[table.label_column(t.topology_key)[rows]] <= 0
         existing = s.existing_anti_affinity_counts
         for key in existing.keys():
-            mask &= existing.by_code(key)[table.label_column(key)] <= 0
+            mask &= existing.by_code(key)[table.label_column(key)[rows]] <= 0
         return mask
 
     # PreScore / Score

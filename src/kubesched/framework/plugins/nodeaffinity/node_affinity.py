@@ -151,11 +151,14 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
         return None
 
-    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: slice) -> BoolArray:
+        """The selectors are judged over the whole table (their columns are shared), then the window taken."""
+        if not pod.node_selector and pod.required_node_affinity is None and self.added_node_selector is None:
+            return np.ones(rows.stop - rows.start, dtype=bool)
         mask = required_node_affinity_mask(pod, table)
         if self.added_node_selector is not None:
             mask &= selector_mask(table, self.added_node_selector)
-        return mask
+        return mask[rows]
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Any) -> Status | None:
         if not pod.preferred_node_affinity and not self.added_pref_sched_terms:

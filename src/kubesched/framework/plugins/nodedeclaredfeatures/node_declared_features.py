@@ -98,9 +98,10 @@ class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSATISFIED_REQUIREMENTS)
 
-    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: slice) -> BoolArray:
         s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING_CYCLE_STATE)
-        return np.fromiter((self._fits(s.reqs, ni.node) for ni in table.node_infos), dtype=bool, count=table.n)
+        nodes = table.node_infos[rows]
+        return np.fromiter((self._fits(s.reqs, ni.node) for ni in nodes), dtype=bool, count=len(nodes))
 
 
 def new(args: Any, handle: Handle) -> NodeDeclaredFeatures:

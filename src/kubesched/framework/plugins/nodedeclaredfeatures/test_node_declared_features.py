@@ -133,7 +133,7 @@ def test_filter(declared, reqs, want, batch):
     state.write(PRE_FILTER_STATE_KEY, _PreFilterState(frozenset(reqs)))
     pod = pod_info()
     if batch:
-        ok = plugin.filter_batch(state, pod, snap.table)
+        ok = plugin.filter_batch(state, pod, snap.table, slice(0, snap.table.n))
         assert list(ok) == [want is None]
     assert plugin.filter(state, pod, snap.node_info_list[0]) == want
 

@@ -45,10 +45,10 @@ class NodeName(FilterPlugin, EnqueueExtensions):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
         return None
 
-    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: slice) -> BoolArray:
         if not pod.node_name:
-            return np.ones(table.n, dtype=bool)
-        return np.array([n == pod.node_name for n in table.names], dtype=bool)
+            return np.ones(rows.stop - rows.start, dtype=bool)
+        return np.array([n == pod.node_name for n in table.names[rows]], dtype=bool)
 
 
 def new(args: Any, handle: Handle) -> NodeName:

@@ -254,10 +254,10 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, PlacementS
             code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE  # request above allocatable: since v1.34
         return Status(code, *(r.reason for r in insufficient))
 
-    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: slice) -> BoolArray:
         requests = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, ERROR_READING).requests
         idx = table.resource_index
-        alloc, used = table.allocatable, table.requested
+        alloc, used = table.allocatable[rows], table.requested[rows]
         ok = used[:, POD_COUNT] < alloc[:, idx[PODS]]
         for name, want in requests.items():
             if want <= 0 or name == PODS:
@@ -273,7 +273,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, PlacementS
             if j is None:
                 if dra:
                     continue  # no node offers it: DynamicResources serves it everywhere
-                return np.zeros(table.n, dtype=bool)
+                return np.zeros(len(ok), dtype=bool)
             if dra:
                 ok &= (alloc[:, j] <= 0) | (alloc[:, j] - used[:, j] >= want)
             else:

@@ -244,11 +244,8 @@ def balanced_resource_scores(used: Sequence[IntArray], allocatable: Sequence[Int
     A resource counts on the nodes where its allocatable is non-zero; nodes counting
     exactly two resources take the |a - b| / 2 shortcut as upstream does.
     """
-    if len(allocatable) == 2 and bool((allocatable[0] > 0).all()) and bool((allocatable[1] > 0).all()):
-        # The usual case (CPU and memory, both on every node): the same float operations, a fifth of the calls.
-        first = np.minimum(used[0] / allocatable[0], 1.0)
-        second = np.minimum(used[1] / allocatable[1], 1.0)
-        return ((1 - np.abs((first - second) / 2)) * MAX_NODE_SCORE).astype(np.int64)
+    if allocatable and all(a.all() for a in allocatable):
+        return _balanced_scores_all_counted(used, allocatable)
     n = len(allocatable[0]) if allocatable else 0
     fracs: list[FloatArray] = []
     valids: list[BoolArray] = []
@@ -271,4 +268,24 @@ def balanced_resource_scores(used: Sequence[IntArray], allocatable: Sequence[Int
     for f, valid in zip(fracs, valids, strict=True):
         var = var + np.where(valid, (f - mean) * (f - mean), 0.0)
     std = np.where(count == 2, np.abs((first - second) / 2), np.where(count > 2, np.sqrt(var / safe), 0.0))
+    return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+
+
+def _balanced_scores_all_counted(used: Sequence[IntArray], allocatable: Sequence[IntArray]) -> IntArray:
+    """balanced_resource_scores where every node counts every resource (the usual case: cpu and memory on
+    every node): no per-node masks, the same float operations in the same order."""
+    fracs = [np.minimum(q / a, 1.0) for q, a in zip(used, allocatable, strict=True)]
+    if len(fracs) == 1:
+        return np.full(len(fracs[0]), MAX_NODE_SCORE, dtype=np.int64)
+    if len(fracs) == 2:
+        std = np.abs((fracs[0] - fracs[1]) / 2)
+    else:
+        total = fracs[0]
+        for f in fracs[1:]:
+            total = total + f
+        mean = total / len(fracs)
+        var = (fracs[0] - mean) * (fracs[0] - mean)
+        for f in fracs[1:]:
+            var = var + (f - mean) * (f - mean)
+        std = np.sqrt(var / len(fracs))
     return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)

@@ -220,3 +220,26 @@ def test_two_resource_scores_equal_the_per_node_score(rows: list[tuple[int, int,
     alloc = [np.array([r[1] for r in rows], dtype=np.int64), np.array([r[3] for r in rows], dtype=np.int64)]
     got = ra.balanced_resource_scores(used, alloc).tolist()
     assert got == [ra.balanced_resource_score([u0, u1], [a0, a1]) for u0, a0, u1, a1 in rows]
+
+
+@given(
+    st.integers(1, 4).flatmap(
+        lambda cols: st.lists(
+            st.tuples(
+                st.lists(st.integers(0, 3 * 10**12), min_size=cols, max_size=cols),
+                st.lists(st.integers(1, 10**12), min_size=cols, max_size=cols),
+            ),
+            min_size=1,
+            max_size=30,
+        )
+    )
+)
+def test_vectorised_balance_agrees_with_per_node_when_every_node_counts_every_resource(
+    nodes: list[tuple[list[int], list[int]]],
+) -> None:
+    """Every allocatable non-zero takes the column path's short cut: it must still match the per-node score."""
+    cols = len(nodes[0][0])
+    used = [np.array([u[c] for u, _ in nodes], dtype=np.int64) for c in range(cols)]
+    alloc = [np.array([a[c] for _, a in nodes], dtype=np.int64) for c in range(cols)]
+    got = ra.balanced_resource_scores(used, alloc)
+    assert got.tolist() == [ra.balanced_resource_score(u, a) for u, a in nodes]

@@ -63,10 +63,10 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
 
-    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: slice) -> BoolArray:
         if tolerations_tolerate_taint(pod.tolerations, _UNSCHEDULABLE_TAINT):
-            return np.ones(table.n, dtype=bool)
-        return ~table.unschedulable
+            return np.ones(rows.stop - rows.start, dtype=bool)
+        return ~table.unschedulable[rows]
 
 
 def new(args: Any, handle: Handle) -> NodeUnschedulable:

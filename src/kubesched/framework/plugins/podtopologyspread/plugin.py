@@ -325,12 +325,12 @@ class PodTopologySpread(
         read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, READING).update_with_pod(to_remove, pod, node_info, -1)
         return None
 
-    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
-        """`filter` for every row: the node has each topology key, and its domain's skew is within maxSkew."""
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: slice) -> BoolArray:
+        """`filter` for each row: the node has each topology key, and its domain's skew is within maxSkew."""
         s = read_state(state, PRE_FILTER_STATE_KEY, _PreFilterState, READING)
-        mask = np.ones(table.n, dtype=bool)
+        mask = np.ones(rows.stop - rows.start, dtype=bool)
         for i, c in enumerate(s.constraints):
-            codes = table.label_column(c.topology_key)
+            codes = table.label_column(c.topology_key)[rows]
             matching = s.matching_by_code(i)[codes]
             self_match = 1 if c.selector.matches(pod.labels) else 0
             mask &= (codes != ABSENT) & (matching + self_match - s.min_match_num(i, c.min_domains) <= c.max_skew)

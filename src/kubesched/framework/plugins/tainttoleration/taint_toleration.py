@@ -92,16 +92,16 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NOT_MATCH)
 
-    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable) -> BoolArray:
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: slice) -> BoolArray:
         groups = table.taint_groups
         if len(groups) == 1 and not groups[0]:
-            return np.ones(table.n, dtype=bool)
+            return np.ones(rows.stop - rows.start, dtype=bool)
         ok = np.fromiter(
             (find_matching_untolerated_taint(g, pod.tolerations, _DO_NOT_SCHEDULE) is None for g in groups),
             dtype=bool,
             count=len(groups),
         )
-        return ok[table.taint_group]
+        return ok[table.taint_group[rows]]
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Any) -> Status | None:
         tolerations = tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
