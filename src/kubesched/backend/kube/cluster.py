@@ -141,14 +141,18 @@ class KubeClient:
         if self.fenced:
             raise RuntimeError("not the leader any more: binding refused")
         start = time.perf_counter()
-        with self.api.unlocked():
-            self.dispatcher.hold(pod.uid)
-        bound = False
         try:
-            self._bind_until_known(pod, node_name)
-            bound = True
+            # One stretch outside the scheduler lock for the hold, the POST (and any read-back) and the release:
+            # every time a binding thread takes the lock back it waits on the scheduling loop, which holds it.
+            with self.api.unlocked():
+                self.dispatcher.hold(pod.uid)
+                bound = False
+                try:
+                    self._bind_until_known(pod, node_name)
+                    bound = True
+                finally:
+                    self.dispatcher.release(pod.uid, bound=bound)
         finally:  # under the scheduler lock again: binding threads add up one at a time
-            self.dispatcher.release(pod.uid, bound=bound)
             self.bind_seconds += time.perf_counter() - start
             self.binds += 1
 
