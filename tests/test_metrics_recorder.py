@@ -53,3 +53,17 @@ def test_pods_moved_by_a_cluster_event_count_under_its_label(monkeypatch: pytest
     )
     assert moved == 1
     assert [o.result for o in tc.recorder.outcomes] == ["Unschedulable", "Scheduled"]
+
+
+def test_repeated_observations_land_in_one_series_per_label_set() -> None:
+    registry = CollectorRegistry()
+    metrics = SchedulerMetrics(registry)
+    for status in ("Success", "Success", "Error"):
+        metrics.observe_extension_point("Bind", status, "p", 0.001)
+        metrics.observe_api_call("event", status.lower(), 0.002)
+    point = "scheduler_framework_extension_point_duration_seconds_count"
+    assert _sample(registry, point, extension_point="Bind", status="Success", profile="p") == 2
+    assert _sample(registry, point, extension_point="Bind", status="Error", profile="p") == 1
+    calls = "scheduler_async_api_call_execution_total"
+    assert _sample(registry, calls, call_type="event", result="success") == 2
+    assert _sample(registry, calls, call_type="event", result="error") == 1
