@@ -288,26 +288,14 @@ class ResourceClaimController(PodObjectController):
                 f'resourceclaimtemplates.resource.k8s.io "{template_name}" not found',
             )
             return ""
-        tmeta = (template.get("spec") or {}).get("metadata") or {}
-        claim: Obj = {
-            "apiVersion": API_VERSION,
-            "kind": "ResourceClaim",
-            "metadata": {
-                "namespace": ns,
-                "ownerReferences": [
-                    {
-                        "apiVersion": POD_GROUP_API_VERSION,
-                        "kind": "PodGroup",
-                        "name": name_of(group),
-                        "uid": uid_of(group),
-                        "controller": True,
-                    }
-                ],
-                "annotations": {**(tmeta.get("annotations") or {}), POD_CLAIM_ANNOTATION: entry_name},
-                **({"labels": dict(tmeta["labels"])} if tmeta.get("labels") else {}),
-            },
-            "spec": copy.deepcopy((template.get("spec") or {}).get("spec") or {}),
+        owner = {
+            "apiVersion": POD_GROUP_API_VERSION,
+            "kind": "PodGroup",
+            "name": name_of(group),
+            "uid": uid_of(group),
+            "controller": True,
         }
+        claim = _claim_from_template(template, ns, owner, entry_name)
         return self._create(group, claim, generate_name(name_of(group), entry_name))
 
     def _group_claim(self, group: ObjView, entry_name: str) -> ObjView | None:
@@ -434,20 +422,8 @@ class ResourceClaimController(PodObjectController):
                 f'resourceclaimtemplates.resource.k8s.io "{template_name}" not found',
             )
             return ""
-        tmeta = (template.get("spec") or {}).get("metadata") or {}
-        claim: Obj = {
-            "apiVersion": API_VERSION,
-            "kind": "ResourceClaim",
-            "metadata": {
-                "namespace": ns,
-                "ownerReferences": [
-                    {"apiVersion": "v1", "kind": "Pod", "name": name_of(pod), "uid": uid_of(pod), "controller": True}
-                ],
-                "annotations": {**(tmeta.get("annotations") or {}), POD_CLAIM_ANNOTATION: entry_name},
-                **({"labels": dict(tmeta["labels"])} if tmeta.get("labels") else {}),
-            },
-            "spec": copy.deepcopy((template.get("spec") or {}).get("spec") or {}),
-        }
+        owner = {"apiVersion": "v1", "kind": "Pod", "name": name_of(pod), "uid": uid_of(pod), "controller": True}
+        claim = _claim_from_template(template, ns, owner, entry_name)
         return self._create(pod, claim, generate_name(name_of(pod), entry_name))
 
     def _orphan(self, pod: ObjView, entry_name: str) -> ObjView | None:
@@ -558,3 +534,19 @@ class ResourceClaimController(PodObjectController):
             self.cluster.delete("ResourceClaim", namespace_of(obj), name_of(obj))
         except ConflictError:
             pass
+
+
+def _claim_from_template(template: ObjView, ns: str, owner: Obj, entry_name: str) -> Obj:
+    """A claim as the controller makes it from a template for its owner (a pod or a PodGroup), before naming."""
+    tmeta = (template.get("spec") or {}).get("metadata") or {}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ResourceClaim",
+        "metadata": {
+            "namespace": ns,
+            "ownerReferences": [owner],
+            "annotations": {**(tmeta.get("annotations") or {}), POD_CLAIM_ANNOTATION: entry_name},
+            **({"labels": dict(tmeta["labels"])} if tmeta.get("labels") else {}),
+        },
+        "spec": copy.deepcopy((template.get("spec") or {}).get("spec") or {}),
+    }
