@@ -7,7 +7,6 @@ plugin interested in it are retried.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -276,9 +275,9 @@ def _reparse_pod(prev: PodInfo | None, new: dict[str, Any]) -> PodInfo:
             node_name = str(new_spec.get("nodeName") or "")
             labels = old_meta.get("labels")
             if _same(labels, new_meta.get("labels")):
-                return dataclasses.replace(prev, obj=new, node_name=node_name)
+                return prev.rebound(node_name, obj=new)
             if not _label_keys_used(new_spec):
-                return dataclasses.replace(prev, obj=new, node_name=node_name, labels=pod_labels(new))
+                return prev.rebound(node_name, obj=new, labels=pod_labels(new))
     return new_pod_info(new)
 
 

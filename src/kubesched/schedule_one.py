@@ -16,7 +16,6 @@ simulator's full record.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import operator
@@ -355,7 +354,7 @@ class ScheduleOne:
     def _assume(self, fwk: Framework, qpi: QueuedPodInfo, host: str, record: AttemptRecord | None) -> PodInfo | None:
         """assume: the cache counts the pod on its host from now on, before the binding is written."""
         pod = qpi.pod_info
-        assumed = dataclasses.replace(pod, node_name=host)
+        assumed = pod.rebound(host)
         try:
             self.cache.assume_pod(assumed)
         except CacheError as err:

@@ -19,7 +19,6 @@ snapshot to some of its rows (Snapshot.assume_placement): nothing is copied per 
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -248,7 +247,7 @@ class PodGroupCycle:
             r.status = Status(Code.ERROR, err=err)
             return r
         host = r.host
-        assumed = dataclasses.replace(pod, node_name=host)
+        assumed = pod.rebound(host)
         try:
             c.cache.assume_pod(assumed)
         except CacheError as err:
