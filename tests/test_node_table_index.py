@@ -144,4 +144,9 @@ def test_indexes_follow_the_cache(data: st.DataObject) -> None:
                 pods[uid] = new
         cache.update_snapshot(snap)
         _check(snap.table, selector)
+        # nodes_at's gather against its plain twin, indexing the snapshot's list.
+        picked = data.draw(st.lists(st.integers(0, len(names) - 1), max_size=8))
+        gathered = snap.table.nodes_at(np.array(picked, dtype=np.int64))
+        plain = [snap.node_info_list[p] for p in picked]
+        assert len(gathered) == len(plain) and all(a is b for a, b in zip(gathered, plain, strict=True))
     assert np.array_equal(snap.table.requested, NodeTable(snap.node_info_list).requested)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import operator
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -664,7 +663,7 @@ def schedule_pod(
         if batch is not None:
             batch.store_schedule_results(signature, hint, host, None, sched.queue.scheduling_cycle)
         return ScheduleResult(host, examined, 1)
-    feasible: Sequence[NodeInfo] = operator.itemgetter(*positions.tolist())(all_nodes)  # a C gather; 2+ nodes here
+    feasible = snapshot.table.nodes_at(positions)
     totals = prioritize_nodes(sched, fwk, state, pod, feasible, positions, snapshot.table, record)
     host = select_host(sched, feasible, totals)
     if batch is not None:

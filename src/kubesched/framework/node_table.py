@@ -173,7 +173,9 @@ class NodeTable:
         self._pod_label_rows: dict[tuple[str, str], dict[int, int]] | None = None
         self._row_pod_labels: list[dict[str, Mapping[str, str]]] = []
         self._nodes = list(nodes)
+        self._node_array = np.empty(self.n, dtype=object)  # the same NodeInfos, for nodes_at's gather
         for i, ni in enumerate(nodes):
+            self._node_array[i] = ni
             self._fill(i, ni)
 
     def _fill(self, i: int, ni: NodeInfo) -> None:
@@ -264,6 +266,7 @@ class NodeTable:
     def update_row(self, i: int, ni: NodeInfo) -> None:
         """Rewrite row i from a changed NodeInfo (same node, new generation)."""
         self._nodes[i] = ni
+        self._node_array[i] = ni
         for r in ni.allocatable:
             if r not in self.resource_index:
                 self._add_resource(r)
@@ -272,6 +275,12 @@ class NodeTable:
     @property
     def node_infos(self) -> list[NodeInfo]:
         return self._nodes
+
+    def nodes_at(self, positions: npt.NDArray[np.int64]) -> list[NodeInfo]:
+        """node_infos at `positions`, in their order: one numpy gather (a list's itemgetter over the few hundred
+        feasible nodes of a cycle at 5000 cost three times as much)."""
+        out: list[NodeInfo] = self._node_array[positions].tolist()
+        return out
 
     def _code(self, key: str, value: str | None) -> int:
         if value is None:
