@@ -820,8 +820,17 @@ def find_nodes_that_pass_filters(
 
 def rotation(n: int, start: int) -> np.ndarray:
     """start, start+1, ..., n-1, 0, ..., start-1: the examination order from the rotating start index.
-    Two ranges, not (arange + start) % n: the modulo over every node was a visible share of a cycle at 10,000."""
-    return np.concatenate((np.arange(start, n, dtype=np.int64), np.arange(0, start, dtype=np.int64)))
+    A read-only view into 0..n-1 twice over, kept per node count: building the order afresh (a modulo, or
+    two ranges joined) cost a pass over every node on every cycle."""
+    return _twice_over(n)[start : start + n]
+
+
+@functools.lru_cache(maxsize=4)
+def _twice_over(n: int) -> np.ndarray:
+    """0, 1, ..., n-1, 0, 1, ..., n-1, not writeable, as it is shared by every cycle at this node count."""
+    twice = np.tile(np.arange(n, dtype=np.int64), 2)
+    twice.flags.writeable = False
+    return twice
 
 
 def prioritize_nodes(
