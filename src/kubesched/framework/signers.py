@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from json.encoder import encode_basestring_ascii
 from typing import Any, Final
 
 from kubesched.framework.types import PodInfo
@@ -26,6 +27,10 @@ SCHEDULER_NAME: Final = "v1.Pod.Spec.SchedulerName"
 TOLERATIONS: Final = "v1.Pod.Spec.Tolerations"
 VOLUMES: Final = "v1.Pod.Spec.Volumes.NonSyntheticSources()"
 FEATURES: Final = "v1.Pod.Spec.RequiredFeatures()"
+
+
+# A string as canonical() writes it (json.dumps escapes to ASCII by default).
+_str: Final = encode_basestring_ascii
 
 
 def canonical(value: Any) -> str:
@@ -54,8 +59,30 @@ def image_names(pod: PodInfo, normalize: Any) -> list[str]:
     return sorted({normalize(c.get("image") or "") for c in _containers(pod)})
 
 
+def _requirement(r: Mapping[str, Any]) -> str:
+    return canonical({**r, "values": sorted(r.get("values") or ())})
+
+
+_REQUIREMENT_KEYS: Final = frozenset(("key", "operator", "values"))
+
+
+def _plain_requirement(r: Mapping[str, Any]) -> str:
+    """_requirement for the usual requirement, key, operator and string values, written out in canonical
+    order without the encoder's pass over a dict: NodeAffinity signs every pod, most with such terms."""
+    key, op, values = r.get("key"), r.get("operator"), r.get("values") or ()
+    if (
+        type(key) is str
+        and type(op) is str
+        and r.keys() <= _REQUIREMENT_KEYS
+        and isinstance(values, list)
+        and all(type(v) is str for v in values)
+    ):
+        return f'{{"key":{_str(key)},"operator":{_str(op)},"values":[{",".join(map(_str, sorted(values)))}]}}'
+    return _requirement(r)
+
+
 def _requirements(reqs: Sequence[Mapping[str, Any]] | None) -> list[str]:
-    return sorted(canonical({**r, "values": sorted(r.get("values") or ())}) for r in reqs or ())
+    return sorted(map(_plain_requirement, reqs or ()))
 
 
 def _term(term: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -63,6 +90,13 @@ def _term(term: Mapping[str, Any]) -> dict[str, list[str]]:
         "MatchExpressions": _requirements(term.get("matchExpressions")),
         "MatchFields": _requirements(term.get("matchFields")),
     }
+
+
+def _term_text(term: Mapping[str, Any]) -> str:
+    """canonical(_term(term)), the two lists of strings written out in canonical order."""
+    exprs = ",".join(map(_str, _requirements(term.get("matchExpressions"))))
+    fields = ",".join(map(_str, _requirements(term.get("matchFields"))))
+    return f'{{"MatchExpressions":[{exprs}],"MatchFields":[{fields}]}}'
 
 
 def node_affinity(pod: PodInfo) -> dict[str, list[str]] | None:
@@ -73,7 +107,7 @@ def node_affinity(pod: PodInfo) -> dict[str, list[str]] | None:
     required = (aff.get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or ()
     preferred = aff.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
     return {
-        "Required": sorted(canonical(_term(t)) for t in required),
+        "Required": sorted(map(_term_text, required)),
         "Preferred": sorted(
             canonical({"Weight": p.get("weight", 0), "Preference": _term(p.get("preference") or {})}) for p in preferred
         ),
