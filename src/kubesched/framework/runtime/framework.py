@@ -125,6 +125,17 @@ class FilterPass:
         return len(self.batch_rejected) + len(self.node_rejected)
 
 
+def scores_in_range(columns: Sequence[np.ndarray]) -> bool:
+    """Whether every plugin's normalized scores lie in [MIN_NODE_SCORE, MAX_NODE_SCORE]: two reductions over
+    the plugins' columns joined, not two per plugin; the per-plugin check runs only to name one out of range."""
+    if not columns:
+        return True
+    joined = np.concatenate(columns)
+    return not len(joined) or bool(
+        np.minimum.reduce(joined) >= MIN_NODE_SCORE and np.maximum.reduce(joined) <= MAX_NODE_SCORE
+    )
+
+
 def _plugin_failed(running: str, plugin: str, message: str) -> Status:
     """An extension point's error naming the plugin, in upstream's words."""
     return as_status(RuntimeError(f'{running}: plugin "{plugin}" failed with: {message}'))
@@ -870,8 +881,9 @@ class Framework:
                 if s is not None and not s.is_success():
                     return [], totals, _plugin_failed("running Normalize on Score plugins", pl.name, s.message())
             normalized.append(scores)
+        in_range = scores_in_range(normalized)
         for pl, raw, scores in zip(plugins, raws, normalized, strict=True):
-            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
+            if not in_range and len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
                 bad = int(scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)][0])
                 return (
                     [],
