@@ -8,6 +8,7 @@ while the claim is missing or belongs to someone else, and bind the pod once it 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from functools import partial
 from typing import Any
@@ -123,6 +124,10 @@ def test_a_missing_claim_is_waited_for_then_the_pod_binds(sides: tuple[VolumeSid
 def test_a_claim_the_pod_does_not_own_is_refused_alike(sides: tuple[VolumeSide, VolumeSide]) -> None:
     for side in sides:
         side.claim("q")
+    # The claim and the pod come on two watches: a scheduler that sees the pod first waits for the claim
+    # instead (the test above), whichever scheduler it is. The claims go a second ahead of the pods.
+    time.sleep(1.0)
+    for side in sides:
         side.ephemeral_pod("q")
     for side in sides:
         wait_for(partial(_written, side, "q", "events"), f"{side.name}'s FailedScheduling")
