@@ -267,14 +267,13 @@ class ResourceClaimController(PodObjectController):
         template_name = entry.get("resourceClaimTemplateName")
         entry_name = str(entry.get("name") or "")
         ns = namespace_of(group)
-        for st in (group.get("status") or {}).get("resourceClaimStatuses") or ():
-            if isinstance(st, Mapping) and st.get("name") == entry_name:
-                recorded = st.get("resourceClaimName")
-                if not recorded:
-                    return ""
-                existing = self.cluster.get("ResourceClaim", ns, str(recorded))
-                if existing is not None and _controller_uid(existing) == uid_of(group):
-                    return ""
+        recorded = claim_status_name(group, entry_name)
+        if recorded is not None:
+            if not recorded:
+                return ""
+            existing = self.cluster.get("ResourceClaim", ns, recorded)
+            if existing is not None and _controller_uid(existing) == uid_of(group):
+                return ""
         if not template_name:
             return ""
         found = self._group_claim(group, entry_name)
