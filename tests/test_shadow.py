@@ -165,8 +165,7 @@ class Fed:
 
 def test_the_shadow_compares_each_decision_on_the_state_before_it(kubeconfig: str) -> None:
     fed = Fed(kubeconfig)
-    fed.event("Node", "ADDED", None, _node("small", "2"))
-    fed.event("Node", "ADDED", None, _node("big", "8"))
+    _small_and_big(fed)
     for name, cpu in (("a", "1"), ("b", "1"), ("c", "4"), ("d", "16")):
         fed.event("Pod", "ADDED", None, _pod(name, cpu))
     fed.bind(_pod("a", "1"), "big")  # what the default scores choose: the emptier node
@@ -197,8 +196,7 @@ def test_bindings_that_finish_out_of_order_are_decided_in_the_clusters_queue_ord
     both at once, takes a's decision first, and agrees on both; taken as they came, b's would differ."""
     for settle_order, expected in ((True, ["agree", "agree"]), (False, ["differ", "agree"])):
         fed = Fed(kubeconfig)
-        fed.event("Node", "ADDED", None, _node("small", "2"))
-        fed.event("Node", "ADDED", None, _node("big", "8"))
+        _small_and_big(fed)
         a, b = _pod("a", "6"), _pod("b", "1")
         fed.event("Pod", "ADDED", None, a)
         fed.event("Pod", "ADDED", None, b)
@@ -325,12 +323,8 @@ def test_metrics_count_observed_and_agreeing_decisions_behind_the_secure_port(ku
     fed = Fed(kubeconfig)
     metrics = ShadowMetrics()
     fed.shadow.listeners.append(metrics)
-    fed.event("Node", "ADDED", None, _node("small", "2"))
-    fed.event("Node", "ADDED", None, _node("big", "8"))
-    for name, node in (("a", "big"), ("b", "small")):
-        pod = _pod(name)
-        fed.event("Pod", "ADDED", None, pod)
-        fed.bind(pod, node)
+    _small_and_big(fed)
+    _created_and_bound(fed, (("a", "big"), ("b", "small")))
     opened = ServingOptions("127.0.0.1:0", delegation=DelegationOptions(always_allow_paths=("/healthz", "/metrics")))
     endpoints, _, port = serve(metrics, opened, fed.shadow.store.synced)
     try:
@@ -360,12 +354,8 @@ def test_the_report_lists_what_was_decided_otherwise(kubeconfig: str) -> None:
     fed = Fed(kubeconfig)
     collector = ReportCollector()
     fed.shadow.listeners.append(collector)
-    fed.event("Node", "ADDED", None, _node("small", "2"))
-    fed.event("Node", "ADDED", None, _node("big", "8"))
-    for name, node in (("a", "big"), ("<b>", "small")):
-        pod = _pod(name)
-        fed.event("Pod", "ADDED", None, pod)
-        fed.bind(pod, node)
+    _small_and_big(fed)
+    _created_and_bound(fed, (("a", "big"), ("<b>", "small")))
     page = render(fed.shadow.tally, collector, "shadow: assuming ...", "")
     assert [d.pod for d in collector.rows] == ["default/<b>"]
     assert "default/&lt;b&gt;" in page and "default/<b>" not in page
@@ -612,3 +602,17 @@ def test_a_victim_already_being_deleted_is_not_expected_evicted_again(kubeconfig
         "alreadyTerminating": ["default/leaving"],
         "agree": True,
     }
+
+
+def _small_and_big(fed: Fed) -> None:
+    """The two nodes most cases decide between: 2 and 8 CPUs."""
+    fed.event("Node", "ADDED", None, _node("small", "2"))
+    fed.event("Node", "ADDED", None, _node("big", "8"))
+
+
+def _created_and_bound(fed: Fed, bindings: tuple[tuple[str, str], ...]) -> None:
+    """Each pod created, then bound by the cluster's scheduler to the node given."""
+    for name, node in bindings:
+        pod = _pod(name)
+        fed.event("Pod", "ADDED", None, pod)
+        fed.bind(pod, node)
