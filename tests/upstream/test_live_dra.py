@@ -190,12 +190,14 @@ def test_extended_resources_backed_by_dra_as_upstream(dra_sides: tuple[DRASide, 
     for side in dra_sides:
         side.node("n1", cpu="4")
         side.slice(3)
+    # y comes once x is bound, so that each scheduler tries x first whatever its queue's order.
     for side in dra_sides:
         side.extended_pod("x", 2)
+    for side in dra_sides:
+        wait_for(lambda s=side: (s.get("x") or {}).get("spec", {}).get("nodeName"), f"{side.name} x bound")
         side.extended_pod("y", 2)  # one device left: cannot fit
     ours, theirs = dra_sides
     for side in dra_sides:
-        wait_for(lambda s=side: (s.get("x") or {}).get("spec", {}).get("nodeName"), f"{side.name} x bound")
         wait_for(lambda s=side: any(c.get("reason") == "Unschedulable" for c in s.writes("y")["conditions"]), "y")
     assert ours.writes("x")["node"] == theirs.writes("x")["node"]
     assert ours.writes("y")["conditions"] == theirs.writes("y")["conditions"]
