@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,6 +98,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def on_free_ports(start: Callable[[], None], attempts: int = 3) -> None:
+    """Runs `start` again when its process lost the port `free_port` chose to another process
+    (the port is free when chosen, not when bound: parallel test workers race for ports)."""
+    for attempt in range(attempts):
+        try:
+            start()
+            return
+        except ControlPlaneError as e:
+            if "address already in use" not in str(e) or attempt == attempts - 1:
+                raise
+
+
 def _tail(path: Path, lines: int = 15) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -123,6 +135,17 @@ class Process:
     @property
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
+
+    def wait_for_log(self, fragment: str, timeout: float = 60.0) -> None:
+        """Waits until the process has logged a line containing `fragment`; fails if it exits or time runs out."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if fragment in self.log_path.read_text(errors="replace"):
+                return
+            if not self.running:
+                raise ControlPlaneError(f"{self.name} exited before logging {fragment!r}:\n{_tail(self.log_path)}")
+            time.sleep(0.05)
+        raise ControlPlaneError(f"{self.name} did not log {fragment!r} in {timeout:.0f}s:\n{_tail(self.log_path)}")
 
     def signal(self, sig: int) -> None:
         if self.running and self.proc is not None:
@@ -179,6 +202,11 @@ class ControlPlane:
     def start(self, timeout: float = 60.0) -> ControlPlane:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._write_credentials()
+        on_free_ports(lambda: self._start_etcd(timeout))
+        on_free_ports(lambda: self._start_apiserver_on_free_port(timeout))
+        return self
+
+    def _start_etcd(self, timeout: float) -> None:
         self.etcd_port = free_port()
         peer = free_port()
         self.etcd = Process(
@@ -201,9 +229,10 @@ class ControlPlane:
             self.workdir / "etcd.log",
         ).start()
         self._wait(lambda: self._etcd_ready(), timeout, "etcd", self.etcd)
+
+    def _start_apiserver_on_free_port(self, timeout: float) -> None:
         self.apiserver_port = free_port()
         self.start_apiserver(timeout)
-        return self
 
     def _write_credentials(self) -> None:
         key, pub = self.workdir / "sa.key", self.workdir / "sa.pub"

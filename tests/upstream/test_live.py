@@ -141,6 +141,9 @@ def side_by_side(control_plane: ControlPlane, admin_api: KubeAPI, side: type[S])
     reset_cluster(admin_api)
     ours = kubesched(str(control_plane.kubeconfig_path))
     theirs: Process = control_plane.start_scheduler(profile(THEIRS))
+    # Pods made after upstream's first pod list reach it by watch, in the order they were made;
+    # pods in that list come in the list's order, which a test cannot choose.
+    theirs.wait_for_log('"Caches populated" type="*v1.Pod"')
     try:
         yield side(admin_api, OURS), side(admin_api, THEIRS), theirs
     finally:
