@@ -33,6 +33,7 @@ SCENARIOS = ("restart", "compaction", "dropped", "rival", "kill", "leader")
 SCHEDULERS = ("kubesched", "upstream")
 PODS_PER_NODE = 8
 PODS = "/api/v1/namespaces/default/pods"
+RESTART_TIMEOUT_S = 60.0
 IN_FLIGHT_S = 0.1  # after a SIGKILL, the victim's last requests may still be applied for this long
 SETTLE_S = 6.0  # no binding for this long (and nothing left that fits) counts as settled
 DEADLINE_S = 180.0
@@ -218,15 +219,23 @@ def run_scenario(
     rival: threading.Thread | None = None
     start = time.monotonic()
     half = fig.pods // 2
+    after_restart: threading.Thread | None = None
     for i in range(fig.pods):
         api.request("POST", PODS, body=_pod(f"pod-{i}"))
         if i == half:
-            fig.first_binding_after_restart_s = _fault(cp, api, sched, scenario, fig)
+            wait = _fault(cp, api, sched, scenario)
+            if wait is not None:  # timed while the other half keeps coming: the new scheduler has work to find
+                after_restart = threading.Thread(
+                    target=lambda w=wait: setattr(fig, "first_binding_after_restart_s", w()), daemon=True
+                )
+                after_restart.start()
             if scenario == "rival":
                 theirs = _rival_nodes(api, alloc)
                 rival = threading.Thread(target=_rival, args=(api, theirs, stop_rival, rng), daemon=True)
                 rival.start()
     _settle(api, fig.fit)
+    if after_restart is not None:
+        after_restart.join(RESTART_TIMEOUT_S + 10)
     stop_rival.set()
     if rival is not None:
         rival.join(10)
@@ -258,8 +267,9 @@ def _rival_nodes(api: KubeAPI, alloc: dict[str, str]) -> list[str]:
     return names
 
 
-def _fault(cp: ControlPlane, api: KubeAPI, sched: Scheduler, scenario: str, fig: Figures) -> float | None:
-    """Inject the scenario's fault; for a restart of the scheduler, the seconds to its first binding."""
+def _fault(cp: ControlPlane, api: KubeAPI, sched: Scheduler, scenario: str) -> Callable[[], float | None] | None:
+    """Inject the scenario's fault; for a restart of the scheduler, a wait that gives the seconds from the kill
+    to the first binding after it."""
     if scenario == "restart":
         cp.restart_apiserver(down_for=10.0)
     elif scenario == "compaction":
@@ -277,7 +287,7 @@ def _fault(cp: ControlPlane, api: KubeAPI, sched: Scheduler, scenario: str, fig:
         # scheduler's. Neither a new process nor a standby can bind this soon.
         time.sleep(IN_FLIGHT_S)
         before = _bound_count(api)
-        return _until(lambda: _bound_count(api) > before, 60.0, t0)
+        return lambda: _until(lambda: _bound_count(api) > before, RESTART_TIMEOUT_S, t0)
     return None
 
 
