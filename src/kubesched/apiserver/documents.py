@@ -237,32 +237,77 @@ class _Builder:
         self.root: Any = None
         self.plain: dict[str, Any] = {}  # plain scalar text -> its value
 
+    def documents(self, get_event: Any) -> Iterator[Any]:
+        """Each document of the stream as it ends, from `get_event` (the loader's; None after the last).
+
+        The events most documents are made of (an unanchored scalar or collection inside a
+        collection) are handled here, inline: a method call per event costs as much as the
+        work. Everything else goes through `feed`, which handles every event in general.
+        """
+        stack, plain, docs = self.stack, self.plain, self.docs
+        scalar_event, mapping_start, sequence_start = ev.ScalarEvent, ev.MappingStartEvent, ev.SequenceStartEvent
+        mapping_end, sequence_end = ev.MappingEndEvent, ev.SequenceEndEvent
+        while True:
+            try:
+                event = get_event()
+            except yaml.YAMLError as err:
+                raise _syntax_error(err) from err
+            if event is None:
+                return
+            cls = event.__class__
+            if cls is scalar_event and stack and event.anchor is None:
+                self.nodes += 1
+                if self.nodes > self.limit:
+                    self._too_many(event.start_mark)
+                if event.tag is None and event.implicit[0]:
+                    value = plain.get(event.value, _MISSING)
+                    if value is _MISSING:
+                        value = plain[event.value] = self._scalar(event)
+                else:
+                    value = self._scalar(event)
+                top = stack[-1]
+                if top.value.__class__ is list:
+                    top.value.append(value)
+                elif top.key is _MISSING:
+                    top.key = value if value.__class__ is str else _key(value, event.start_mark)
+                    top.key_mark = event.start_mark
+                else:
+                    self._set(top, value)
+            elif (cls is mapping_start or cls is sequence_start) and 2 < len(stack) < MAX_DEPTH:
+                if event.tag not in _COLLECTION_TAGS:
+                    raise DocumentError(f"{_where(event.start_mark)}unsupported tag {event.tag}")
+                self.nodes += 1
+                if self.nodes > self.limit:
+                    self._too_many(event.start_mark)
+                if event.anchor:
+                    self.open_anchors.add(event.anchor)
+                stack.append(_Frame({} if cls is mapping_start else [], event.anchor))
+            elif (cls is mapping_end or cls is sequence_end) and len(stack) > 1 and stack[-1].anchor is None:
+                frame = stack.pop()
+                if frame.merges:
+                    self._merge(frame)
+                value, depth, top = frame.value, frame.depth, stack[-1]
+                if top.depth <= depth:
+                    top.depth = depth + 1
+                if top.value.__class__ is list:
+                    top.value.append(value)
+                elif top.key is _MISSING:
+                    top.key, top.key_mark = _key(value, event.start_mark), event.start_mark
+                else:
+                    self._set(top, value)
+            else:
+                self.feed(event)
+                if docs:
+                    yield docs.pop()
+
     def feed(self, event: Any) -> None:
+        """Any one event, in general (`documents` handles the common ones itself)."""
         cls = event.__class__
         if cls is ev.ScalarEvent:
             self.nodes += 1
             if self.nodes > self.limit:
                 self._too_many(event.start_mark)
-            stack = self.stack
-            if event.anchor is not None or not stack:
-                self._add(self._scalar(event), event.anchor, 0, event.start_mark)
-                return
-            # The common case, inlined: an unanchored scalar inside a collection (never too deep).
-            if event.tag is None and event.implicit[0]:
-                value = self.plain.get(event.value, _MISSING)
-                if value is _MISSING:
-                    value = self.plain[event.value] = self._scalar(event)
-            else:
-                value = self._scalar(event)
-            top = stack[-1]
-            target = top.value
-            if target.__class__ is list:
-                target.append(value)
-            elif top.key is _MISSING:
-                top.key = value if value.__class__ is str else _key(value, event.start_mark)
-                top.key_mark = event.start_mark
-            else:
-                self._set(top, value)
+            self._add(self._scalar(event), event.anchor, 0, event.start_mark)
         elif cls is ev.MappingStartEvent or cls is ev.SequenceStartEvent:
             if event.tag not in _COLLECTION_TAGS:
                 raise DocumentError(f"{_where(event.start_mark)}unsupported tag {event.tag}")
@@ -456,22 +501,18 @@ def _key(value: Any, mark: Any) -> Any:
 
 
 def _yaml_documents(text: str, max_nodes: int) -> Iterator[Any]:
-    builder = _Builder(max_nodes)
-    docs = builder.docs
-    events = yaml.parse(text, Loader=_Loader)
-    while True:
-        try:
-            for event in events:
-                builder.feed(event)
-                if docs:
-                    break
-            else:
-                return
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-            raise DocumentError(f"invalid YAML: {_where(mark)}{problem}") from err
-        yield docs.pop()
+    loader = _Loader(text)
+    try:
+        yield from _Builder(max_nodes).documents(loader.get_event)
+    finally:
+        loader.dispose()
+
+
+def _syntax_error(err: yaml.YAMLError) -> DocumentError:
+    """PyYAML's refusal of the text, with the line and column it names."""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    return DocumentError(f"invalid YAML: {_where(mark)}{problem}")
 
 
 class LoadError(ValueError):
