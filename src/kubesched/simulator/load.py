@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from kubesched.apiserver.documents import (
     read_bytes,
     read_text,
 )
-from kubesched.apiserver.memo import share_specs
+from kubesched.apiserver.memo import ContentMemo, share_specs
 from kubesched.apiserver.schema import KINDS as SCHEMA_KINDS
 from kubesched.apiserver.schema import decode_errors
 from kubesched.apiserver.validation import SYSTEM_PRIORITY_CLASSES, validate
@@ -349,11 +349,12 @@ def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
         set_defaults(so.obj)
     context = admission.Context.of([so.obj for so in everything])
     context.global_default_source = _global_default_source(everything, context.global_default)
+    parsed: ContentMemo[PodInfo] = ContentMemo()
     for so in everything:
         _check(so, context.admit(so.obj))
         _check(so, validate(so.obj))
         _check(so, context.validate_admission(so.obj))
-        _parse(so)
+        _parse(so, parsed)
     admission.distinct_uids([so.obj for so in everything])
     for so in everything:
         if so.info is not None and so.info.uid != so.obj["metadata"].get("uid", so.info.uid):
@@ -466,15 +467,47 @@ def _aggregate(problems: list[str]) -> str:
     return problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
 
 
-def _parse(so: SourcedObject) -> None:
-    """Last, the scheduler's own reading of what it parses (nothing valid should fail here)."""
+def _parse(so: SourcedObject, parsed: ContentMemo[PodInfo] | None = None) -> None:
+    """Last, the scheduler's own reading of what it parses (nothing valid should fail here); `parsed`
+    remembers pods' parses by content (see `pod_info`)."""
     try:
         if so.obj["kind"] == "Pod":
-            so.info = new_pod_info(so.obj)
+            so.info = new_pod_info(so.obj) if parsed is None else pod_info(so.obj, parsed)
         elif so.obj["kind"] == "Node":
             parse_node(so.obj)
     except (FieldError, TypeError, ValueError, AttributeError) as err:
         raise LoadError(f"{so.describe()}: {err}") from err
+
+
+OWN_FIELDS = ("name", "namespace", "uid", "labels", "deleting", "controller")
+"""PodInfo's fields that new_pod_info reads from metadata alone; the rest depend on spec, status,
+namespace and labels."""
+
+
+def pod_info(pod: dict[str, Any], parsed: ContentMemo[PodInfo]) -> PodInfo:
+    """new_pod_info(pod), parsing each distinct (spec, status, namespace, labels) once.
+
+    A workload's replicas differ only in metadata: the constraints, requests and terms of
+    the first replica's parse are the answer for every one, and its metadata fields are
+    read from the pod's own metadata as new_pod_info reads them. The dicts a PodInfo holds
+    are the pod's own; its tuples of frozen terms are shared, as the term cache shares them.
+    `parsed` must not outlive admission: a PodInfo the scheduler changed would be copied.
+    """
+    meta = pod.get("metadata") or {}
+    key = ContentMemo.key(pod.get("spec"), pod.get("status"), meta.get("namespace"), meta.get("labels"))
+    first = parsed.get(key)
+    if first is None:
+        info = new_pod_info(pod)
+        parsed.put(key, info)
+        return info
+    own = new_pod_info({"metadata": meta})
+    return replace(
+        first,
+        obj=pod,
+        requests=dict(first.requests),
+        node_selector=dict(first.node_selector),
+        **{name: getattr(own, name) for name in OWN_FIELDS},
+    )
 
 
 def admit_update(obj: dict[str, Any]) -> str:
