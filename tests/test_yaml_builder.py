@@ -106,3 +106,106 @@ def test_inline_and_general_agree_on_nested_anchors_and_merges(values: list[str]
     """Anchors, aliases and merge keys deep inside a document, where the inline loop handles their neighbours."""
     text = "a:\n  b:\n    c:\n" + "".join(f"      k{i}: {v}\n" for i, v in enumerate(values))
     assert _inline(text, max_nodes) == _general(text, max_nodes)
+
+
+def _block(text: str, max_nodes: int) -> tuple[str, Any]:
+    return _outcome(documents._block_documents(text, max_nodes))
+
+
+def _events(text: str, max_nodes: int) -> tuple[str, Any]:
+    return _outcome(documents._yaml_documents(text, max_nodes))
+
+
+PLAIN_KEYS = st.sampled_from(["a", "b", "name", "yes", "1", "0777", "null", "1.5", "kubernetes.io/os", "x_y-z", "1:20"])
+TEXT = st.one_of(
+    st.sampled_from(["v1", "8", "'8'", "yes", "1_000", "0x1F", "~", "", "a: b", "a #b", "it's", 'say "x"', "é", "-1"]),
+    st.text(alphabet=st.characters(codec="ascii"), max_size=8),
+)
+MANIFEST_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), TEXT)
+MANIFESTS = st.recursive(
+    MANIFEST_LEAVES,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(PLAIN_KEYS | TEXT, inner, max_size=3),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(MANIFESTS, min_size=1, max_size=4),
+    st.booleans(),
+    st.integers(min_value=1, max_value=3),
+    st.integers(min_value=5, max_value=400),
+)
+def test_block_style_reads_dumped_documents_as_pyyaml_does(
+    docs: list[Any], explicit_start: bool, indent: int, max_nodes: int
+) -> None:
+    """Documents as PyYAML writes them (the style kubectl and Helm write) read line by line give PyYAML's values,
+    and PyYAML's error where the budget or the text stops it."""
+    text = yaml.safe_dump_all(docs, explicit_start=explicit_start, indent=indent + 1, default_flow_style=False)
+    assert _block(text, max_nodes) == _events(text, max_nodes)
+
+
+LINES = st.sampled_from(
+    [
+        "a: 1",
+        "b: x",
+        "a:",
+        "- a: 1",
+        "- b:",
+        "- x",
+        "-",
+        "- ",
+        "c: {}",
+        "d: []",
+        "e: 'q''s'",
+        'f: "g"',
+        "yes: 2",
+        "true: 3",
+        "g: h # c",
+        "# comment",
+        "",
+        "   ",
+        "---",
+        "--- a",
+        "...",
+        "h: &x 1",
+        "i: *x",
+        "<<: {a: 1}",
+        "j: |",
+        "  k",
+        "l: a: b",
+        "m: 'open",
+        "n:\tx",
+        "o: é",
+        "p:  q",
+        "r: -s",
+        "t: -1",
+        "u: [1]",
+        "v: ~",
+    ]
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["", "  ", "    ", " ", "      "]), LINES), max_size=25),
+    st.integers(min_value=3, max_value=60),
+)
+def test_block_style_agrees_with_pyyaml_on_line_soup(lines: list[tuple[str, str]], max_nodes: int) -> None:
+    """Any mix of lines, valid or not, within or over the budget: the same documents or the same error."""
+    text = "\n".join(indent + line for indent, line in lines)
+    assert _block(text, max_nodes) == _events(text, max_nodes)
+
+
+def test_manifests_in_block_style_are_read_without_pyyaml(monkeypatch: Any) -> None:
+    """The fast path is taken for what kubectl writes (it is not PyYAML answering every time)."""
+    text = yaml.safe_dump_all(
+        [
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"a": "b"}}, "spec": {}},
+            {"kind": "Pod", "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "8"}}}]}},
+        ],
+        explicit_start=True,
+    )
+    expected = list(documents._yaml_documents(text, 1000))
+    monkeypatch.setattr(documents, "_yaml_documents", None)
+    assert list(documents._block_documents(text, 1000)) == expected
