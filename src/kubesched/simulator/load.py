@@ -39,7 +39,7 @@ from kubesched.backend.embedded.controllers.create import prepare_for_create, te
 from kubesched.config.goduration import go_quote
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.framework.node_info import parse_node
-from kubesched.framework.types import PodInfo, new_pod_info
+from kubesched.framework.types import PodInfo, new_pod_info, pod_own_fields
 from kubesched.release import recorded_version
 from kubesched.simulator import helm
 from kubesched.simulator.budget import Budget, check, check_objects_read, expansion
@@ -479,17 +479,12 @@ def _parse(so: SourcedObject, parsed: ContentMemo[PodInfo] | None = None) -> Non
         raise LoadError(f"{so.describe()}: {err}") from err
 
 
-OWN_FIELDS = ("name", "namespace", "uid", "labels", "deleting", "controller")
-"""PodInfo's fields that new_pod_info reads from metadata alone; the rest depend on spec, status,
-namespace and labels."""
-
-
 def pod_info(pod: dict[str, Any], parsed: ContentMemo[PodInfo]) -> PodInfo:
     """new_pod_info(pod), parsing each distinct (spec, status, namespace, labels) once.
 
     A workload's replicas differ only in metadata: the constraints, requests and terms of
-    the first replica's parse are the answer for every one, and its metadata fields are
-    read from the pod's own metadata as new_pod_info reads them. The dicts a PodInfo holds
+    the first replica's parse are the answer for every one, and the fields read from
+    metadata are the pod's own (pod_own_fields, as new_pod_info reads them). The dicts a PodInfo holds
     are the pod's own; its tuples of frozen terms are shared, as the term cache shares them.
     `parsed` must not outlive admission: a PodInfo the scheduler changed would be copied.
     """
@@ -500,13 +495,8 @@ def pod_info(pod: dict[str, Any], parsed: ContentMemo[PodInfo]) -> PodInfo:
         info = new_pod_info(pod)
         parsed.put(key, info)
         return info
-    own = new_pod_info({"metadata": meta})
     return replace(
-        first,
-        obj=pod,
-        requests=dict(first.requests),
-        node_selector=dict(first.node_selector),
-        **{name: getattr(own, name) for name in OWN_FIELDS},
+        first, obj=pod, requests=dict(first.requests), node_selector=dict(first.node_selector), **pod_own_fields(pod)
     )
 
 
