@@ -534,42 +534,70 @@ def _block_documents(text: str, max_nodes: int) -> Iterator[Any]:
     (resolved as PyYAML resolves it), a quoted string without escapes, `{}` or `[]`, all
     printable ASCII; documents are split by `---` lines. Anything else (anchors, tags,
     flow collections, block scalars, several lines to one value, a duplicate key, a
-    document near a limit) leaves the document to PyYAML, which gives the same values and
-    says what is wrong, with the same line numbers.
+    document near a limit) leaves the document to PyYAML. A document PyYAML reads alone as
+    one is taken as read (the lines after it start the next document); one it refuses, or
+    reads as several, leaves the rest of the stream to PyYAML, which gives the same values
+    and says what is wrong, with the same line numbers.
     """
-    lines = text.split("\n")
     values: dict[str, Any] = {}
     keys: dict[str, Any] = {}
-    nodes, start, count = 0, 0, len(lines)
-    while start < count:
-        body = start + 1 if lines[start] == "---" else start
-        if body != start + 1 and start != 0:
+    nodes, start, line, size = 0, 0, 0, len(text)  # line: the line breaks before start
+    while start < size:
+        if text.startswith("---\n", start) or (start + 3 == size and text.endswith("---")):
+            body = min(start + 4, size)
+        elif start:
             break
-        end = body
-        while end < count and lines[end] != "---":
-            end += 1
-        doc, doc_nodes = _block_document(lines, body, end, values, keys)
+        else:
+            body = start
+        marker = text.find("\n---\n", max(body - 1, 0))
+        if marker < 0 and text.endswith("\n---") and size - 4 >= max(body - 1, 0):
+            marker = size - 4
+        end = size if marker < 0 else marker + 1
+        doc, doc_nodes = _block_document(text[body:end].split("\n"), values, keys)
         if doc is _UNSURE or doc_nodes > MAX_OBJECT_NODES or nodes + doc_nodes > max_nodes:
-            break
-        nodes += doc_nodes
+            chunk = text[start:end]
+            alone = None if _LINE_BREAKS.search(chunk) else _one_document(chunk, max_nodes, nodes)
+            if alone is None:
+                break
+            doc, nodes = alone
+        else:
+            nodes += doc_nodes
         yield doc
+        line += text.count("\n", start, end)
         start = end
-    if start < count:
-        yield from _yaml_documents("\n" * start + "\n".join(lines[start:]), max_nodes, nodes)
+    if start < size:
+        yield from _yaml_documents("\n" * line + text[start:], max_nodes, nodes)
 
 
-def _block_document(
-    lines: list[str], lo: int, hi: int, values: dict[str, Any], keys: dict[str, Any]
-) -> tuple[Any, int]:
-    """The document in lines[lo:hi] and the values it holds as PyYAML counts them; _UNSURE when it is
+_LINE_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+"""Line breaks PyYAML counts besides \\n: a document holding one is not read apart from the rest."""
+
+
+def _one_document(text: str, max_nodes: int, nodes: int) -> tuple[Any, int] | None:
+    """The one document of `text` through PyYAML's events and the values counted with it, or None when it is
+    not exactly one document within the budget (the caller then reads the stream from there)."""
+    builder = _Builder(max_nodes)
+    builder.nodes = nodes
+    loader = _Loader(text)
+    try:
+        docs = list(builder.documents(loader.get_event))
+    except DocumentError:
+        return None
+    finally:
+        loader.dispose()
+    return (docs[0], builder.nodes) if len(docs) == 1 else None
+
+
+def _block_document(lines: list[str], values: dict[str, Any], keys: dict[str, Any]) -> tuple[Any, int]:
+    """The document of these lines and the values it holds as PyYAML counts them; _UNSURE when it is
     not in the block style `_block_documents` reads."""
     match = _BLOCK_LINE.fullmatch
     root: Any = None
     stack: list[tuple[int, Any, bool]] = []  # (column, collection, is a sequence)
     pending: tuple[dict[str, Any], str, int] | None = None  # a `key:` whose value the next line tells
     nodes = 0
-    for i in range(lo, hi):
-        m = match(lines[i])
+    for line in lines:
+        m = match(line)
         if m is None:
             return _UNSURE, 0
         indent, dash, key, text, alone = m.groups()
