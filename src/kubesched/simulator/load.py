@@ -256,7 +256,7 @@ def add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: i
                 else:
                     loaded.step_objects.append(checked)
                     count = len(loaded.objects) + len(loaded.step_objects)
-                    check_objects_read(count, loaded.budget, checked.describe())
+                    check_objects_read(count, loaded.budget, checked.describe)
         return
     if _is_list(doc):
         items = doc.get("items") or []
@@ -299,7 +299,7 @@ def _typed_item(item: dict[str, Any], kind: str, list_api_version: Any) -> None:
 def _append(loaded: LoadedInput, so: SourcedObject | None) -> None:
     if so is not None:
         loaded.objects.append(so)
-        check_objects_read(len(loaded.objects) + len(loaded.step_objects), loaded.budget, so.describe())
+        check_objects_read(len(loaded.objects) + len(loaded.step_objects), loaded.budget, so.describe)
 
 
 def _checked(so: SourcedObject, loaded: LoadedInput) -> SourcedObject | None:
