@@ -203,6 +203,19 @@ def test_block_style_agrees_with_pyyaml_on_line_soup(lines: list[tuple[str, str]
     assert _block(text, max_nodes) == _events(text, max_nodes)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(MANIFESTS, min_size=1, max_size=4), st.integers(min_value=1, max_value=4))
+def test_block_style_reads_alike_when_its_memory_of_lines_fills(docs: list[Any], entries: int) -> None:
+    """What lines say is remembered up to MAX_SEEN_LINES, then forgotten: reading stays PyYAML's."""
+    text = yaml.safe_dump_all(docs, explicit_start=True, default_flow_style=False)
+    kept = documents.MAX_SEEN_LINES
+    documents.MAX_SEEN_LINES = entries
+    try:
+        assert _block(text, 10_000) == _events(text, 10_000)
+    finally:
+        documents.MAX_SEEN_LINES = kept
+
+
 def test_manifests_in_block_style_are_read_without_pyyaml(monkeypatch: Any) -> None:
     """The fast path is taken for what kubectl writes (it is not PyYAML answering every time)."""
     text = yaml.safe_dump_all(

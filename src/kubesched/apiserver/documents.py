@@ -522,7 +522,9 @@ def _yaml_documents(text: str, max_nodes: int, nodes: int = 0) -> Iterator[Any]:
 _BLOCK_LINE = re.compile(r"( *)(- )?(?:([A-Za-z0-9_][A-Za-z0-9_./-]*):(?: (.*))?|(.*))")
 _PLAIN_START = re.compile(r"[A-Za-z0-9_./+~=(]|-[A-Za-z0-9.]")
 _BLOCK_MAX_DEPTH = MAX_DEPTH // 2
-_EMPTY_MAP, _EMPTY_LIST, _UNSURE = object(), object(), object()
+_EMPTY_MAP, _EMPTY_LIST, _UNSURE, _BLANK, _PENDING = object(), object(), object(), object(), object()
+MAX_SEEN_LINES = 500_000
+"""Lines and scalars whose reading is remembered (all forgotten when full): a few tens of MB at most."""
 
 
 def _block_documents(text: str, max_nodes: int) -> Iterator[Any]:
@@ -539,8 +541,7 @@ def _block_documents(text: str, max_nodes: int) -> Iterator[Any]:
     reads as several, leaves the rest of the stream to PyYAML, which gives the same values
     and says what is wrong, with the same line numbers.
     """
-    values: dict[str, Any] = {}
-    keys: dict[str, Any] = {}
+    seen: dict[str, Any] = {}
     nodes, start, line, size = 0, 0, 0, len(text)  # line: the line breaks before start
     while start < size:
         if text.startswith("---\n", start) or (start + 3 == size and text.endswith("---")):
@@ -553,7 +554,7 @@ def _block_documents(text: str, max_nodes: int) -> Iterator[Any]:
         if marker < 0 and text.endswith("\n---") and size - 4 >= max(body - 1, 0):
             marker = size - 4
         end = size if marker < 0 else marker + 1
-        doc, doc_nodes = _block_document(text[body:end].split("\n"), values, keys)
+        doc, doc_nodes = _block_document(text[body:end].split("\n"), seen)
         if doc is _UNSURE or doc_nodes > MAX_OBJECT_NODES or nodes + doc_nodes > max_nodes:
             chunk = text[start:end]
             alone = None if _LINE_BREAKS.search(chunk) else _one_document(chunk, max_nodes, nodes)
@@ -588,25 +589,25 @@ def _one_document(text: str, max_nodes: int, nodes: int) -> tuple[Any, int] | No
     return (docs[0], builder.nodes) if len(docs) == 1 else None
 
 
-def _block_document(lines: list[str], values: dict[str, Any], keys: dict[str, Any]) -> tuple[Any, int]:
+def _block_document(lines: list[str], seen: dict[str, Any]) -> tuple[Any, int]:
     """The document of these lines and the values it holds as PyYAML counts them; _UNSURE when it is
-    not in the block style `_block_documents` reads."""
-    match = _BLOCK_LINE.fullmatch
+    not in the block style `_block_documents` reads. `seen`: what each line says, by its text
+    (manifests repeat most lines: `    cpu: '8'`, `  - name: main`)."""
     root: Any = None
     stack: list[tuple[int, Any, bool]] = []  # (column, collection, is a sequence)
     pending: tuple[dict[str, Any], str, int] | None = None  # a `key:` whose value the next line tells
     nodes = 0
     for line in lines:
-        m = match(line)
-        if m is None:
+        said = seen.get(line)
+        if said is None:
+            if len(seen) >= MAX_SEEN_LINES:
+                seen.clear()
+            said = seen[line] = _block_line(line, seen)
+        if said is _BLANK:
+            continue
+        if said is _UNSURE:
             return _UNSURE, 0
-        indent, dash, key, text, alone = m.groups()
-        if key is None and dash is None:  # only a blank line or a comment may stand alone here
-            if not alone.strip(" ") or (alone.startswith("#") and alone.isascii() and alone.isprintable()):
-                continue
-            return _UNSURE, 0
-        col = len(indent)
-        in_sequence = dash is not None
+        col, in_sequence, name, value = said
         if pending is not None:
             into, pending_key, pending_col = pending
             pending = None
@@ -625,10 +626,7 @@ def _block_document(lines: list[str], values: dict[str, Any], keys: dict[str, An
         top_col, top, is_sequence = stack[-1]
         if top_col != col or is_sequence is not in_sequence or len(stack) > _BLOCK_MAX_DEPTH:
             return _UNSURE, 0
-        if key is None:
-            value = _block_value(alone, values)
-            if value is _UNSURE:
-                return _UNSURE, 0
+        if name is None:
             top.append({} if value is _EMPTY_MAP else [] if value is _EMPTY_LIST else value)
             nodes += 1
             continue
@@ -639,31 +637,47 @@ def _block_document(lines: list[str], values: dict[str, Any], keys: dict[str, An
             col += 2
             stack.append((col, item, False))
             top = item
-        name = keys.get(key, _MISSING)
-        if name is _MISSING:
-            resolved = _block_value(key, values)
-            name = keys[key] = _UNSURE if resolved is _UNSURE else _key(resolved, None)
-        if name is _UNSURE or name in top:
+        if name in top:
             return _UNSURE, 0
         nodes += 2
-        if text is None:
+        if value is _PENDING:
             top[name] = None
             pending = (top, name, col)
-            continue
-        value = _block_value(text, values)
-        if value is _UNSURE:
-            return _UNSURE, 0
-        top[name] = {} if value is _EMPTY_MAP else [] if value is _EMPTY_LIST else value
+        else:
+            top[name] = {} if value is _EMPTY_MAP else [] if value is _EMPTY_LIST else value
     if root is None:
         return _UNSURE, 0
     return root, nodes
 
 
-def _block_value(text: str, values: dict[str, Any]) -> Any:
+def _block_line(line: str, seen: dict[str, Any]) -> Any:
+    """What one line says: _BLANK (nothing: blank or a comment), _UNSURE, or (column, whether it is a
+    sequence item, key or None, value or _PENDING for `key:`); scalars are resolved once per text, in
+    `seen` under a key no line has (a newline first)."""
+    m = _BLOCK_LINE.fullmatch(line)
+    if m is None:
+        return _UNSURE
+    indent, dash, key, text, alone = m.groups()
+    if key is None and dash is None:  # only a blank line or a comment may stand alone here
+        if not alone.strip(" ") or (alone.startswith("#") and alone.isascii() and alone.isprintable()):
+            return _BLANK
+        return _UNSURE
+    if key is None:
+        value = _block_value(alone, seen)
+        return _UNSURE if value is _UNSURE else (len(indent), dash is not None, None, value)
+    resolved = _block_value(key, seen)
+    if resolved is _UNSURE or resolved is _EMPTY_MAP or resolved is _EMPTY_LIST:
+        return _UNSURE
+    value = _PENDING if text is None else _block_value(text, seen)
+    return _UNSURE if value is _UNSURE else (len(indent), dash is not None, _key(resolved, None), value)
+
+
+def _block_value(text: str, seen: dict[str, Any]) -> Any:
     """A one-line scalar's value (_EMPTY_MAP, _EMPTY_LIST for `{}`, `[]`), or _UNSURE; remembered by text."""
-    value = values.get(text, _MISSING)
+    key = "\n" + text
+    value = seen.get(key, _MISSING)
     if value is _MISSING:
-        value = values[text] = _one_line_scalar(text)
+        value = seen[key] = _one_line_scalar(text)
     return value
 
 
