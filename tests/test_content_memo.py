@@ -9,6 +9,8 @@ and decoding normalises the object the same way.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import itertools
 from typing import Any
 
 import pytest
@@ -19,9 +21,12 @@ from tests.test_loader_properties import mutate, pods
 
 import kubesched
 from kubesched import event_handlers
+from kubesched.api.errors import FieldError
 from kubesched.apiserver import schema, validation
 from kubesched.apiserver.defaulting import set_defaults
 from kubesched.apiserver.memo import ContentMemo, share_specs
+from kubesched.framework.types import PodInfo, new_pod_info
+from kubesched.simulator import load
 
 
 class _Forgetful(ContentMemo[Any]):
@@ -153,3 +158,50 @@ def test_pending_pods_are_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     assert sorted(p.name for p in result.pods) == ["a", "b"]
     assert all(p.result == "Scheduled" for p in result.pods)
     assert added == ["bound"]  # a bound pod gets the node's topology labels when created: parsed then
+
+
+def _parse_outcome(parse: Any, pod: dict[str, Any]) -> tuple[str, Any]:
+    """("ok", every PodInfo field but obj) or ("error", the exception's type and message)."""
+    try:
+        info = parse(pod)
+    except (FieldError, TypeError, ValueError, AttributeError, KeyError) as err:
+        return "error", (type(err).__name__, str(err))
+    assert info.obj is pod
+    return "ok", {f.name: getattr(info, f.name) for f in dataclasses.fields(info) if f.name != "obj"}
+
+
+REPLICA_META = st.fixed_dictionaries(
+    {"name": st.sampled_from(["r-1", "r-2", "other"])},
+    optional={
+        "namespace": st.sampled_from(["default", "team-a"]),
+        "uid": st.sampled_from(["u1", "u2"]),
+        "labels": st.sampled_from([{"app": "web"}, {"app": "db"}, {"app": "web", "tier": "1"}]),
+        "deletionTimestamp": st.just("2026-01-01T00:00:00Z"),
+        "ownerReferences": st.sampled_from(
+            [[{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "controller": True}], []]
+        ),
+    },
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_parses_remembered_by_content_are_the_plain_parses(data: st.DataObject) -> None:
+    """Replicas of generated pods (same spec and status, metadata drawn apart) parse through the memo as
+    new_pod_info parses each on its own: same fields, same errors, and dicts of their own."""
+    docs = [d for d in data.draw(pods()) if isinstance(d, dict) and d.get("kind") == "Pod"]
+    if data.draw(st.booleans()):
+        docs = [d for d in mutate(data.draw, docs) if isinstance(d, dict)]
+    replicas = []
+    for doc in docs:
+        for meta in data.draw(st.lists(REPLICA_META, min_size=1, max_size=4)):
+            replicas.append({**copy.deepcopy(doc), "metadata": meta})
+    parsed: ContentMemo[PodInfo] = ContentMemo()
+    infos = []
+    for pod in data.draw(st.permutations(replicas)):
+        remembered = _parse_outcome(lambda p: load.pod_info(p, parsed), pod)
+        assert remembered == _parse_outcome(new_pod_info, pod)
+        if remembered[0] == "ok":
+            infos.append(load.pod_info(pod, parsed))
+    for a, b in itertools.combinations(infos, 2):
+        assert a.requests is not b.requests and a.node_selector is not b.node_selector and a.labels is not b.labels

@@ -9,11 +9,15 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from kubesched.backend.embedded.controllers import controller_utils
 from kubesched.backend.embedded.controllers.controller_utils import ALPHANUMS
 from kubesched.cli import main
 from kubesched.simulator.load import load_manifests
@@ -716,3 +720,46 @@ def test_the_workloads_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(unscheduled) == 1 and unscheduled[0].startswith("train-")
     deleted = [e for e in doc["events"] if e["type"] == "Deleted"]
     assert [e["time"] for e in deleted] == [240, 240] and all(e["pod"].startswith("default/train-") for e in deleted)
+
+
+OBJECT_PARTS = st.one_of(
+    st.none(),
+    st.integers(),
+    st.text(max_size=3),
+    st.dictionaries(st.sampled_from(["name", "uid"]), st.text(max_size=3), max_size=2),
+)
+OWNER_REFS = st.lists(
+    st.one_of(
+        OBJECT_PARTS,
+        st.fixed_dictionaries(
+            {
+                "kind": st.just("ReplicaSet"),
+                "name": st.text(max_size=2),
+                "controller": st.sampled_from([True, False, 1]),
+            }
+        ),
+    ),
+    max_size=3,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(OBJECT_PARTS, OBJECT_PARTS, OWNER_REFS)
+def test_dicts_and_other_mappings_read_alike(meta: Any, spec: Any, refs: list[Any]) -> None:
+    """meta, spec and controller_of take a dict without the Mapping check; any other mapping gives the same."""
+    if isinstance(meta, dict):
+        meta = {**meta, "ownerReferences": refs}
+    obj = {"metadata": meta, "spec": spec}
+
+    def viewed(value: Any) -> Any:
+        if isinstance(value, dict):
+            return MappingProxyType({k: viewed(v) for k, v in value.items()})
+        if isinstance(value, list):
+            return [viewed(v) for v in value]
+        return value
+
+    view = viewed(obj)
+    assert dict(controller_utils.meta(obj)) == dict(controller_utils.meta(view))
+    assert dict(controller_utils.spec(obj)) == dict(controller_utils.spec(view))
+    found, seen = controller_utils.controller_of(obj), controller_utils.controller_of(view)
+    assert (found is None) == (seen is None) and (found is None or dict(found) == dict(seen or {}))

@@ -20,6 +20,9 @@ API server:
 
 JSON input takes Python's JSON parser (much faster) when it cannot hold more values than
 one object may; larger JSON goes through the YAML parser, which counts as it goes.
+Block-style YAML (what kubectl, Helm and PyYAML write) is read line by line while every line
+keeps to the simple forms `_block_documents` knows, about twice as fast as PyYAML's events;
+the first document that does not goes, with the rest, through PyYAML, the plain twin.
 Inputs are read to at most their byte budget (DEFAULT_MAX_INPUT_BYTES unless raised).
 
 Text is Unicode as Go's decoders see it: a `\\uD800`-style JSON escape of a lone
@@ -115,7 +118,7 @@ def iter_documents(text: str, *, max_nodes: int | None = None) -> Iterator[Any]:
         else:
             yield doc
             return
-    yield from _yaml_documents(text, limit)
+    yield from _block_documents(text, limit)
 
 
 def _json_values_bound(text: str) -> int:
@@ -237,32 +240,77 @@ class _Builder:
         self.root: Any = None
         self.plain: dict[str, Any] = {}  # plain scalar text -> its value
 
+    def documents(self, get_event: Any) -> Iterator[Any]:
+        """Each document of the stream as it ends, from `get_event` (the loader's; None after the last).
+
+        The events most documents are made of (an unanchored scalar or collection inside a
+        collection) are handled here, inline: a method call per event costs as much as the
+        work. Everything else goes through `feed`, which handles every event in general.
+        """
+        stack, plain, docs = self.stack, self.plain, self.docs
+        scalar_event, mapping_start, sequence_start = ev.ScalarEvent, ev.MappingStartEvent, ev.SequenceStartEvent
+        mapping_end, sequence_end = ev.MappingEndEvent, ev.SequenceEndEvent
+        while True:
+            try:
+                event = get_event()
+            except yaml.YAMLError as err:
+                raise _syntax_error(err) from err
+            if event is None:
+                return
+            cls = event.__class__
+            if cls is scalar_event and stack and event.anchor is None:
+                self.nodes += 1
+                if self.nodes > self.limit:
+                    self._too_many(event.start_mark)
+                if event.tag is None and event.implicit[0]:
+                    value = plain.get(event.value, _MISSING)
+                    if value is _MISSING:
+                        value = plain[event.value] = self._scalar(event)
+                else:
+                    value = self._scalar(event)
+                top = stack[-1]
+                if top.value.__class__ is list:
+                    top.value.append(value)
+                elif top.key is _MISSING:
+                    top.key = value if value.__class__ is str else _key(value, event.start_mark)
+                    top.key_mark = event.start_mark
+                else:
+                    self._set(top, value)
+            elif (cls is mapping_start or cls is sequence_start) and 2 < len(stack) < MAX_DEPTH:
+                if event.tag not in _COLLECTION_TAGS:
+                    raise DocumentError(f"{_where(event.start_mark)}unsupported tag {event.tag}")
+                self.nodes += 1
+                if self.nodes > self.limit:
+                    self._too_many(event.start_mark)
+                if event.anchor:
+                    self.open_anchors.add(event.anchor)
+                stack.append(_Frame({} if cls is mapping_start else [], event.anchor))
+            elif (cls is mapping_end or cls is sequence_end) and len(stack) > 1 and stack[-1].anchor is None:
+                frame = stack.pop()
+                if frame.merges:
+                    self._merge(frame)
+                value, depth, top = frame.value, frame.depth, stack[-1]
+                if top.depth <= depth:
+                    top.depth = depth + 1
+                if top.value.__class__ is list:
+                    top.value.append(value)
+                elif top.key is _MISSING:
+                    top.key, top.key_mark = _key(value, event.start_mark), event.start_mark
+                else:
+                    self._set(top, value)
+            else:
+                self.feed(event)
+                if docs:
+                    yield docs.pop()
+
     def feed(self, event: Any) -> None:
+        """Any one event, in general (`documents` handles the common ones itself)."""
         cls = event.__class__
         if cls is ev.ScalarEvent:
             self.nodes += 1
             if self.nodes > self.limit:
                 self._too_many(event.start_mark)
-            stack = self.stack
-            if event.anchor is not None or not stack:
-                self._add(self._scalar(event), event.anchor, 0, event.start_mark)
-                return
-            # The common case, inlined: an unanchored scalar inside a collection (never too deep).
-            if event.tag is None and event.implicit[0]:
-                value = self.plain.get(event.value, _MISSING)
-                if value is _MISSING:
-                    value = self.plain[event.value] = self._scalar(event)
-            else:
-                value = self._scalar(event)
-            top = stack[-1]
-            target = top.value
-            if target.__class__ is list:
-                target.append(value)
-            elif top.key is _MISSING:
-                top.key = value if value.__class__ is str else _key(value, event.start_mark)
-                top.key_mark = event.start_mark
-            else:
-                self._set(top, value)
+            self._add(self._scalar(event), event.anchor, 0, event.start_mark)
         elif cls is ev.MappingStartEvent or cls is ev.SequenceStartEvent:
             if event.tag not in _COLLECTION_TAGS:
                 raise DocumentError(f"{_where(event.start_mark)}unsupported tag {event.tag}")
@@ -333,20 +381,7 @@ class _Builder:
             if not event.implicit[0]:
                 return value  # quoted, literal or folded: a string
             tag = _resolver.resolve(ScalarNode, value, event.implicit)
-        if tag in (_STR, _TIMESTAMP):
-            return value
-        if tag == _MERGE:
-            return _MERGE_KEY
-        if tag not in _CONSTRUCTED:
-            raise DocumentError(f"{_where(event.start_mark)}unsupported tag {tag}")
-        try:
-            out = _constructor.construct_object(ScalarNode(tag, value, event.start_mark, event.end_mark))
-        except (ValueError, yaml.YAMLError) as err:
-            shown = value if len(value) <= 40 else value[:37] + "..."
-            raise DocumentError(f"{_where(event.start_mark)}cannot read {shown!r} as {tag[len(_TAG) :]}") from err
-        if isinstance(out, float) and not math.isfinite(out):
-            raise DocumentError(f'{_where(event.start_mark)}"{value}": NaN and infinities are not valid JSON numbers')
-        return out
+        return _tagged(value, tag, event.start_mark)
 
     def _alias(self, event: Any) -> tuple[Any, None, int]:
         name = event.anchor
@@ -455,23 +490,227 @@ def _key(value: Any, mark: Any) -> Any:
     raise DocumentError(f"{_where(mark)}a mapping key must be a string, not a {type(value).__name__}")
 
 
-def _yaml_documents(text: str, max_nodes: int) -> Iterator[Any]:
+def _tagged(value: str, tag: str, mark: Any) -> Any:
+    """A scalar's value under its resolved tag, as JSON holds it."""
+    if tag in (_STR, _TIMESTAMP):
+        return value
+    if tag == _MERGE:
+        return _MERGE_KEY
+    if tag not in _CONSTRUCTED:
+        raise DocumentError(f"{_where(mark)}unsupported tag {tag}")
+    try:
+        out = _constructor.construct_object(ScalarNode(tag, value, mark, mark))
+    except (ValueError, yaml.YAMLError) as err:
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        raise DocumentError(f"{_where(mark)}cannot read {shown!r} as {tag[len(_TAG) :]}") from err
+    if isinstance(out, float) and not math.isfinite(out):
+        raise DocumentError(f'{_where(mark)}"{value}": NaN and infinities are not valid JSON numbers')
+    return out
+
+
+def _yaml_documents(text: str, max_nodes: int, nodes: int = 0) -> Iterator[Any]:
+    """The documents through PyYAML's events; `nodes`: values already read from the same input."""
     builder = _Builder(max_nodes)
-    docs = builder.docs
-    events = yaml.parse(text, Loader=_Loader)
-    while True:
-        try:
-            for event in events:
-                builder.feed(event)
-                if docs:
-                    break
-            else:
-                return
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-            raise DocumentError(f"invalid YAML: {_where(mark)}{problem}") from err
-        yield docs.pop()
+    builder.nodes = nodes
+    loader = _Loader(text)
+    try:
+        yield from builder.documents(loader.get_event)
+    finally:
+        loader.dispose()
+
+
+_BLOCK_LINE = re.compile(r"( *)(- )?(?:([A-Za-z0-9_][A-Za-z0-9_./-]*):(?: (.*))?|(.*))")
+_PLAIN_START = re.compile(r"[A-Za-z0-9_./+~=(]|-[A-Za-z0-9.]")
+_BLOCK_MAX_DEPTH = MAX_DEPTH // 2
+_EMPTY_MAP, _EMPTY_LIST, _UNSURE, _BLANK, _PENDING = object(), object(), object(), object(), object()
+MAX_SEEN_LINES = 500_000
+"""Lines and scalars whose reading is remembered (all forgotten when full): a few tens of MB at most."""
+
+
+def _block_documents(text: str, max_nodes: int) -> Iterator[Any]:
+    """The documents of a stream, read line by line while they keep to the block style kubectl, Helm and
+    PyYAML write; from the first document that does not, PyYAML's events read the rest.
+
+    Every line must be `key: value`, `key:`, `- key: value`, `- key:` or `- value` at an
+    indentation that YAML would read the same way, a value being one line: a plain scalar
+    (resolved as PyYAML resolves it), a quoted string without escapes, `{}` or `[]`, all
+    printable ASCII; documents are split by `---` lines. Anything else (anchors, tags,
+    flow collections, block scalars, several lines to one value, a duplicate key, a
+    document near a limit) leaves the document to PyYAML. A document PyYAML reads alone as
+    one is taken as read (the lines after it start the next document); one it refuses, or
+    reads as several, leaves the rest of the stream to PyYAML, which gives the same values
+    and says what is wrong, with the same line numbers.
+    """
+    seen: dict[str, Any] = {}
+    nodes, start, line, size = 0, 0, 0, len(text)  # line: the line breaks before start
+    while start < size:
+        if text.startswith("---\n", start) or (start + 3 == size and text.endswith("---")):
+            body = min(start + 4, size)
+        elif start:
+            break
+        else:
+            body = start
+        marker = text.find("\n---\n", max(body - 1, 0))
+        if marker < 0 and text.endswith("\n---") and size - 4 >= max(body - 1, 0):
+            marker = size - 4
+        end = size if marker < 0 else marker + 1
+        doc, doc_nodes = _block_document(text[body:end].split("\n"), seen)
+        if doc is _UNSURE or doc_nodes > MAX_OBJECT_NODES or nodes + doc_nodes > max_nodes:
+            chunk = text[start:end]
+            alone = None if _LINE_BREAKS.search(chunk) else _one_document(chunk, max_nodes, nodes)
+            if alone is None:
+                break
+            doc, nodes = alone
+        else:
+            nodes += doc_nodes
+        yield doc
+        line += text.count("\n", start, end)
+        start = end
+    if start < size:
+        yield from _yaml_documents("\n" * line + text[start:], max_nodes, nodes)
+
+
+_LINE_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+"""Line breaks PyYAML counts besides \\n: a document holding one is not read apart from the rest."""
+
+
+def _one_document(text: str, max_nodes: int, nodes: int) -> tuple[Any, int] | None:
+    """The one document of `text` through PyYAML's events and the values counted with it, or None when it is
+    not exactly one document within the budget (the caller then reads the stream from there)."""
+    builder = _Builder(max_nodes)
+    builder.nodes = nodes
+    loader = _Loader(text)
+    try:
+        docs = list(builder.documents(loader.get_event))
+    except DocumentError:
+        return None
+    finally:
+        loader.dispose()
+    return (docs[0], builder.nodes) if len(docs) == 1 else None
+
+
+def _block_document(lines: list[str], seen: dict[str, Any]) -> tuple[Any, int]:
+    """The document of these lines and the values it holds as PyYAML counts them; _UNSURE when it is
+    not in the block style `_block_documents` reads. `seen`: what each line says, by its text
+    (manifests repeat most lines: `    cpu: '8'`, `  - name: main`)."""
+    root: Any = None
+    stack: list[tuple[int, Any, bool]] = []  # (column, collection, is a sequence)
+    pending: tuple[dict[str, Any], str, int] | None = None  # a `key:` whose value the next line tells
+    nodes = 0
+    for line in lines:
+        said = seen.get(line)
+        if said is None:
+            if len(seen) >= MAX_SEEN_LINES:
+                seen.clear()
+            said = seen[line] = _block_line(line, seen)
+        if said is _BLANK:
+            continue
+        if said is _UNSURE:
+            return _UNSURE, 0
+        col, in_sequence, name, value = said
+        if pending is not None:
+            into, pending_key, pending_col = pending
+            pending = None
+            if col > pending_col or (col == pending_col and in_sequence):
+                child: Any = [] if in_sequence else {}
+                into[pending_key] = child
+                stack.append((col, child, in_sequence))
+        while stack and (stack[-1][0] > col or (stack[-1][0] == col and stack[-1][2] and not in_sequence)):
+            stack.pop()
+        if not stack:
+            if root is not None or col:
+                return _UNSURE, 0
+            root = [] if in_sequence else {}
+            nodes += 1
+            stack.append((0, root, in_sequence))
+        top_col, top, is_sequence = stack[-1]
+        if top_col != col or is_sequence is not in_sequence or len(stack) > _BLOCK_MAX_DEPTH:
+            return _UNSURE, 0
+        if name is None:
+            top.append({} if value is _EMPTY_MAP else [] if value is _EMPTY_LIST else value)
+            nodes += 1
+            continue
+        if in_sequence:
+            item: dict[str, Any] = {}
+            top.append(item)
+            nodes += 1
+            col += 2
+            stack.append((col, item, False))
+            top = item
+        if name in top:
+            return _UNSURE, 0
+        nodes += 2
+        if value is _PENDING:
+            top[name] = None
+            pending = (top, name, col)
+        else:
+            top[name] = {} if value is _EMPTY_MAP else [] if value is _EMPTY_LIST else value
+    if root is None:
+        return _UNSURE, 0
+    return root, nodes
+
+
+def _block_line(line: str, seen: dict[str, Any]) -> Any:
+    """What one line says: _BLANK (nothing: blank or a comment), _UNSURE, or (column, whether it is a
+    sequence item, key or None, value or _PENDING for `key:`); scalars are resolved once per text, in
+    `seen` under a key no line has (a newline first)."""
+    m = _BLOCK_LINE.fullmatch(line)
+    if m is None:
+        return _UNSURE
+    indent, dash, key, text, alone = m.groups()
+    if key is None and dash is None:  # only a blank line or a comment may stand alone here
+        if not alone.strip(" ") or (alone.startswith("#") and alone.isascii() and alone.isprintable()):
+            return _BLANK
+        return _UNSURE
+    if key is None:
+        value = _block_value(alone, seen)
+        return _UNSURE if value is _UNSURE else (len(indent), dash is not None, None, value)
+    resolved = _block_value(key, seen)
+    if resolved is _UNSURE or resolved is _EMPTY_MAP or resolved is _EMPTY_LIST:
+        return _UNSURE
+    value = _PENDING if text is None else _block_value(text, seen)
+    return _UNSURE if value is _UNSURE else (len(indent), dash is not None, _key(resolved, None), value)
+
+
+def _block_value(text: str, seen: dict[str, Any]) -> Any:
+    """A one-line scalar's value (_EMPTY_MAP, _EMPTY_LIST for `{}`, `[]`), or _UNSURE; remembered by text."""
+    key = "\n" + text
+    value = seen.get(key, _MISSING)
+    if value is _MISSING:
+        value = seen[key] = _one_line_scalar(text)
+    return value
+
+
+def _one_line_scalar(text: str) -> Any:
+    if not text or not text.isascii() or not text.isprintable() or text[-1] == " ":
+        return _UNSURE
+    if text == "{}":
+        return _EMPTY_MAP
+    if text == "[]":
+        return _EMPTY_LIST
+    first, inner = text[0], text[1:-1]
+    if first == "'":
+        if len(text) < 2 or text[-1] != "'" or "'" in inner.replace("''", ""):
+            return _UNSURE
+        return inner.replace("''", "'")
+    if first == '"':
+        if len(text) < 2 or text[-1] != '"' or '"' in inner or "\\" in inner:
+            return _UNSURE
+        return inner
+    if not _PLAIN_START.match(text) or ": " in text or " #" in text or text[-1] == ":" or text.startswith("..."):
+        return _UNSURE
+    try:
+        value = _tagged(text, _resolver.resolve(ScalarNode, text, (True, False)), None)
+    except DocumentError:
+        return _UNSURE
+    return _UNSURE if value is _MERGE_KEY else value
+
+
+def _syntax_error(err: yaml.YAMLError) -> DocumentError:
+    """PyYAML's refusal of the text, with the line and column it names."""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    return DocumentError(f"invalid YAML: {_where(mark)}{problem}")
 
 
 class LoadError(ValueError):

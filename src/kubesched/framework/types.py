@@ -232,12 +232,33 @@ def pod_labels(pod: dict[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in ((pod.get("metadata") or {}).get("labels") or {}).items()}
 
 
+def pod_own_fields(pod: dict[str, Any]) -> dict[str, Any]:
+    """The PodInfo fields read from metadata alone (name, namespace, uid, labels, deleting, controller):
+    the replicas of one template differ in nothing else."""
+    meta = pod.get("metadata") or {}
+    namespace = str(meta.get("namespace") or "default")
+    return {
+        "name": str(meta.get("name") or ""),
+        "namespace": namespace,
+        "uid": str(meta.get("uid") or f"{namespace}/{meta.get('name')}"),
+        "labels": pod_labels(pod),
+        "deleting": bool(meta.get("deletionTimestamp")),
+        "controller": next(
+            (
+                (str(o.get("apiVersion", "")), str(o.get("kind", "")), str(o.get("name", "")))
+                for o in meta.get("ownerReferences") or ()
+                if o.get("controller")
+            ),
+            None,
+        ),
+    }
+
+
 def new_pod_info(pod: dict[str, Any]) -> PodInfo:
     """Parse a Pod manifest; raises FieldError naming the offending field."""
-    meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
-    namespace = str(meta.get("namespace") or "default")
-    labels = pod_labels(pod)
+    own = pod_own_fields(pod)
+    namespace, labels = own["namespace"], own["labels"]
     try:
         requests, non_zero_cpu, non_zero_mem = calculate_resource(pod)
     except QuantityError as err:
@@ -267,10 +288,7 @@ def new_pod_info(pod: dict[str, Any]) -> PodInfo:
     )
     return PodInfo(
         obj=pod,
-        name=str(meta.get("name") or ""),
-        namespace=namespace,
-        uid=str(meta.get("uid") or f"{namespace}/{meta.get('name')}"),
-        labels=labels,
+        **own,
         priority=int(spec.get("priority") or 0),
         scheduler_name=str(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME),
         node_name=str(spec.get("nodeName") or ""),
@@ -301,16 +319,7 @@ def new_pod_info(pod: dict[str, Any]) -> PodInfo:
         ),
         scheduling_gates=tuple(str(g.get("name", "")) for g in spec.get("schedulingGates") or ()),
         images=images,
-        deleting=bool(meta.get("deletionTimestamp")),
         preemption_policy=str(spec.get("preemptionPolicy") or "PreemptLowerPriority"),
-        controller=next(
-            (
-                (str(o.get("apiVersion", "")), str(o.get("kind", "")), str(o.get("name", "")))
-                for o in meta.get("ownerReferences") or ()
-                if o.get("controller")
-            ),
-            None,
-        ),
     )
 
 

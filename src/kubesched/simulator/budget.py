@@ -23,7 +23,7 @@ naming the budget, the count and the flag.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -296,10 +296,11 @@ def _largest(counts: Expansion) -> str:
     return f"; the largest, {name}, has {pods:,}" if name and counts.workloads > 1 else ""
 
 
-def check_objects_read(count: int, budget: Budget, where: str) -> None:
-    """Objects are counted as they are read, so that a file of millions stops at the first one over."""
+def check_objects_read(count: int, budget: Budget, where: Callable[[], str]) -> None:
+    """Objects are counted as they are read, so that a file of millions stops at the first one over;
+    `where` names the object, asked only then."""
     if count > budget.max_objects:
         raise BudgetError(
-            f"{where}: more than {budget.max_objects:,} objects in the input, over the budget (--max-objects); "
+            f"{where()}: more than {budget.max_objects:,} objects in the input, over the budget (--max-objects); "
             "raise it with --max-objects N"
         )

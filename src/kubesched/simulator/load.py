@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from kubesched.apiserver.documents import (
     read_bytes,
     read_text,
 )
-from kubesched.apiserver.memo import share_specs
+from kubesched.apiserver.memo import ContentMemo, share_specs
 from kubesched.apiserver.schema import KINDS as SCHEMA_KINDS
 from kubesched.apiserver.schema import decode_errors
 from kubesched.apiserver.validation import SYSTEM_PRIORITY_CLASSES, validate
@@ -39,7 +39,7 @@ from kubesched.backend.embedded.controllers.create import prepare_for_create, te
 from kubesched.config.goduration import go_quote
 from kubesched.config.types import KIND as CONFIG_KIND
 from kubesched.framework.node_info import parse_node
-from kubesched.framework.types import PodInfo, new_pod_info
+from kubesched.framework.types import PodInfo, new_pod_info, pod_own_fields
 from kubesched.release import recorded_version
 from kubesched.simulator import helm
 from kubesched.simulator.budget import Budget, check, check_objects_read, expansion
@@ -256,7 +256,7 @@ def add_document(loaded: LoadedInput, doc: dict[str, Any], source: str, index: i
                 else:
                     loaded.step_objects.append(checked)
                     count = len(loaded.objects) + len(loaded.step_objects)
-                    check_objects_read(count, loaded.budget, checked.describe())
+                    check_objects_read(count, loaded.budget, checked.describe)
         return
     if _is_list(doc):
         items = doc.get("items") or []
@@ -299,7 +299,7 @@ def _typed_item(item: dict[str, Any], kind: str, list_api_version: Any) -> None:
 def _append(loaded: LoadedInput, so: SourcedObject | None) -> None:
     if so is not None:
         loaded.objects.append(so)
-        check_objects_read(len(loaded.objects) + len(loaded.step_objects), loaded.budget, so.describe())
+        check_objects_read(len(loaded.objects) + len(loaded.step_objects), loaded.budget, so.describe)
 
 
 def _checked(so: SourcedObject, loaded: LoadedInput) -> SourcedObject | None:
@@ -349,11 +349,12 @@ def prepare_objects(loaded: LoadedInput) -> list[SourcedObject]:
         set_defaults(so.obj)
     context = admission.Context.of([so.obj for so in everything])
     context.global_default_source = _global_default_source(everything, context.global_default)
+    parsed: ContentMemo[PodInfo] = ContentMemo()
     for so in everything:
         _check(so, context.admit(so.obj))
         _check(so, validate(so.obj))
         _check(so, context.validate_admission(so.obj))
-        _parse(so)
+        _parse(so, parsed)
     admission.distinct_uids([so.obj for so in everything])
     for so in everything:
         if so.info is not None and so.info.uid != so.obj["metadata"].get("uid", so.info.uid):
@@ -466,15 +467,37 @@ def _aggregate(problems: list[str]) -> str:
     return problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
 
 
-def _parse(so: SourcedObject) -> None:
-    """Last, the scheduler's own reading of what it parses (nothing valid should fail here)."""
+def _parse(so: SourcedObject, parsed: ContentMemo[PodInfo] | None = None) -> None:
+    """Last, the scheduler's own reading of what it parses (nothing valid should fail here); `parsed`
+    remembers pods' parses by content (see `pod_info`)."""
     try:
         if so.obj["kind"] == "Pod":
-            so.info = new_pod_info(so.obj)
+            so.info = new_pod_info(so.obj) if parsed is None else pod_info(so.obj, parsed)
         elif so.obj["kind"] == "Node":
             parse_node(so.obj)
     except (FieldError, TypeError, ValueError, AttributeError) as err:
         raise LoadError(f"{so.describe()}: {err}") from err
+
+
+def pod_info(pod: dict[str, Any], parsed: ContentMemo[PodInfo]) -> PodInfo:
+    """new_pod_info(pod), parsing each distinct (spec, status, namespace, labels) once.
+
+    A workload's replicas differ only in metadata: the constraints, requests and terms of
+    the first replica's parse are the answer for every one, and the fields read from
+    metadata are the pod's own (pod_own_fields, as new_pod_info reads them). The dicts a PodInfo holds
+    are the pod's own; its tuples of frozen terms are shared, as the term cache shares them.
+    `parsed` must not outlive admission: a PodInfo the scheduler changed would be copied.
+    """
+    meta = pod.get("metadata") or {}
+    key = ContentMemo.key(pod.get("spec"), pod.get("status"), meta.get("namespace"), meta.get("labels"))
+    first = parsed.get(key)
+    if first is None:
+        info = new_pod_info(pod)
+        parsed.put(key, info)
+        return info
+    return replace(
+        first, obj=pod, requests=dict(first.requests), node_selector=dict(first.node_selector), **pod_own_fields(pod)
+    )
 
 
 def admit_update(obj: dict[str, Any]) -> str:
