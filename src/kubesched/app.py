@@ -38,6 +38,7 @@ from kubesched.clock import WallClock
 from kubesched.config.goduration import format_go_duration
 from kubesched.config.load import SchedulerConfig
 from kubesched.klog import Message
+from kubesched.startup import few_full_collections, without_gc
 
 # Imported once the informers are listing (SchedulerApp.__init__), not before.
 if TYPE_CHECKING:
@@ -246,7 +247,9 @@ class SchedulerApp:
         if not self.store.wait_for_cache_sync(self.stop, self.opts.sync_timeout):
             log.error("informers did not sync before stopping")
             return self._shutdown(1)
-        with self.lock:
+        # The first lists become the store, cache and queue, which live as long as the process: made with the
+        # collector off and frozen, as the start-up's objects are (kubesched.startup).
+        with self.lock, without_gc():
             self.store.drain()
         if self.elector is not None:
             if not self.elector.acquire(self.stop):
@@ -254,7 +257,8 @@ class SchedulerApp:
             threading.Thread(
                 target=self.elector.renew_loop, args=(self.stop, self._on_lost), name="leader-renew", daemon=True
             ).start()
-        self._loop()
+        with few_full_collections():
+            self._loop()
         if self.lost.is_set():
             log.error("leaderelection lost")
         return self._shutdown(1 if self.lost.is_set() else 0)
