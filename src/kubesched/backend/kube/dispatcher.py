@@ -54,7 +54,11 @@ def merge_status(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 class APIDispatcher:
     def __init__(self, workers: int = 4, observe: Callable[[str, str, float], None] | None = None) -> None:
-        self._cond = threading.Condition()
+        # One lock, two conditions: idle workers wait for work only, so a call's end wakes none of them (with
+        # one condition each end woke every idle worker to find nothing); `hold` and `flush` wait for changes.
+        lock = threading.Lock()
+        self._ready = threading.Condition(lock)
+        self._changed = threading.Condition(lock)
         self._order: deque[tuple[str, str]] = deque()
         self._pending: dict[tuple[str, str], APICall] = {}
         self._deleting: set[str] = set()
@@ -71,11 +75,11 @@ class APIDispatcher:
             t.start()
 
     def pending(self) -> int:
-        with self._cond:
+        with self._ready:
             return len(self._pending)
 
     def add(self, call: APICall) -> None:
-        with self._cond:
+        with self._ready:
             slot = (call.key, call.call_type)
             if call.call_type == STATUS_PATCH and (call.key in self._deleting or call.key in self._bound):
                 return
@@ -92,26 +96,28 @@ class APIDispatcher:
                 return
             self._pending[slot] = call
             self._order.append(slot)
-            self._cond.notify()
+            self._ready.notify()
 
     def hold(self, key: str) -> None:
         """A binding for `key` starts: drop its queued status patch, wait out a call in flight, hold the rest."""
-        with self._cond:
+        with self._changed:
             self._held.add(key)
             self._drop(key, STATUS_PATCH)
             while key in self._in_flight:
-                self._cond.wait()
+                self._changed.wait()
 
     def release(self, key: str, *, bound: bool) -> None:
         """The binding ended; when it went through, status patches for the pod are stale from now on."""
-        with self._cond:
+        with self._ready:
             self._held.discard(key)
             if bound:
                 self._drop(key, STATUS_PATCH)
                 self._bound[key] = None
                 if len(self._bound) > BOUND_REMEMBERED:
                     self._bound.popitem(last=False)
-            self._cond.notify_all()
+            if self._order:
+                self._ready.notify()  # a call held back for the pod may go now
+            self._changed.notify_all()
 
     def _drop(self, key: str, call_type: str) -> None:
         slot = (key, call_type)
@@ -128,12 +134,12 @@ class APIDispatcher:
 
     def _work(self) -> None:
         while True:
-            with self._cond:
+            with self._ready:
                 call = self._next()
                 while call is None:
                     if self._closed and not self._order:
                         return
-                    self._cond.wait()
+                    self._ready.wait()
                     call = self._next()
                 self._in_flight.add(call.key)
                 self._busy += 1
@@ -145,12 +151,12 @@ class APIDispatcher:
                 result = "error"
                 log.info("%s for %s failed: %s", call.call_type, call.key, err)
             finally:
-                with self._cond:
+                with self._ready:
                     self._busy -= 1
                     self._in_flight.discard(call.key)
                     if call.call_type == DELETE:
                         self._deleting.discard(call.key)
-                    self._cond.notify_all()
+                    self._changed.notify_all()
                 if self.observe is not None:
                     self.observe(call.call_type, result, time.perf_counter() - start)
                 if call.on_done is not None:
@@ -159,19 +165,19 @@ class APIDispatcher:
     def flush(self, timeout: float) -> bool:
         """Wait until every queued call went out; False if some are still queued after `timeout`."""
         deadline = time.monotonic() + timeout
-        with self._cond:
+        with self._changed:
             while self._order or self._busy:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
-                self._cond.wait(left)
+                self._changed.wait(left)
         return True
 
     def close(self, timeout: float = 5.0) -> None:
         self.flush(timeout)
-        with self._cond:
+        with self._ready:
             self._closed = True
-            self._cond.notify_all()
+            self._ready.notify_all()
 
 
 def _both(first: Callable[[bool], None] | None, second: Callable[[bool], None]) -> Callable[[bool], None]:
