@@ -50,6 +50,7 @@ from kubesched.framework.plugins.podtopologyspread.common import (
     count_pods_match_selector,
     filter_constraints,
     node_labels_match_spread_constraints,
+    pod_matches_selector,
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, TopologySpreadConstraint, parse_spread_constraints
@@ -595,13 +596,9 @@ def _matching_column(pod: PodInfo, selector: LabelSelector, table: NodeTable) ->
     """Per row, the pods in the pod's namespace that `selector` matches, kept by the NodeTable."""
     return table.derived_column(
         (names.POD_TOPOLOGY_SPREAD, selector, pod.namespace),
-        functools.partial(_count_matching, selector, pod.namespace),
+        functools.partial(pod_matches_selector, selector, pod.namespace),
         selector,
     )
-
-
-def _count_matching(selector: LabelSelector, namespace: str, node_info: NodeInfo) -> int:
-    return count_pods_match_selector(node_info.pods, selector, namespace)
 
 
 def _inclusion_mask(pod: PodInfo, c: Constraint, table: NodeTable) -> BoolArray:
