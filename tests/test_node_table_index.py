@@ -115,13 +115,26 @@ def _check(table: NodeTable, selector: Any) -> None:
             assert filed == may_select
 
 
+def _check_node_columns(kept: NodeTable, fresh: NodeTable) -> None:
+    """A table whose rows were rewritten one by one against one built afresh from the same nodes."""
+    for name in ("allocatable", "requested", "non_zero_requested", "unschedulable"):
+        assert np.array_equal(getattr(kept, name), getattr(fresh, name)), name
+    assert [kept.taint_groups[g] for g in kept.taint_group] == [fresh.taint_groups[g] for g in fresh.taint_group]
+    assert kept.image_nodes == fresh.image_nodes
+    for key in ("zone", "kubernetes.io/hostname"):
+        assert kept.label_values(key) and [kept.label_values(key)[c] for c in kept.label_column(key)] == [
+            fresh.label_values(key)[c] for c in fresh.label_column(key)
+        ]
+
+
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_indexes_follow_the_cache(data: st.DataObject) -> None:
     names = [f"n{i}" for i in range(data.draw(st.integers(1, 5)))]
     cache = Cache()
+    parsed = {n: parse_node(make_node(n).label("zone", "z1").label("kubernetes.io/hostname", n).obj()) for n in names}
     for n in names:
-        cache.add_node(parse_node(make_node(n).label("zone", "z1").label("kubernetes.io/hostname", n).obj()))
+        cache.add_node(parsed[n])
     pods: dict[str, PodInfo] = {}
     selector = parse_label_selector(
         {"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["b"]}]}
@@ -130,8 +143,20 @@ def test_indexes_follow_the_cache(data: st.DataObject) -> None:
     created = 0
     for _ in range(data.draw(st.integers(1, 6))):
         for _ in range(data.draw(st.integers(0, 6))):
-            action = data.draw(st.sampled_from(["add", "assume", "remove", "relabel"]))
-            if action == "assume":
+            action = data.draw(st.sampled_from(["add", "assume", "remove", "relabel", "node"]))
+            if action == "node":
+                # A new version of a node (labels, taints, allocatable, cordoned): its row's node columns follow.
+                name = data.draw(st.sampled_from(names))
+                node = make_node(name).label("kubernetes.io/hostname", name)
+                node = node.label("zone", data.draw(st.sampled_from(["z1", "z1", "z2"])))  # z2: a relisting
+                node = node.capacity({"cpu": data.draw(st.sampled_from(["4", "8"])), "memory": "8Gi", "pods": "110"})
+                if data.draw(st.booleans()):
+                    node = node.taint("dedicated", "x", "NoSchedule")
+                if data.draw(st.booleans()):
+                    node = node.unschedulable()
+                old_node, parsed[name] = parsed[name], parse_node(node.obj())
+                cache.update_node(old_node, parsed[name])
+            elif action == "assume":
                 # The scheduler's way: assumed, then confirmed by the informer's newer version of the pod.
                 uid = f"p{created}"
                 created += 1
@@ -160,9 +185,9 @@ def test_indexes_follow_the_cache(data: st.DataObject) -> None:
                 pods[uid] = new
         cache.update_snapshot(snap)
         _check(snap.table, selector)
+        _check_node_columns(snap.table, NodeTable(snap.node_info_list))
         # nodes_at's gather against its plain twin, indexing the snapshot's list.
         picked = data.draw(st.lists(st.integers(0, len(names) - 1), max_size=8))
         gathered = snap.table.nodes_at(np.array(picked, dtype=np.int64))
         plain = [snap.node_info_list[p] for p in picked]
         assert len(gathered) == len(plain) and all(a is b for a, b in zip(gathered, plain, strict=True))
-    assert np.array_equal(snap.table.requested, NodeTable(snap.node_info_list).requested)

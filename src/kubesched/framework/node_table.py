@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -147,6 +148,9 @@ def _indexable_requirement(selector: LabelSelector | None) -> Requirement | None
     return None
 
 
+_UNFILLED: Final = object()
+
+
 def count_matching(matches: Callable[[PodInfo], bool], ni: NodeInfo) -> int:
     """The pods of a node that `matches` accepts: a derived column's value, counted afresh."""
     return sum(1 for p in ni.pods if matches(p))
@@ -175,6 +179,8 @@ class NodeTable:
         self._derived: dict[Hashable, tuple[Callable[[PodInfo], bool], npt.NDArray[np.int64]]] = {}
         # Each row's pods when it was last filled: a rewrite adjusts derived columns by the pods that came or went.
         self._row_pods: list[tuple[PodInfo, ...]] = [()] * self.n
+        # Each row's Node when it was last filled (none yet: _UNFILLED), so a pod's change rewrites only pod columns.
+        self._row_node: list[object] = [_UNFILLED] * self.n
         self.existing_terms = ExistingTerms()
         # Pod label pair -> {row: pods with it}; built when a derived column first asks, then kept.
         self._pod_label_rows: dict[tuple[str, str], dict[int, int]] | None = None
@@ -187,10 +193,9 @@ class NodeTable:
 
     def _fill(self, i: int, ni: NodeInfo) -> None:
         idx = self.resource_index
-        alloc_row = self.allocatable[i]
-        alloc_row[:] = 0
-        for r, v in ni.allocatable.items():
-            alloc_row[idx[r]] = v
+        node = ni.node
+        if node is not self._row_node[i]:
+            self._fill_node(i, ni)
         req_row = self.requested[i]
         req_row[:] = 0
         for r, v in ni.requested.items():
@@ -202,7 +207,23 @@ class NodeTable:
         req_row[POD_COUNT] = len(ni.pods)
         self.non_zero_requested[i, 0] = ni.non_zero_cpu
         self.non_zero_requested[i, 1] = ni.non_zero_mem
+        pods = tuple(ni.pods)
+        if self._derived:
+            self._adjust_derived(i, self._row_pods[i], pods)
+        self._row_pods[i] = pods
+        self.existing_terms.set_row(i, ni)
+        if self._pod_label_rows is not None:
+            self._index_pod_labels(i, ni)
+
+    def _fill_node(self, i: int, ni: NodeInfo) -> None:
+        """The columns row i takes from its Node (a ParsedNode is a node version: these change only with it)."""
         node = ni.node
+        self._row_node[i] = node
+        idx = self.resource_index
+        alloc_row = self.allocatable[i]
+        alloc_row[:] = 0
+        for r, v in ni.allocatable.items():
+            alloc_row[idx[r]] = v
         self.unschedulable[i] = node is not None and node.unschedulable
         taints = node.taints if node is not None else ()
         gid = self._taint_group_ids.get(taints)
@@ -216,13 +237,6 @@ class NodeTable:
         labels = ni.labels
         for key, col in self._label_columns.items():
             col[i] = self._code(key, labels.get(key))
-        pods = tuple(ni.pods)
-        if self._derived:
-            self._adjust_derived(i, self._row_pods[i], pods)
-        self._row_pods[i] = pods
-        self.existing_terms.set_row(i, ni)
-        if self._pod_label_rows is not None:
-            self._index_pod_labels(i, ni)
 
     def _adjust_derived(self, i: int, old: tuple[PodInfo, ...], new: tuple[PodInfo, ...]) -> None:
         """Bring row i of every derived column up to date from the pods that left and came (PodInfos are never
