@@ -26,6 +26,7 @@ from kubesched.framework.node_table import (
     NodeTable,
 )
 from kubesched.framework.plugins.podtopologyspread.common import count_pods_match_selector, pod_matches_selector
+from kubesched.framework.plugins.podtopologyspread.plugin import _appearance_order
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched_testing.wrappers import make_node, make_pod
 
@@ -191,3 +192,34 @@ def test_indexes_follow_the_cache(data: st.DataObject) -> None:
         gathered = snap.table.nodes_at(np.array(picked, dtype=np.int64))
         plain = [snap.node_info_list[p] for p in picked]
         assert len(gathered) == len(plain) and all(a is b for a, b in zip(gathered, plain, strict=True))
+
+
+def _order(codes: Any) -> Any:
+    """First-appearance order, written plainly: each code where a row first shows it."""
+    seen: list[int] = []
+    for c in codes.tolist():
+        if c not in seen:
+            seen.append(c)
+    return np.array(seen, dtype=np.int32)
+
+
+@settings(max_examples=60, deadline=None)
+@given(zones=st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=8), data=st.data())
+def test_first_appearance_follows_rewritten_rows(zones: list[str], data: st.DataObject) -> None:
+    """What the table keeps of a label column (distinct codes, their order) is recomputed once a row's node
+    changes, here without the rebuild the cache would do: against the plain order of the column as it is."""
+
+    def node(i: int, zone: str) -> NodeInfo:
+        return NodeInfo(parse_node(make_node(f"n{i}").label("zone", zone).label("host", f"n{i}").obj()))
+
+    table = NodeTable([node(i, z) for i, z in enumerate(zones)])
+    handed_out: list[tuple[Any, list[int]]] = []  # domains states of earlier cycles hold: never changed after
+    for _ in range(data.draw(st.integers(1, 4))):
+        for key in ("zone", "host"):
+            distinct, present = table.first_appearance(key, _appearance_order)
+            want = _order(table.label_column(key))
+            assert present.tolist() == want.tolist() and distinct == (len(want) == table.n)
+            handed_out.append((present, present.tolist()))
+        assert all(array.tolist() == then for array, then in handed_out)
+        i = data.draw(st.integers(0, len(zones) - 1))
+        table.update_row(i, node(i, data.draw(st.sampled_from(["a", "b", "c", "d"]))))

@@ -181,6 +181,9 @@ class NodeTable:
         self._row_pods: list[tuple[PodInfo, ...]] = [()] * self.n
         # Each row's Node when it was last filled (none yet: _UNFILLED), so a pod's change rewrites only pod columns.
         self._row_node: list[object] = [_UNFILLED] * self.n
+        self.node_version = 0  # counts rewrites of node columns: what depends on nodes alone is kept until it moves
+        self._appearance: dict[str, tuple[bool, npt.NDArray[np.int32]]] = {}
+        self._appearance_version = 0
         self.existing_terms = ExistingTerms()
         # Pod label pair -> {row: pods with it}; built when a derived column first asks, then kept.
         self._pod_label_rows: dict[tuple[str, str], dict[int, int]] | None = None
@@ -219,6 +222,7 @@ class NodeTable:
         """The columns row i takes from its Node (a ParsedNode is a node version: these change only with it)."""
         node = ni.node
         self._row_node[i] = node
+        self.node_version += 1
         idx = self.resource_index
         alloc_row = self.allocatable[i]
         alloc_row[:] = 0
@@ -377,6 +381,20 @@ class NodeTable:
         else:
             self._derived[key] = self._derived.pop(key)  # most recently used last
         return entry[1]
+
+    def first_appearance(
+        self, key: str, order: Callable[[npt.NDArray[np.int32]], npt.NDArray[np.int32]]
+    ) -> tuple[bool, npt.NDArray[np.int32]]:
+        """Whether every row has its own code of `key`, and `order` of the whole column (the codes in the order
+        the rows first show them, as PodTopologySpread orders domains): kept until a node changes."""
+        if self._appearance_version != self.node_version:
+            self._appearance.clear()
+            self._appearance_version = self.node_version
+        found = self._appearance.get(key)
+        if found is None:
+            present = order(self.label_column(key).copy())
+            found = self._appearance[key] = (len(present) == self.n, present)
+        return found
 
     def value_code(self, key: str, value: str) -> int:
         """Code of `value` for `key`, or -2 (matches no node) if no node has it."""

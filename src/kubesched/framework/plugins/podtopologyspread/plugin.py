@@ -467,9 +467,26 @@ def domains_per_constraint(pod: PodInfo, constraints: Sequence[Constraint], tabl
         if not len(codes):
             out.append((codes, np.zeros(0, dtype=np.int64)))
             continue
-        matching = _matching_column(pod, c.selector, table)[rows]
-        out.append(domain_sums(codes, matching, table.value_count(c.topology_key)))
+        matching = _matching_column(pod, c.selector, table)
+        if len(codes) == table.n:
+            out.append(_domain_sums_all_rows(table, c.topology_key, matching))
+        else:
+            out.append(domain_sums(codes, matching[rows], table.value_count(c.topology_key)))
     return out
+
+
+def _domain_sums_all_rows(table: NodeTable, key: str, matching: IntArray) -> Domains:
+    """domain_sums over every row, the order of the domains kept by the NodeTable until a node changes (it
+    depends on the label column alone): one bincount a cycle, none where each node is its own domain."""
+    distinct, present = table.first_appearance(key, _appearance_order)
+    if distinct:
+        return present, matching.astype(np.int64)
+    sums = np.bincount(table.label_column(key), weights=matching, minlength=table.value_count(key))
+    return present, sums.astype(np.int64)[present]
+
+
+def _appearance_order(codes: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+    return domain_sums(codes, np.zeros(len(codes), dtype=np.int64), int(codes.max(initial=-1)) + 1)[0]
 
 
 def domain_sums(codes: npt.NDArray[np.int32], matching: IntArray, values: int) -> Domains:
