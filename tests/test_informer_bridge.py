@@ -97,3 +97,31 @@ def test_a_binding_that_adds_labels_parses_as_a_new_parse(
     prev = new_pod_info(pod)
     bound = {**pod, "metadata": {**pod["metadata"], "labels": {**labels, **added}}, "spec": {**spec, "nodeName": "n"}}
     assert _fields(_reparse_pod(prev, bound)) == _fields(new_pod_info(copy.deepcopy(bound)))
+
+
+_SPEC_EDITS = st.sampled_from(["none", "priority", "add toleration", "drop tolerations", "node selector", "unbind"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(edit=_SPEC_EDITS, was_bound=st.booleans(), fresh=st.booleans())
+def test_any_other_spec_change_parses_as_a_new_parse(edit: str, was_bound: bool, fresh: bool) -> None:
+    """The reused parse equals a fresh one whatever else changed in the spec besides nodeName, whether the
+    update shares the spec's values (the embedded cluster) or brings fresh copies (an API server)."""
+    spec: dict[str, Any] = dict(POD["spec"], **({"nodeName": "n0"} if was_bound else {}))
+    prev = new_pod_info({**POD, "spec": spec})
+    new_spec = copy.deepcopy(spec) if fresh else dict(spec)
+    new_spec["nodeName"] = "n1"
+    if edit == "priority":
+        new_spec["priority"] = 7
+    elif edit == "add toleration":
+        new_spec["tolerations"] = [{"key": "k", "operator": "Exists"}]
+    elif edit == "drop tolerations":
+        del new_spec["tolerations"]
+    elif edit == "node selector":
+        new_spec["nodeSelector"] = {"zone": "a"}
+    elif edit == "unbind":
+        del new_spec["nodeName"]
+    bound = {**POD, "spec": new_spec}
+    info = _reparse_pod(prev, bound)
+    assert _fields(info) == _fields(new_pod_info(copy.deepcopy(bound)))
+    assert (info.requests is prev.requests) == (edit == "none")

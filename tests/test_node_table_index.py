@@ -25,6 +25,8 @@ from kubesched.framework.node_table import (
     REQUIRED_ANTI_AFFINITY,
     NodeTable,
 )
+from kubesched.framework.plugins.podtopologyspread.common import count_pods_match_selector, pod_matches_selector
+from kubesched.framework.plugins.podtopologyspread.plugin import _appearance_order
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched_testing.wrappers import make_node, make_pod
 
@@ -63,8 +65,8 @@ def _label_rows(nodes: list[NodeInfo], key: str, values: list[str]) -> list[int]
     return [i for i, ni in enumerate(nodes) if any(p.labels.get(key) in values for p in ni.pods)]
 
 
-def _count(selector: Any, namespace: str, ni: NodeInfo) -> int:
-    return sum(1 for p in ni.pods if p.namespace == namespace and selector.matches(p.labels))
+def _selects(selector: Any, namespace: str, p: PodInfo) -> bool:
+    return p.namespace == namespace and selector.matches(p.labels)
 
 
 def _terms(nodes: list[NodeInfo], kind: int) -> dict[tuple[int, int], dict[int, int]]:
@@ -93,9 +95,15 @@ def _check(table: NodeTable, selector: Any) -> None:
     for values in (["web"], ["db", "cache"], ["none"]):
         assert table.rows_with_pod_label("app", values) == _label_rows(nodes, "app", values)
     for ns in NAMESPACES:
-        fn = functools.partial(_count, selector, ns)
-        column = table.derived_column(("test", ns), fn, selector)
-        assert column.tolist() == [fn(ni) for ni in nodes]
+        # Columns kept by the pods that came and went, against a count over each node's pods (both ways
+        # of first building them: from the pod label index, and over every row without a selector).
+        matches = functools.partial(_selects, selector, ns)
+        column = table.derived_column(("test", ns), matches, selector)
+        assert column.tolist() == [sum(1 for p in ni.pods if _selects(selector, ns, p)) for ni in nodes]
+        unindexed = table.derived_column(("test, unindexed", ns), matches)
+        assert unindexed.tolist() == column.tolist()
+        spread = table.derived_column(("spread", ns), functools.partial(pod_matches_selector, selector, ns), selector)
+        assert spread.tolist() == [count_pods_match_selector(ni.pods, selector, ns) for ni in nodes]
     for kind in KINDS:
         assert {(id(e.term), e.weight): e.rows for e in table.existing_terms.of_kind(kind)} == _terms(nodes, kind)
         for ns in NAMESPACES:
@@ -108,13 +116,26 @@ def _check(table: NodeTable, selector: Any) -> None:
             assert filed == may_select
 
 
+def _check_node_columns(kept: NodeTable, fresh: NodeTable) -> None:
+    """A table whose rows were rewritten one by one against one built afresh from the same nodes."""
+    for name in ("allocatable", "requested", "non_zero_requested", "unschedulable"):
+        assert np.array_equal(getattr(kept, name), getattr(fresh, name)), name
+    assert [kept.taint_groups[g] for g in kept.taint_group] == [fresh.taint_groups[g] for g in fresh.taint_group]
+    assert kept.image_nodes == fresh.image_nodes
+    for key in ("zone", "kubernetes.io/hostname"):
+        assert kept.label_values(key) and [kept.label_values(key)[c] for c in kept.label_column(key)] == [
+            fresh.label_values(key)[c] for c in fresh.label_column(key)
+        ]
+
+
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_indexes_follow_the_cache(data: st.DataObject) -> None:
     names = [f"n{i}" for i in range(data.draw(st.integers(1, 5)))]
     cache = Cache()
+    parsed = {n: parse_node(make_node(n).label("zone", "z1").label("kubernetes.io/hostname", n).obj()) for n in names}
     for n in names:
-        cache.add_node(parse_node(make_node(n).label("zone", "z1").label("kubernetes.io/hostname", n).obj()))
+        cache.add_node(parsed[n])
     pods: dict[str, PodInfo] = {}
     selector = parse_label_selector(
         {"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["b"]}]}
@@ -123,8 +144,29 @@ def test_indexes_follow_the_cache(data: st.DataObject) -> None:
     created = 0
     for _ in range(data.draw(st.integers(1, 6))):
         for _ in range(data.draw(st.integers(0, 6))):
-            action = data.draw(st.sampled_from(["add", "remove", "relabel"]))
-            if action == "add" or not pods:
+            action = data.draw(st.sampled_from(["add", "assume", "remove", "relabel", "node"]))
+            if action == "node":
+                # A new version of a node (labels, taints, allocatable, cordoned): its row's node columns follow.
+                name = data.draw(st.sampled_from(names))
+                node = make_node(name).label("kubernetes.io/hostname", name)
+                node = node.label("zone", data.draw(st.sampled_from(["z1", "z1", "z2"])))  # z2: a relisting
+                node = node.capacity({"cpu": data.draw(st.sampled_from(["4", "8"])), "memory": "8Gi", "pods": "110"})
+                if data.draw(st.booleans()):
+                    node = node.taint("dedicated", "x", "NoSchedule")
+                if data.draw(st.booleans()):
+                    node = node.unschedulable()
+                old_node, parsed[name] = parsed[name], parse_node(node.obj())
+                cache.update_node(old_node, parsed[name])
+            elif action == "assume":
+                # The scheduler's way: assumed, then confirmed by the informer's newer version of the pod.
+                uid = f"p{created}"
+                created += 1
+                obj = data.draw(pod_objs(uid, data.draw(st.sampled_from(names))))
+                cache.assume_pod(new_pod_info(obj))
+                bound = new_pod_info({**obj, "metadata": {**obj["metadata"], "resourceVersion": "2"}})
+                cache.add_pod(bound)
+                pods[uid] = bound
+            elif action == "add" or not pods:
                 uid = f"p{created}"
                 created += 1
                 info = new_pod_info(data.draw(pod_objs(uid, data.draw(st.sampled_from(names)))))
@@ -144,9 +186,40 @@ def test_indexes_follow_the_cache(data: st.DataObject) -> None:
                 pods[uid] = new
         cache.update_snapshot(snap)
         _check(snap.table, selector)
+        _check_node_columns(snap.table, NodeTable(snap.node_info_list))
         # nodes_at's gather against its plain twin, indexing the snapshot's list.
         picked = data.draw(st.lists(st.integers(0, len(names) - 1), max_size=8))
         gathered = snap.table.nodes_at(np.array(picked, dtype=np.int64))
         plain = [snap.node_info_list[p] for p in picked]
         assert len(gathered) == len(plain) and all(a is b for a, b in zip(gathered, plain, strict=True))
-    assert np.array_equal(snap.table.requested, NodeTable(snap.node_info_list).requested)
+
+
+def _order(codes: Any) -> Any:
+    """First-appearance order, written plainly: each code where a row first shows it."""
+    seen: list[int] = []
+    for c in codes.tolist():
+        if c not in seen:
+            seen.append(c)
+    return np.array(seen, dtype=np.int32)
+
+
+@settings(max_examples=60, deadline=None)
+@given(zones=st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=8), data=st.data())
+def test_first_appearance_follows_rewritten_rows(zones: list[str], data: st.DataObject) -> None:
+    """What the table keeps of a label column (distinct codes, their order) is recomputed once a row's node
+    changes, here without the rebuild the cache would do: against the plain order of the column as it is."""
+
+    def node(i: int, zone: str) -> NodeInfo:
+        return NodeInfo(parse_node(make_node(f"n{i}").label("zone", zone).label("host", f"n{i}").obj()))
+
+    table = NodeTable([node(i, z) for i, z in enumerate(zones)])
+    handed_out: list[tuple[Any, list[int]]] = []  # domains states of earlier cycles hold: never changed after
+    for _ in range(data.draw(st.integers(1, 4))):
+        for key in ("zone", "host"):
+            distinct, present = table.first_appearance(key, _appearance_order)
+            want = _order(table.label_column(key))
+            assert present.tolist() == want.tolist() and distinct == (len(want) == table.n)
+            handed_out.append((present, present.tolist()))
+        assert all(array.tolist() == then for array, then in handed_out)
+        i = data.draw(st.integers(0, len(zones) - 1))
+        table.update_row(i, node(i, data.draw(st.sampled_from(["a", "b", "c", "d"]))))

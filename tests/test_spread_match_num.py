@@ -7,6 +7,7 @@ come and go (the rows, and the matching-pod columns derived from them, are rewri
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -126,8 +127,9 @@ def test_table_path_equals_the_node_loop_before_and_after_changes(data: st.DataO
     first, later = data.draw(pods(names, "a")), data.draw(pods(names, "b"))
     incoming = data.draw(pending())
     cache = Cache()
-    for n in node_objs:
-        cache.add_node(parse_node(n))
+    parsed = [parse_node(n) for n in node_objs]
+    for node in parsed:
+        cache.add_node(node)
     for p in first:
         cache.add_pod(new_pod_info(p))
     snap = Snapshot()
@@ -140,6 +142,15 @@ def test_table_path_equals_the_node_loop_before_and_after_changes(data: st.DataO
         cache.add_pod(new_pod_info(p))
     for p in first[: len(first) // 2]:
         cache.remove_pod(new_pod_info(p))
+    # A new version of a node (a taint toggled, the zone changed or not): what the table keeps of nodes follows.
+    i = data.draw(st.integers(0, len(parsed) - 1), label="node changed")
+    changed = copy.deepcopy(node_objs[i])
+    taints = changed["spec"].get("taints") or []
+    changed["spec"]["taints"] = [] if taints else [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+    zone = data.draw(st.sampled_from([None, "z1", "z4"]), label="new zone")
+    if zone is not None:
+        changed["metadata"].setdefault("labels", {})[ZONE] = zone
+    cache.update_node(parsed[i], parse_node(changed))
     cache.update_snapshot(snap)
     fast, plain = _both(snap, incoming)
     assert fast == plain

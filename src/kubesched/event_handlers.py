@@ -253,42 +253,62 @@ def _same(a: Any, b: Any) -> bool:
     return a is b or a == b
 
 
-# The metadata a parsed PodInfo holds besides the key: if these and the spec (but nodeName) are
-# unchanged, so is every parsed field; status and annotations are read from the object itself.
-_PARSED_METADATA = ("uid", "deletionTimestamp")
+def _same_but_node_name(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether `new` is `old` with spec.nodeName set (or changed): one dict comparison, which compares each
+    value by identity first and then by equality, as _same does."""
+    if "nodeName" not in new:
+        return False
+    probe = dict(new)
+    if "nodeName" in old:
+        probe["nodeName"] = old["nodeName"]
+    else:
+        del probe["nodeName"]
+    return probe == old
 
 
 def _reparse_pod(prev: PodInfo | None, new: dict[str, Any]) -> PodInfo:
     """A binding changes only spec.nodeName (and status), and labels (PodTopologyLabels admission copies
     the node's zone and region): reuse the parsed constraints then. Labels reach the parse elsewhere only
-    through matchLabelKeys and mismatchLabelKeys, so a spec without them takes the new labels as they are."""
+    through matchLabelKeys and mismatchLabelKeys, so a spec without them takes the new labels as they are.
+    Of the metadata, the parse holds uid and deletionTimestamp besides the key: those must not change."""
     if prev is not None:
-        old_spec = prev.obj.get("spec") or {}
         new_spec = new.get("spec") or {}
         old_meta = prev.obj.get("metadata") or {}
         new_meta = new.get("metadata") or {}
         if (
-            len(old_spec) + (0 if "nodeName" in old_spec else 1) == len(new_spec)
-            and all(_same(new_spec.get(k), v) for k, v in old_spec.items() if k != "nodeName")
-            and all(_same(old_meta.get(k), new_meta.get(k)) for k in _PARSED_METADATA)
+            _same_but_node_name(prev.obj.get("spec") or {}, new_spec)
+            and old_meta.get("uid") == new_meta.get("uid")
+            and old_meta.get("deletionTimestamp") == new_meta.get("deletionTimestamp")
         ):
             node_name = str(new_spec.get("nodeName") or "")
-            labels = old_meta.get("labels")
-            if _same(labels, new_meta.get("labels")):
+            if _same(old_meta.get("labels"), new_meta.get("labels")):
                 return prev.rebound(node_name, obj=new)
             if not _label_keys_used(new_spec):
                 return prev.rebound(node_name, obj=new, labels=pod_labels(new))
     return new_pod_info(new)
 
 
+_AFFINITY_KINDS = ("podAffinity", "podAntiAffinity")
+
+
+def _names_label_keys(term: Any) -> bool:
+    return isinstance(term, dict) and ("matchLabelKeys" in term or "mismatchLabelKeys" in term)
+
+
 def _label_keys_used(spec: dict[str, Any]) -> bool:
     """Whether a spread constraint or pod (anti-)affinity term names matchLabelKeys or mismatchLabelKeys."""
-    terms: list[Any] = list(spec.get("topologySpreadConstraints") or ())
+    for t in spec.get("topologySpreadConstraints") or ():
+        if _names_label_keys(t):
+            return True
     affinity = spec.get("affinity") or {}
-    for kind in ("podAffinity", "podAntiAffinity"):
-        rules = affinity.get(kind) or {}
-        terms.extend(rules.get("requiredDuringSchedulingIgnoredDuringExecution") or ())
-        terms.extend(
-            (t or {}).get("podAffinityTerm") for t in rules.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
-        )
-    return any(isinstance(t, dict) and ("matchLabelKeys" in t or "mismatchLabelKeys" in t) for t in terms)
+    for kind in _AFFINITY_KINDS:
+        rules = affinity.get(kind)
+        if not rules:
+            continue
+        for t in rules.get("requiredDuringSchedulingIgnoredDuringExecution") or ():
+            if _names_label_keys(t):
+                return True
+        for w in rules.get("preferredDuringSchedulingIgnoredDuringExecution") or ():
+            if _names_label_keys((w or {}).get("podAffinityTerm")):
+                return True
+    return False

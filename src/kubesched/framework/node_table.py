@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +26,7 @@ from kubesched.framework.types import AffinityTerm, PodInfo
 BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 POD_COUNT = 3  # in `requested`, the PODS column holds the number of pods on the node
 ABSENT = -1
-MAX_DERIVED_COLUMNS = 16  # derived columns kept; each costs one fn call per rewritten row
+MAX_DERIVED_COLUMNS = 16  # derived columns kept; each costs a predicate call per pod that came or went
 
 # Kinds of existing pods' affinity terms that ExistingTerms indexes.
 REQUIRED_AFFINITY = 0
@@ -147,6 +148,14 @@ def _indexable_requirement(selector: LabelSelector | None) -> Requirement | None
     return None
 
 
+_UNFILLED: Final = object()
+
+
+def count_matching(matches: Callable[[PodInfo], bool], ni: NodeInfo) -> int:
+    """The pods of a node that `matches` accepts: a derived column's value, counted afresh."""
+    return sum(1 for p in ni.pods if matches(p))
+
+
 class NodeTable:
     def __init__(self, nodes: Sequence[NodeInfo]) -> None:
         self.n = len(nodes)
@@ -167,7 +176,14 @@ class NodeTable:
         self._has_images = np.zeros(self.n, dtype=bool)
         self._label_columns: dict[str, npt.NDArray[np.int32]] = {}
         self._label_values: dict[str, dict[str, int]] = {}
-        self._derived: dict[Hashable, tuple[Callable[[NodeInfo], int], npt.NDArray[np.int64]]] = {}
+        self._derived: dict[Hashable, tuple[Callable[[PodInfo], bool], npt.NDArray[np.int64]]] = {}
+        # Each row's pods when it was last filled: a rewrite adjusts derived columns by the pods that came or went.
+        self._row_pods: list[tuple[PodInfo, ...]] = [()] * self.n
+        # Each row's Node when it was last filled (none yet: _UNFILLED), so a pod's change rewrites only pod columns.
+        self._row_node: list[object] = [_UNFILLED] * self.n
+        self.node_version = 0  # counts rewrites of node columns: what depends on nodes alone is kept until it moves
+        self._appearance: dict[str, tuple[bool, npt.NDArray[np.int32]]] = {}
+        self._appearance_version = 0
         self.existing_terms = ExistingTerms()
         # Pod label pair -> {row: pods with it}; built when a derived column first asks, then kept.
         self._pod_label_rows: dict[tuple[str, str], dict[int, int]] | None = None
@@ -180,10 +196,9 @@ class NodeTable:
 
     def _fill(self, i: int, ni: NodeInfo) -> None:
         idx = self.resource_index
-        alloc_row = self.allocatable[i]
-        alloc_row[:] = 0
-        for r, v in ni.allocatable.items():
-            alloc_row[idx[r]] = v
+        node = ni.node
+        if node is not self._row_node[i]:
+            self._fill_node(i, ni)
         req_row = self.requested[i]
         req_row[:] = 0
         for r, v in ni.requested.items():
@@ -195,7 +210,24 @@ class NodeTable:
         req_row[POD_COUNT] = len(ni.pods)
         self.non_zero_requested[i, 0] = ni.non_zero_cpu
         self.non_zero_requested[i, 1] = ni.non_zero_mem
+        pods = tuple(ni.pods)
+        if self._derived:
+            self._adjust_derived(i, self._row_pods[i], pods)
+        self._row_pods[i] = pods
+        self.existing_terms.set_row(i, ni)
+        if self._pod_label_rows is not None:
+            self._index_pod_labels(i, ni)
+
+    def _fill_node(self, i: int, ni: NodeInfo) -> None:
+        """The columns row i takes from its Node (a ParsedNode is a node version: these change only with it)."""
         node = ni.node
+        self._row_node[i] = node
+        self.node_version += 1
+        idx = self.resource_index
+        alloc_row = self.allocatable[i]
+        alloc_row[:] = 0
+        for r, v in ni.allocatable.items():
+            alloc_row[idx[r]] = v
         self.unschedulable[i] = node is not None and node.unschedulable
         taints = node.taints if node is not None else ()
         gid = self._taint_group_ids.get(taints)
@@ -209,11 +241,24 @@ class NodeTable:
         labels = ni.labels
         for key, col in self._label_columns.items():
             col[i] = self._code(key, labels.get(key))
-        for fn, values in self._derived.values():
-            values[i] = fn(ni)
-        self.existing_terms.set_row(i, ni)
-        if self._pod_label_rows is not None:
-            self._index_pod_labels(i, ni)
+
+    def _adjust_derived(self, i: int, old: tuple[PodInfo, ...], new: tuple[PodInfo, ...]) -> None:
+        """Bring row i of every derived column up to date from the pods that left and came (PodInfos are never
+        changed in place: a new version of a pod is a new object). The usual rewrite appends one bound pod."""
+        if len(new) == len(old) + 1 and new[:-1] == old:
+            came: Sequence[PodInfo] = new[-1:]
+            left: Sequence[PodInfo] = ()
+        else:
+            old_ids = {id(p) for p in old}
+            new_ids = {id(p) for p in new}
+            came = [p for p in new if id(p) not in old_ids]
+            left = [p for p in old if id(p) not in new_ids]
+        if not came and not left:
+            return
+        for matches, values in self._derived.values():
+            delta = sum(1 for p in came if matches(p)) - sum(1 for p in left if matches(p))
+            if delta:
+                values[i] += delta
 
     def _index_pod_labels(self, i: int, ni: NodeInfo) -> None:
         """Bring row i's pods into the pod label index: only pods that came, went or changed labels cost work."""
@@ -311,13 +356,14 @@ class NodeTable:
         return len(self._label_values[key])
 
     def derived_column(
-        self, key: Hashable, fn: Callable[[NodeInfo], int], selector: LabelSelector | None = None
+        self, key: Hashable, matches: Callable[[PodInfo], bool], selector: LabelSelector | None = None
     ) -> npt.NDArray[np.int64]:
-        """fn(node) for every row, kept current as rows are rewritten (e.g. pods matching a selector).
+        """Per row, the pods that `matches` accepts, kept current as rows are rewritten (by the pods that came
+        and went: `count_matching` over the row is its plain twin).
 
-        `key` names what fn computes; the few most recent keys are kept, older ones dropped.
-        Where fn counts pods that `selector` must match, a first build asks fn only about the
-        rows holding a pod with the label one of its `In` requirements names (0 elsewhere).
+        `key` names what `matches` tests; the few most recent keys are kept, older ones dropped.
+        Where `matches` accepts only pods `selector` selects, a first build asks about the pods of
+        the rows holding a pod with the label one of its `In` requirements names (0 elsewhere).
         """
         entry = self._derived.get(key)
         if entry is None:
@@ -325,16 +371,30 @@ class NodeTable:
                 del self._derived[next(iter(self._derived))]
             required = _indexable_requirement(selector)
             if required is None:
-                values = np.fromiter((fn(ni) for ni in self._nodes), dtype=np.int64, count=self.n)
+                values = np.fromiter((count_matching(matches, ni) for ni in self._nodes), dtype=np.int64, count=self.n)
             else:
                 values = np.zeros(self.n, dtype=np.int64)
                 nodes = self._nodes
                 for i in self.rows_with_pod_label(required.key, required.values):
-                    values[i] = fn(nodes[i])
-            entry = self._derived[key] = (fn, values)
+                    values[i] = count_matching(matches, nodes[i])
+            entry = self._derived[key] = (matches, values)
         else:
             self._derived[key] = self._derived.pop(key)  # most recently used last
         return entry[1]
+
+    def first_appearance(
+        self, key: str, order: Callable[[npt.NDArray[np.int32]], npt.NDArray[np.int32]]
+    ) -> tuple[bool, npt.NDArray[np.int32]]:
+        """Whether every row has its own code of `key`, and `order` of the whole column (the codes in the order
+        the rows first show them, as PodTopologySpread orders domains): kept until a node changes."""
+        if self._appearance_version != self.node_version:
+            self._appearance.clear()
+            self._appearance_version = self.node_version
+        found = self._appearance.get(key)
+        if found is None:
+            present = order(self.label_column(key).copy())
+            found = self._appearance[key] = (len(present) == self.n, present)
+        return found
 
     def value_code(self, key: str, value: str) -> int:
         """Code of `value` for `key`, or -2 (matches no node) if no node has it."""

@@ -471,7 +471,7 @@ def incoming_counts(
     if affinity_terms:
         per_row = table.derived_column(
             ("InterPodAffinity/affinity", affinity_terms),
-            functools.partial(_count_matching_all, affinity_terms),
+            functools.partial(pod_matches_all_affinity_terms, affinity_terms),
             affinity_terms[0].selector,
         )
         for t in affinity_terms:
@@ -496,19 +496,13 @@ def incoming_counts_plain(
     return affinity, anti
 
 
-def _count_matching_all(terms: tuple[AffinityTerm, ...], node_info: NodeInfo) -> int:
-    return sum(1 for p in node_info.pods if pod_matches_all_affinity_terms(terms, p))
-
-
-def _count_matching(term: AffinityTerm, node_info: NodeInfo) -> int:
-    return sum(1 for p in node_info.pods if term.matches(p, None))
+def _term_matches(term: AffinityTerm, pod: PodInfo) -> bool:
+    return term.matches(pod, None)
 
 
 def _matching_column(table: NodeTable, term: AffinityTerm) -> IntArray:
     """Per row, the pods `term` selects (namespaces already merged), kept by the NodeTable."""
-    return table.derived_column(
-        ("InterPodAffinity/match", term), functools.partial(_count_matching, term), term.selector
-    )
+    return table.derived_column(("InterPodAffinity/match", term), functools.partial(_term_matches, term), term.selector)
 
 
 ALL_ROWS = slice(None)

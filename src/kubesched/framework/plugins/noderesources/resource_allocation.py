@@ -96,18 +96,20 @@ def table_columns(
     table: NodeTable, positions: IntArray, resource: str, pod_request: int, *, use_requested: bool
 ) -> tuple[IntArray, IntArray]:
     """The vectorised allocatable_and_allocated for the nodes at `positions`."""
-    zeros = np.zeros(len(positions), dtype=np.int64)
-    if pod_request == 0 and is_scalar_resource_name(resource):
-        return zeros, zeros
-    j = table.resource_index.get(resource)
     if resource in (CPU, MEMORY):
-        alloc = table.allocatable[positions, table.resource_index[resource]]
+        column = table.resource_index[resource]
+        alloc = table.allocatable[positions, column]
         if use_requested:
-            used = table.requested[positions, table.resource_index[resource]]
+            used = table.requested[positions, column]
         else:
             used = table.non_zero_requested[positions, 0 if resource == CPU else 1]
         return alloc, used
+    if pod_request == 0 and is_scalar_resource_name(resource):
+        zeros = np.zeros(len(positions), dtype=np.int64)
+        return zeros, zeros
+    j = table.resource_index.get(resource)
     if j is None or not (resource == EPHEMERAL_STORAGE or is_scalar_resource_name(resource)):
+        zeros = np.zeros(len(positions), dtype=np.int64)
         return zeros, zeros
     return table.allocatable[positions, j], table.requested[positions, j]
 

@@ -45,6 +45,13 @@ def node_labels_match_spread_constraints(labels: Mapping[str, str], constraints:
     return all(c.topology_key in labels for c in constraints)
 
 
+def pod_matches_selector(selector: LabelSelector, namespace: str, pod: PodInfo) -> bool:
+    """Whether count_pods_match_selector counts `pod`: the NodeTable keeps per-node counts by this test."""
+    return (
+        not selector.is_everything and not pod.deleting and pod.namespace == namespace and selector.matches(pod.labels)
+    )
+
+
 def count_pods_match_selector(pods: Iterable[PodInfo], selector: LabelSelector, namespace: str) -> int:
     """Matching pods in `namespace`, terminating pods left out (#87621); empty selectors count nothing."""
     if selector.is_everything:

@@ -50,6 +50,7 @@ from kubesched.framework.plugins.podtopologyspread.common import (
     count_pods_match_selector,
     filter_constraints,
     node_labels_match_spread_constraints,
+    pod_matches_selector,
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, TopologySpreadConstraint, parse_spread_constraints
@@ -466,9 +467,26 @@ def domains_per_constraint(pod: PodInfo, constraints: Sequence[Constraint], tabl
         if not len(codes):
             out.append((codes, np.zeros(0, dtype=np.int64)))
             continue
-        matching = _matching_column(pod, c.selector, table)[rows]
-        out.append(domain_sums(codes, matching, table.value_count(c.topology_key)))
+        matching = _matching_column(pod, c.selector, table)
+        if len(codes) == table.n:
+            out.append(_domain_sums_all_rows(table, c.topology_key, matching))
+        else:
+            out.append(domain_sums(codes, matching[rows], table.value_count(c.topology_key)))
     return out
+
+
+def _domain_sums_all_rows(table: NodeTable, key: str, matching: IntArray) -> Domains:
+    """domain_sums over every row, the order of the domains kept by the NodeTable until a node changes (it
+    depends on the label column alone): one bincount a cycle, none where each node is its own domain."""
+    distinct, present = table.first_appearance(key, _appearance_order)
+    if distinct:
+        return present, matching.astype(np.int64)
+    sums = np.bincount(table.label_column(key), weights=matching, minlength=table.value_count(key))
+    return present, sums.astype(np.int64)[present]
+
+
+def _appearance_order(codes: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+    return domain_sums(codes, np.zeros(len(codes), dtype=np.int64), int(codes.max(initial=-1)) + 1)[0]
 
 
 def domain_sums(codes: npt.NDArray[np.int32], matching: IntArray, values: int) -> Domains:
@@ -595,13 +613,9 @@ def _matching_column(pod: PodInfo, selector: LabelSelector, table: NodeTable) ->
     """Per row, the pods in the pod's namespace that `selector` matches, kept by the NodeTable."""
     return table.derived_column(
         (names.POD_TOPOLOGY_SPREAD, selector, pod.namespace),
-        functools.partial(_count_matching, selector, pod.namespace),
+        functools.partial(pod_matches_selector, selector, pod.namespace),
         selector,
     )
-
-
-def _count_matching(selector: LabelSelector, namespace: str, node_info: NodeInfo) -> int:
-    return count_pods_match_selector(node_info.pods, selector, namespace)
 
 
 def _inclusion_mask(pod: PodInfo, c: Constraint, table: NodeTable) -> BoolArray:
