@@ -244,7 +244,8 @@ def _write(
     to standard error with json and jsonl (standard output keeps the one JSON document or stream).
     """
     from kubesched.simulator import explain as ex
-    from kubesched.simulator.report import console_for, print_table, to_json, write_json
+    from kubesched.simulator.report import console_for, print_table, table_document, to_json, write_json
+    from kubesched.simulator.states import pod_states
     from kubesched.simulator.summary import summarize
 
     try:
@@ -262,10 +263,12 @@ def _write(
             out.write("\n")
         elif explained:
             ex.render(explained, console_for(out))
-            print_table(to_json(result, record=False), out, pods=False)
+            states = list(pod_states(result))
+            print_table(table_document(result, summarize(result, states), states), out, pods=False)
         else:
-            summary = summarize(result)
-            print_table(to_json(result, record=False, summary=summary), out, shown=summary.shown())
+            states = list(pod_states(result))
+            summary = summarize(result, states)
+            print_table(table_document(result, summary, states), out, shown=summary.shown())
         out.flush()
     except BrokenPipeError:
         silence_stdout()
