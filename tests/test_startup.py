@@ -128,3 +128,23 @@ def test_simulate_freezes_before_the_output_and_leaves_nothing_frozen(
     assert json.loads(capsys.readouterr().out)["pods"][0]["node"] == "n1"
     assert frozen_at_output and frozen_at_output[0] > 0
     assert gc.get_freeze_count() == 0
+
+
+def test_the_entry_point_exits_with_the_heap_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interpreter's last collection has nothing to walk: what the command left is frozen."""
+    import kubesched.__main__ as entry
+    from kubesched import cli
+
+    gc.unfreeze()
+    left: list[list[int]] = []
+
+    def command() -> int:
+        left.append([1])
+        return 3
+
+    monkeypatch.setattr(cli, "main", command)
+    try:
+        assert entry.main() == 3
+        assert left and not any(o is left[0] for o in gc.get_objects())  # only frozen objects are left out
+    finally:
+        gc.unfreeze()

@@ -66,3 +66,11 @@ def survivors_frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+def exit_without_collecting() -> None:
+    """The command is done and the process ends: freeze the heap, so the interpreter's last full collection
+    does not walk it and take apart its cycles one by one (2.5 CPU s at 10,000 nodes and 100,000 pods, a
+    tenth of the command) for memory the system takes back at once. Garbage cycles left then are never
+    finalized; the commands write and close their files themselves."""
+    gc.freeze()
