@@ -374,8 +374,16 @@ def _print_pods(console: Console, entries: Iterable[dict[str, Any]], suffix: str
     return done, len(rows)
 
 
-def _share(resource: str, requested: str, allocatable: str, ratio: float | None) -> str:
-    return share(resource, requested, allocatable) + (f" {ratio * 100:.0f}%" if ratio is not None else "")
+def _share(
+    resource: str, requested: str, allocatable: str, ratio: float | None, seen: dict[tuple[str, str, str], str]
+) -> str:
+    """A node's cell; `seen` holds the `share`s worked out already (nodes of a pool repeat them, and each
+    costs exact fractions)."""
+    key = (resource, requested, allocatable)
+    amounts = seen.get(key)
+    if amounts is None:
+        amounts = seen[key] = share(resource, requested, allocatable)
+    return amounts + (f" {ratio * 100:.0f}%" if ratio is not None else "")
 
 
 _BYTES = (MEMORY, EPHEMERAL_STORAGE)
@@ -454,11 +462,12 @@ def _print_nodes(
     """One row a node, in natural name order, named without `suffix`; `use` is the summary's utilisation
     by node and resource, Other the `shown` resources beyond cpu, memory and pods."""
     rows: list[list[table.Cell]] = []
+    seen: dict[tuple[str, str, str], str] = {}
     for n in sorted(entries, key=lambda n: natural_key(n["name"])):
         req, alloc, ratios = n["requested"], n["allocatable"], use.get(n["name"], {})
 
         def cell(r: str, req: dict[str, str] = req, alloc: dict[str, str] = alloc, ratios: Any = ratios) -> str:
-            return _share(r, req.get(r, "0"), alloc.get(r, "0"), ratios.get(r))
+            return _share(r, req.get(r, "0"), alloc.get(r, "0"), ratios.get(r), seen)
 
         other = [f"{r} {cell(r)}" for r in req if r not in _BASIC and r in shown]
         rows.append(
