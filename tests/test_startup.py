@@ -6,10 +6,12 @@ import gc
 import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from kubesched.startup import without_gc
+from kubesched.startup import freeze_survivors, survivors_frozen, without_gc
 
 
 def _modules_after(code: str) -> set[str]:
@@ -89,3 +91,60 @@ def test_the_entry_point_runs_the_command_line() -> None:
     done = subprocess.run([sys.executable, "-m", "kubesched", "--version"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("kubesched ") and "(Kubernetes v1.36)" in done.stdout
+
+
+def test_survivors_frozen_lets_go_of_what_was_frozen_inside() -> None:
+    gc.unfreeze()
+    with survivors_frozen():
+        made = [[i] for i in range(1000)]
+        freeze_survivors()
+        assert gc.get_freeze_count() >= len(made)
+    assert gc.get_freeze_count() == 0
+
+
+def test_simulate_freezes_before_the_output_and_leaves_nothing_frozen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Frozen at its phase boundaries, so the output's collections skip the run's objects; nothing frozen
+    after, so a process running commands one after another frees each one's garbage."""
+    from kubesched import cli
+    from kubesched.simulator import commands
+
+    gc.unfreeze()
+    frozen_at_output: list[int] = []
+    write = commands._write
+
+    def counting(*args: Any, **kw: Any) -> int:
+        frozen_at_output.append(gc.get_freeze_count())
+        return write(*args, **kw)
+
+    monkeypatch.setattr(commands, "_write", counting)
+    cluster = tmp_path / "c.yaml"
+    cluster.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '2', memory: 1Gi, pods: '10'}}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p1}\nspec: {containers: [{name: c}]}\n"
+    )
+    assert cli.main(["simulate", str(cluster), "-q", "--output", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pods"][0]["node"] == "n1"
+    assert frozen_at_output and frozen_at_output[0] > 0
+    assert gc.get_freeze_count() == 0
+
+
+def test_the_entry_point_exits_with_the_heap_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interpreter's last collection has nothing to walk: what the command left is frozen."""
+    import kubesched.__main__ as entry
+    from kubesched import cli
+
+    gc.unfreeze()
+    left: list[list[int]] = []
+
+    def command() -> int:
+        left.append([1])
+        return 3
+
+    monkeypatch.setattr(cli, "main", command)
+    try:
+        assert entry.main() == 3
+        assert left and not any(o is left[0] for o in gc.get_objects())  # only frozen objects are left out
+    finally:
+        gc.unfreeze()

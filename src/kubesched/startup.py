@@ -46,3 +46,32 @@ def few_full_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*thresholds)
+
+
+def freeze_survivors() -> None:
+    """Leave everything alive now out of later collections (`gc.freeze`), inside `survivors_frozen`.
+
+    For a command that makes one simulation: at its phase boundaries (loaded, admitted, populated,
+    before the output) the heap holds little but the parsed objects and the cluster made of them,
+    which live as long as the result. A full collection walks every one of them to free nothing: at
+    100,000 nodes and 340,000 pods three took 5.4 CPU s. Frozen objects are still freed by reference
+    counting; the cost is that cyclic garbage alive at a freeze waits until `survivors_frozen` ends."""
+    gc.freeze()
+
+
+@contextmanager
+def survivors_frozen() -> Iterator[None]:
+    """Where `freeze_survivors` may be called; on the way out everything frozen goes back to the oldest
+    generation, so a caller that runs commands in one process (tests, a program) frees their garbage."""
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def exit_without_collecting() -> None:
+    """The command is done and the process ends: freeze the heap, so the interpreter's last full collection
+    does not walk it and take apart its cycles one by one (2.5 CPU s at 10,000 nodes and 100,000 pods, a
+    tenth of the command) for memory the system takes back at once. Garbage cycles left then are never
+    finalized; the commands write and close their files themselves."""
+    gc.freeze()

@@ -18,7 +18,7 @@ from kubesched.config.load import ConfigError, SchedulerConfig
 from kubesched.config.trust import TRUSTED, UNTRUSTED
 from kubesched.framework.runtime.errors import FrameworkError
 from kubesched.release_flags import compared_releases, followed_release
-from kubesched.startup import few_full_collections
+from kubesched.startup import few_full_collections, freeze_survivors, survivors_frozen
 from kubesched.userio import EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR, AtomicFile, say, silence_stdout
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def simulate_command(args: argparse.Namespace, budget: Budget) -> int:
         say(f"{err}")
         return EXIT_BAD_INPUT
     try:
-        with few_full_collections():
+        with few_full_collections(), survivors_frozen():
             return _simulate(args, budget, report)
     finally:
         if report is not None:
@@ -123,6 +123,7 @@ def _simulate(args: argparse.Namespace, budget: Budget, report: AtomicFile | Non
     try:
         explain = [target(name).key for name in args.explain]
         loaded = load_manifests(args.files, args.overlay, budget=budget)
+        freeze_survivors()  # the command simulates once: what is alive now lives as long as its result
         config, config_warnings = _scheduler_config(args, loaded)
         check_extenders(config)
         # The per-plugin record costs time and memory: only what the output shows is kept.
@@ -143,6 +144,7 @@ def _simulate(args: argparse.Namespace, budget: Budget, report: AtomicFile | Non
             until=args.until,
             bind_latency=args.bind_latency,
             watchers=watchers,
+            settled=freeze_survivors,
         )
     except (LoadError, ConfigError, ExplainError) as err:
         say(f"{err}")
@@ -156,6 +158,7 @@ def _simulate(args: argparse.Namespace, budget: Budget, report: AtomicFile | Non
     assert result.scheduler is not None
     for warning in [*config_warnings, *result.warnings]:
         say(f"warning: {warning}")
+    freeze_survivors()
     code = _write(result, output, sys.stdout, record=full, explain=args.explain, stream=stream, digest=digest)
     if report is not None:
         code = _write_report(report, args, result, scores, _config_source(args, loaded)) or code
@@ -241,7 +244,8 @@ def _write(
     to standard error with json and jsonl (standard output keeps the one JSON document or stream).
     """
     from kubesched.simulator import explain as ex
-    from kubesched.simulator.report import console_for, print_table, to_json, write_json
+    from kubesched.simulator.report import console_for, print_table, table_document, to_json, write_json
+    from kubesched.simulator.states import pod_states
     from kubesched.simulator.summary import summarize
 
     try:
@@ -259,10 +263,12 @@ def _write(
             out.write("\n")
         elif explained:
             ex.render(explained, console_for(out))
-            print_table(to_json(result, record=False), out, pods=False)
+            states = list(pod_states(result))
+            print_table(table_document(result, summarize(result, states), states), out, pods=False)
         else:
-            summary = summarize(result)
-            print_table(to_json(result, record=False, summary=summary), out, shown=summary.shown())
+            states = list(pod_states(result))
+            summary = summarize(result, states)
+            print_table(table_document(result, summary, states), out, shown=summary.shown())
         out.flush()
     except BrokenPipeError:
         silence_stdout()

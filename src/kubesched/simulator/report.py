@@ -7,7 +7,7 @@ import json
 import json.encoder
 import math
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any, TextIO
 
@@ -24,7 +24,7 @@ from kubesched.simulator.explain import natural_key
 from kubesched.simulator.pod_groups import GroupEntry, digest, pod_group_of
 from kubesched.simulator.run import SimulationResult, selects
 from kubesched.simulator.states import SCHEDULED, PodState, outcome_state, pod_states
-from kubesched.simulator.summary import Summary, node_resources, shown_resources, summarize
+from kubesched.simulator.summary import Summary, shown_resources, summarize
 
 _TIMELINE_ONLY = ("Deleted", "Preempted", "Nominated")
 _EVENT_FIELDS = tuple(f.name for f in dataclasses.fields(SchedulerEvent))
@@ -34,17 +34,32 @@ _BASIC = (CPU, MEMORY, PODS)
 def to_json(result: SimulationResult, *, record: bool, summary: Summary | None = None) -> dict[str, Any]:
     """The contract's JSON document; with `record`, each pod's per-plugin record of its last attempt.
     `summary` is the result's, when the caller has it already."""
+    states = list(pod_states(result))
+    return _document(result, summary or summarize(result, states), states, brief=False, record=record)
+
+
+def table_document(result: SimulationResult, summary: Summary, states: list[PodState]) -> dict[str, Any]:
+    """What `print_table` reads of the JSON document: its pods an iterator (each entry made as its row is,
+    so they are never all held), and without the fields the table does not show (resource claims, owner,
+    PodGroup), which at scale cost more to look up than the rest of an entry. `summary` and `states` are
+    the result's (`summarize`, `pod_states`)."""
+    return _document(result, summary, states, brief=True, record=False)
+
+
+def _document(
+    result: SimulationResult, summary: Summary, states: list[PodState], *, brief: bool, record: bool
+) -> dict[str, Any]:
     sched = result.scheduler
     assert sched is not None
-    states = list(pod_states(result))
-    pods = [pod_entry(result, st, record=record) for st in states]
+    entries = (pod_entry(result, st, record=record, brief=brief) for st in states)
+    pods: Iterator[dict[str, Any]] | list[dict[str, Any]] = entries if brief else list(entries)
     doc: dict[str, Any] = {
         "pods": pods,
-        "nodes": node_entries(sched),
+        "nodes": node_entries(sched, summary),
         "events": event_entries(result),
         "endTime": result.end_time,
         "warnings": result.warnings,
-        "summary": (summary or summarize(result)).to_json(),
+        "summary": summary.to_json(),
     }
     groups = pod_group_entries(result, states)
     if groups:  # workload-aware scheduling (GenericWorkload); absent otherwise
@@ -82,8 +97,9 @@ def _resource_claims(result: SimulationResult, namespace: str, name: str) -> lis
     return entries
 
 
-def pod_entry(result: SimulationResult, st: PodState, *, record: bool) -> dict[str, Any]:
-    """One pod of `pods`; `plugins` (with `record`) is empty for a pod whose attempts were not recorded."""
+def pod_entry(result: SimulationResult, st: PodState, *, record: bool, brief: bool = False) -> dict[str, Any]:
+    """One pod of `pods`; `plugins` (with `record`) is empty for a pod whose attempts were not recorded.
+    `brief`: without resourceClaims, owner and podGroup (`table_document`)."""
     key = st.key
     entry: dict[str, Any] = {
         "namespace": st.pod.namespace,
@@ -93,12 +109,14 @@ def pod_entry(result: SimulationResult, st: PodState, *, record: bool) -> dict[s
         "message": st.message,
         "nominatedNode": result.nominated.get(key),
         "victims": result.victims.get(key, []),
-        "resourceClaims": _resource_claims(result, st.pod.namespace, st.pod.name),
-        "attempts": st.attempts,
-        "boundAt": result.bound_at.get(key),
-        "owner": result.owners.get(key),
-        "podGroup": pod_group_of(st.pod.obj),
     }
+    if not brief:
+        entry["resourceClaims"] = _resource_claims(result, st.pod.namespace, st.pod.name)
+    entry["attempts"] = st.attempts
+    entry["boundAt"] = result.bound_at.get(key)
+    if not brief:
+        entry["owner"] = result.owners.get(key)
+        entry["podGroup"] = pod_group_of(st.pod.obj)
     if record:
         r = st.outcome.record if st.outcome is not None else None
         entry["plugins"] = (
@@ -109,17 +127,17 @@ def pod_entry(result: SimulationResult, st: PodState, *, record: bool) -> dict[s
     return entry
 
 
-def node_entries(sched: Scheduler) -> list[dict[str, Any]]:
-    """`nodes`, by name: requested holds every resource the node offers or its pods request (pods counted)."""
+def node_entries(sched: Scheduler, summary: Summary) -> list[dict[str, Any]]:
+    """`nodes`, by name: requested holds every resource the node offers or its pods request (pods counted),
+    as `summary` (the run's) measured it: each node's usage is worked out once."""
+    present = [(name, ni) for name, ni in sched.cache.nodes.items() if ni.node is not None]
     nodes: list[dict[str, Any]] = []
-    for name, ni in sched.cache.nodes.items():
-        if ni.node is None:
-            continue
+    for (name, ni), used in zip(present, summary.nodes, strict=True):
         nodes.append(
             {
                 "name": name,
                 "pods": len(ni.pods),
-                "requested": {r: format_quantity(r, u.requested) for r, u in node_resources(ni).items()},
+                "requested": {r: format_quantity(r, u.requested) for r, u in used.resources.items()},
                 "allocatable": {r: format_quantity(r, v) for r, v in ni.allocatable.items()},
             }
         )
@@ -175,7 +193,8 @@ class JsonLinesWriter:
         for st in states:
             if st.outcome is None or self.written.get(st.pod.uid) is not st.outcome:
                 self._line({TAG: "pod", **pod_entry(result, st, record=self.record)})
-        for node in node_entries(sched):
+        summary = summarize(result, states)
+        for node in node_entries(sched, summary):
             self._line({TAG: "node", **node})
         for event in event_entries(result):
             self._line({TAG: "event", **event})
@@ -183,7 +202,7 @@ class JsonLinesWriter:
             self._line({TAG: "warning", "message": warning})
         for group in pod_group_entries(result, states):
             self._line({TAG: "podGroup", **group})
-        self._line({TAG: "summary", "endTime": result.end_time, **summarize(result).to_json()})
+        self._line({TAG: "summary", "endTime": result.end_time, **summary.to_json()})
         self.out.flush()
 
     def _line(self, obj: dict[str, Any]) -> None:
@@ -278,15 +297,17 @@ def console_for(out: TextIO) -> Console:
 def print_table(doc: dict[str, Any], out: TextIO, *, pods: bool = True, shown: Collection[str] | None = None) -> None:
     """The human summary: pods (unless `pods` is False), nodes, timeline, warnings and the run's summary.
 
-    `shown` is the run's `Summary.shown()`, the resources given a row or a mention; without it, those
-    the pods on the nodes request (the document does not say what pending pods request)."""
+    `doc` is the JSON document or `table_document`'s part of it; its pods are read once, in order, so
+    they may come from an iterator. `shown` is the run's `Summary.shown()`, the resources given a row or
+    a mention; without it, those the pods on the nodes request (the document does not say what pending
+    pods request)."""
     console = console_for(out)
     if shown is None:
         used = doc["summary"]["resources"]
         shown = shown_resources(used, {r for r, u in used.items() if u["requested"] != "0"})
     if pods:
         suffix = table.domain_suffix([n["name"] for n in doc["nodes"]])
-        _print_pods(console, doc["pods"], suffix)
+        done, total = _print_pods(console, doc["pods"], suffix)
         if suffix:
             console.print(f"Node names without {escape(suffix)}", highlight=False)
         use = {n["name"]: n["utilisation"] for n in doc["summary"]["nodes"]}
@@ -299,9 +320,17 @@ def print_table(doc: dict[str, Any], out: TextIO, *, pods: bool = True, shown: C
         print_summary(console, doc["summary"], shown)
     else:
         _print_waiting_groups(console, doc)
-    total = len(doc["pods"])
-    done = sum(1 for p in doc["pods"] if p["result"] == "Scheduled")
+        done, total = _scheduled(doc["pods"])
     console.print(f"{done}/{total} pending pods scheduled.")
+
+
+def _scheduled(entries: Iterable[dict[str, Any]]) -> tuple[int, int]:
+    """How many of the pods were scheduled, of how many."""
+    done = total = 0
+    for p in entries:
+        total += 1
+        done += p["result"] == "Scheduled"
+    return done, total
 
 
 def _print_waiting_groups(console: Console, doc: dict[str, Any]) -> None:
@@ -311,32 +340,50 @@ def _print_waiting_groups(console: Console, doc: dict[str, Any]) -> None:
             console.print(f"[yellow]waiting:[/] {escape(g['explain'])}", highlight=False)
 
 
-def _print_pods(console: Console, entries: list[dict[str, Any]], suffix: str) -> None:
-    """One row a pod; node names without `suffix` (table.domain_suffix)."""
-    timed = any(p["boundAt"] for p in entries)  # bound later than time 0: scenarios, bind latency
+def _print_pods(console: Console, entries: Iterable[dict[str, Any]], suffix: str) -> tuple[int, int]:
+    """One row a pod; node names without `suffix` (table.domain_suffix). The entries are read once (an
+    iterator's go as their rows are made); how many were scheduled, of how many."""
+    timed = False  # bound later than time 0 (scenarios, bind latency): a column more
+    done = 0
     rows: list[list[table.Cell]] = []
+    bound_at: list[float | None] = []
     for p in entries:
         style = {"Scheduled": "green", "Gated": "yellow"}.get(p["result"], "red")
+        done += p["result"] == "Scheduled"
+        timed = timed or bool(p["boundAt"])
+        bound_at.append(p["boundAt"])
         why = p["message"] or ""
         if p["nominatedNode"] and p["result"] != "Scheduled":
             why = f"nominated to {table.without(p['nominatedNode'], suffix)}; {why}"
         if p["victims"]:
             why = f"preempted {', '.join(p['victims'])}" + (f"; {why}" if why else "")
-        row = [
-            table.text(f"{p['namespace']}/{p['name']}"),
-            table.text(table.without(p["node"], suffix) if p["node"] else "-"),
-            table.styled(p["result"], style),
-            table.text(str(p["attempts"])),
-        ]
-        if timed:
-            row.append(table.text("-" if p["boundAt"] is None else f"{p['boundAt']:g}s"))
-        rows.append([*row, table.escaped(why)])
+        rows.append(
+            [
+                table.text(f"{p['namespace']}/{p['name']}"),
+                table.text(table.without(p["node"], suffix) if p["node"] else "-"),
+                table.styled(p["result"], style),
+                table.text(str(p["attempts"])),
+                table.escaped(why),
+            ]
+        )
+    if timed:
+        for row, at in zip(rows, bound_at, strict=True):
+            row.insert(4, table.text("-" if at is None else f"{at:g}s"))
     headers = ("Pod", "Node", "Result", "Tries", *(("Bound at",) if timed else ()), "Why")
     table.print_table(console, "Pods", [(col, "fold") for col in headers], rows, names=(0, 1))
+    return done, len(rows)
 
 
-def _share(resource: str, requested: str, allocatable: str, ratio: float | None) -> str:
-    return share(resource, requested, allocatable) + (f" {ratio * 100:.0f}%" if ratio is not None else "")
+def _share(
+    resource: str, requested: str, allocatable: str, ratio: float | None, seen: dict[tuple[str, str, str], str]
+) -> str:
+    """A node's cell; `seen` holds the `share`s worked out already (nodes of a pool repeat them, and each
+    costs exact fractions)."""
+    key = (resource, requested, allocatable)
+    amounts = seen.get(key)
+    if amounts is None:
+        amounts = seen[key] = share(resource, requested, allocatable)
+    return amounts + (f" {ratio * 100:.0f}%" if ratio is not None else "")
 
 
 _BYTES = (MEMORY, EPHEMERAL_STORAGE)
@@ -415,11 +462,12 @@ def _print_nodes(
     """One row a node, in natural name order, named without `suffix`; `use` is the summary's utilisation
     by node and resource, Other the `shown` resources beyond cpu, memory and pods."""
     rows: list[list[table.Cell]] = []
+    seen: dict[tuple[str, str, str], str] = {}
     for n in sorted(entries, key=lambda n: natural_key(n["name"])):
         req, alloc, ratios = n["requested"], n["allocatable"], use.get(n["name"], {})
 
         def cell(r: str, req: dict[str, str] = req, alloc: dict[str, str] = alloc, ratios: Any = ratios) -> str:
-            return _share(r, req.get(r, "0"), alloc.get(r, "0"), ratios.get(r))
+            return _share(r, req.get(r, "0"), alloc.get(r, "0"), ratios.get(r), seen)
 
         other = [f"{r} {cell(r)}" for r in req if r not in _BASIC and r in shown]
         rows.append(

@@ -131,9 +131,14 @@ def simulate(
     bind_latency: float = 0.0,
     watchers: Sequence[Watcher] = (),
     scores_only: bool = False,
+    settled: Callable[[], None] | None = None,
 ) -> SimulationResult:
-    """With `scores_only`, the attempts `record` leaves out keep a scores-only record (the report's figures)."""
+    """With `scores_only`, the attempts `record` leaves out keep a scores-only record (the report's figures).
+    `settled` is called where the heap holds little but what lives as long as the result: once the objects
+    are admitted and once the cluster is populated (the simulate command freezes the heap there)."""
     objects = prepare_objects(loaded)
+    if settled is not None:
+        settled()
     _apply_gates(loaded, config.release)
     clock = VirtualClock()
     cluster = EmbeddedCluster(clock)
@@ -182,6 +187,8 @@ def simulate(
     workloads.start([so.obj for so in objects if so.obj["kind"] in WORKLOAD_KINDS])
     for step in sorted(loaded.steps, key=lambda st: st.at):
         clock.call_at(step.at, functools.partial(_play, step, cluster, result))
+    if settled is not None:
+        settled()
     sched.run(until=until)
     result.end_time = clock.now
     return result

@@ -155,10 +155,12 @@ def node_resources(ni: NodeInfo) -> dict[str, Usage]:
     return {r: Usage(requested.get(r, 0), alloc.get(r, 0)) for r in names}
 
 
-def summarize(result: SimulationResult) -> Summary:
+def summarize(result: SimulationResult, states: list[PodState] | None = None) -> Summary:
+    """`states`: the result's `pod_states`, when the caller has them already (they cost a PreEnqueue
+    run for each pod never tried)."""
     sched = result.scheduler
     assert sched is not None
-    states = list(pod_states(result))
+    states = list(pod_states(result)) if states is None else states
     by_result: dict[str, int] = {}
     pending: list[PodState] = []
     deleted = 0

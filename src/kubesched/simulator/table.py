@@ -25,8 +25,9 @@ of names keep theirs as long as possible, and a name that still does not fit los
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Literal
 
 from rich.cells import cell_len
@@ -114,7 +115,12 @@ def print_table(
     if lines is None:
         console.print(_table(title, columns, rows, widths))
         return
-    console.file.write("".join(line + "\n" for line in lines))
+    write = console.file.write
+    while chunk := list(itertools.islice(lines, _CHUNK)):
+        write("".join(line + "\n" for line in chunk))
+
+
+_CHUNK = 1000  # lines written at a time: a long table is never one string
 
 
 def fit(
@@ -284,8 +290,9 @@ def _fast_lines(
     columns: Sequence[Column],
     rows: Sequence[Sequence[Cell]],
     fixed_widths: Sequence[int] | None = None,
-) -> list[str] | None:
-    """The table's lines (columns `fixed_widths` wide when given), or None where rich must print it."""
+) -> Iterator[str] | None:
+    """The table's lines (columns `fixed_widths` wide when given), made as they are read, or None where
+    rich must print it (known before the first line)."""
     if console.color_system is not None or not rows:
         return None
     n = len(columns)
@@ -334,17 +341,29 @@ def _fast_lines(
     expected = [line for row in samples for line in lines(row)]
     if fixed[first_row:-1] != expected or bare[1:-1] != expected:
         return None
-    out = fixed[:first_row]
+    return _all_lines(console, columns, rows, widths, fixed[:first_row], fixed[-1], lines)
+
+
+def _all_lines(
+    console: Console,
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Cell]],
+    widths: list[int],
+    top: list[str],
+    bottom: str,
+    lines: Callable[[Sequence[Cell]], list[str]],
+) -> Iterator[str]:
+    """`top`, each row's lines (plain rows by `lines`, runs of the others by rich), then `bottom`."""
+    yield from top
     run: list[Sequence[Cell]] = []
     for row in rows:
         if all(p is not None for _, p in row):
             if run:
-                out += _render(console, _table(None, columns, run, widths, show_header=False))[1:-1]
+                yield from _render(console, _table(None, columns, run, widths, show_header=False))[1:-1]
                 run = []
-            out += lines(row)
+            yield from lines(row)
         else:
             run.append(row)
     if run:
-        out += _render(console, _table(None, columns, run, widths, show_header=False))[1:-1]
-    out.append(fixed[-1])
-    return out
+        yield from _render(console, _table(None, columns, run, widths, show_header=False))[1:-1]
+    yield bottom

@@ -9,13 +9,16 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from kubesched.api.quantity import format_quantity
 from kubesched.framework.outcome import Outcome
+from kubesched.release_flags import followed_release
 from kubesched.simulator.explain import explain, natural_key, resolve
 from kubesched.simulator.load import load_manifests
 from kubesched.simulator.progress import RunProgress
-from kubesched.simulator.report import JsonLinesWriter
+from kubesched.simulator.report import JsonLinesWriter, print_table, table_document, to_json
 from kubesched.simulator.run import SimulationResult, Watcher, build_config, simulate
-from kubesched.simulator.summary import NO_ZONE, summarize
+from kubesched.simulator.states import pod_states
+from kubesched.simulator.summary import NO_ZONE, node_resources, summarize
 
 
 def node(name: str, cpu: str, pods: str = "10", extra: str = "", zone: str = "") -> str:
@@ -212,3 +215,29 @@ def test_a_node_with_only_the_beta_zone_label_is_in_that_zone(tmp_path: Path) ->
     )
     s = summarize(run(tmp_path, node("new", "2", zone="z1") + beta + node("none", "2")))
     assert [(z.zone, z.nodes) for z in s.zones] == [("z1", 2), (NO_ZONE, 1)]
+
+
+_EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+@pytest.mark.parametrize("example", ["cluster", "dra", "gangs", "scenario", "eks"])
+def test_the_tables_document_prints_what_the_whole_document_does(example: str) -> None:
+    """table_document leaves out what the table does not show and reads each node's usage once: the same
+    table, with and without the pods, and the same requests as each node's own usage."""
+    gates = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
+    release = followed_release(None, gates if example == "gangs" else "", say_warnings=False)
+    loaded = load_manifests([str(_EXAMPLES / example)])
+    result = simulate(loaded, build_config(loaded, None, "", release=release), seed=1, record=False)
+    states = list(pod_states(result))
+    summary = summarize(result, states)
+    for pods in (True, False):
+        brief, whole = io.StringIO(), io.StringIO()
+        print_table(table_document(result, summary, states), brief, pods=pods, shown=summary.shown())
+        print_table(to_json(result, record=False), whole, pods=pods, shown=summary.shown())
+        assert brief.getvalue() == whole.getvalue()
+        assert f"/{len(states)} pending pods scheduled." in brief.getvalue()
+    assert result.scheduler is not None
+    cache = result.scheduler.cache.nodes
+    for entry in to_json(result, record=False)["nodes"]:
+        own = node_resources(cache[entry["name"]])
+        assert entry["requested"] == {r: format_quantity(r, u.requested) for r, u in own.items()}
