@@ -97,16 +97,16 @@ def _table_rows(out: str, title: str) -> list[list[str]]:
 
 
 def _shown_as(cell: str, name: str) -> bool:
-    """docs/output.md: a name is printed whole, or as its start, '...' and its end (the end no shorter)."""
+    """docs/output.md: a name is printed whole, or as its start, '...' and its end (the end no shorter).
+    The marker may touch dots of the name itself ("000." + "..." + "0000"), so every place it could be is tried."""
     if cell == name:
         return True
-    head, sep, tail = cell.partition("...")
-    return (
-        sep == "..."
-        and name.startswith(head)
+    return any(
+        name.startswith(head)
         and name.endswith(tail)
         and len(head) <= len(tail) <= len(head) + 1
         and len(head) + len(tail) < len(name)
+        for head, tail in ((cell[:i], cell[i + 3 :]) for i in range(len(cell)) if cell.startswith("...", i))
     )
 
 
