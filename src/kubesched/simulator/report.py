@@ -130,13 +130,13 @@ def pod_entry(result: SimulationResult, st: PodState, *, record: bool, brief: bo
 def node_entries(sched: Scheduler, summary: Summary) -> list[dict[str, Any]]:
     """`nodes`, by name: requested holds every resource the node offers or its pods request (pods counted),
     as `summary` (the run's) measured it: each node's usage is worked out once."""
-    present = [(name, ni) for name, ni in sched.cache.nodes.items() if ni.node is not None]
     nodes: list[dict[str, Any]] = []
-    for (name, ni), used in zip(present, summary.nodes, strict=True):
+    for used in summary.nodes:
+        ni = sched.cache.nodes[used.name]
         nodes.append(
             {
-                "name": name,
-                "pods": len(ni.pods),
+                "name": used.name,
+                "pods": used.pods,
                 "requested": {r: format_quantity(r, u.requested) for r, u in used.resources.items()},
                 "allocatable": {r: format_quantity(r, v) for r, v in ni.allocatable.items()},
             }
