@@ -1,9 +1,10 @@
 """Checks remembered by content (apiserver/memo.py) answer exactly as the checks themselves.
 
 Strict decoding and pod validation keep their answers per distinct spec, so the replicas
-of one template are checked once. For generated pods, valid and then broken at random,
-the remembered answer (asked twice, the second time from memory) is the plain path's,
-and decoding normalises the object the same way.
+of one template are checked once; pods pinned to their nodes (a DaemonSet's) by their
+spec's shape, the node's name swapped out. For generated pods, valid and then broken at
+random, pinned or not, the remembered answer (asked twice, the second time from memory)
+is the plain path's, and decoding normalises the object the same way.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,7 +26,7 @@ from kubesched import event_handlers
 from kubesched.api.errors import FieldError
 from kubesched.apiserver import schema, validation
 from kubesched.apiserver.defaulting import set_defaults
-from kubesched.apiserver.memo import ContentMemo, share_specs
+from kubesched.apiserver.memo import PINNED_PLACEHOLDER, ContentMemo, pinned_shape, share_specs
 from kubesched.framework.types import PodInfo, new_pod_info
 from kubesched.simulator import load
 
@@ -73,10 +75,62 @@ def _answers(pod: dict[str, Any]) -> tuple[list[str], dict[str, Any], list[str]]
         return problems, decoded, [type(err).__name__]
 
 
+NODE_NAMES = st.sampled_from(
+    ["node-a", "node-b", "n.example.com", PINNED_PLACEHOLDER, "Bad_Name", "", "-x", "a" * 254, "a" * 253]
+)
+"""Node names a pod may pin itself to: valid ones, the shape's own placeholder, and names validation refuses."""
+
+
+def _pin(draw: Callable[[st.SearchStrategy[Any]], Any], docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Some of `docs`, as a DaemonSet makes them: required to run on one node named in matchFields (a zone
+    expression in the same term, at times), each copy on a node of its own, or the same node twice."""
+    out: list[dict[str, Any]] = []
+    for doc in docs:
+        if not draw(st.booleans()):
+            out.append(doc)
+            continue
+        for name in draw(st.lists(NODE_NAMES, min_size=1, max_size=3)):
+            pinned = copy.deepcopy(doc)
+            term: dict[str, Any] = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [name]}]}
+            if draw(st.booleans()):
+                term["matchExpressions"] = [{"key": "zone", "operator": "In", "values": ["a"]}]
+            pinned["spec"]["affinity"] = {
+                "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+            }
+            out.append(pinned)
+    return out
+
+
+def test_a_pinned_spec_shape_swaps_only_the_node_name() -> None:
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}
+    spec: dict[str, Any] = {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+    }
+    before = copy.deepcopy(spec)
+    shaped = pinned_shape(spec)
+    assert shaped is not None and shaped[1] == "n1" and spec == before
+    other = copy.deepcopy(spec)
+    other["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
+        "matchFields"
+    ][0]["values"] = ["n2"]
+    assert pinned_shape(other) == (shaped[0], "n2")
+    for field_, value in (("operator", "NotIn"), ("key", "metadata.uid"), ("values", ["a", "b"]), ("values", [1])):
+        changed = copy.deepcopy(spec)
+        changed["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
+            "matchFields"
+        ][0][field_] = value
+        assert pinned_shape(changed) is None
+    two_terms = copy.deepcopy(spec)
+    two_terms["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] *= 2
+    assert pinned_shape(two_terms) is None and pinned_shape({}) is None and pinned_shape("x") is None
+
+
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_remembered_answers_are_the_plain_answers(data: st.DataObject, monkeypatch: pytest.MonkeyPatch) -> None:
     docs = data.draw(pods())
+    if data.draw(st.booleans()):
+        docs = _pin(data.draw, docs)
     if data.draw(st.booleans()):
         docs = mutate(data.draw, docs)
     docs = [d for d in docs if isinstance(d, dict) and d.get("kind") == "Pod"]
@@ -118,6 +172,51 @@ def test_replicas_of_one_spec_are_decoded_and_validated_once(monkeypatch: pytest
         set_defaults(pod)
         assert validation.validate(pod) == []
     assert calls == {"decode": 1, "validate": 1}
+
+
+def test_pods_pinned_to_their_nodes_are_decoded_validated_and_parsed_once_per_shape(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = {"decode": 0, "validate": 0, "parse": 0}
+    real_struct, real_validate, real_parse = schema._Decoder.struct, validation._validate_pod, load.new_pod_info
+
+    def counted_struct(self: Any, obj: dict[str, Any], name: str, path: str, go_path: str) -> None:
+        calls["decode"] += path == "spec"
+        real_struct(self, obj, name, path, go_path)
+
+    def counted_validate(*args: Any) -> list[str]:
+        calls["validate"] += 1
+        return real_validate(*args)
+
+    def counted_parse(pod: dict[str, Any]) -> PodInfo:
+        calls["parse"] += 1
+        return real_parse(pod)
+
+    monkeypatch.setattr(schema._Decoder, "struct", counted_struct)
+    monkeypatch.setattr(validation, "_validate_pod", counted_validate)
+    monkeypatch.setattr(load, "new_pod_info", counted_parse)
+    monkeypatch.setattr(schema, "_CLEAN_SPECS", ContentMemo())
+    monkeypatch.setattr(validation, "_POD_ANSWERS", ContentMemo())
+    parsed: ContentMemo[PodInfo] = ContentMemo()
+    infos = []
+    for i in range(5):
+        term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [f"node-{i}"]}]}
+        spec = {
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+            "affinity": {
+                "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+            },
+        }
+        pod = _pod(f"ds-{i}", spec)
+        assert schema.decode_errors(pod) == []
+        set_defaults(pod)
+        assert validation.validate(pod) == []
+        infos.append(load.pod_info(pod, parsed))
+    assert calls == {"decode": 1, "validate": 1, "parse": 1}
+    affinities = [i.required_node_affinity for i in infos]
+    assert [[a is not None and a.matches({}, f"node-{n}") for n in range(5)] for a in affinities] == [
+        [n == i for n in range(5)] for i in range(5)
+    ]
 
 
 def _pod(name: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -190,6 +289,8 @@ def test_parses_remembered_by_content_are_the_plain_parses(data: st.DataObject) 
     """Replicas of generated pods (same spec and status, metadata drawn apart) parse through the memo as
     new_pod_info parses each on its own: same fields, same errors, and dicts of their own."""
     docs = [d for d in data.draw(pods()) if isinstance(d, dict) and d.get("kind") == "Pod"]
+    if data.draw(st.booleans()):
+        docs = _pin(data.draw, docs)
     if data.draw(st.booleans()):
         docs = [d for d in mutate(data.draw, docs) if isinstance(d, dict)]
     replicas = []

@@ -49,6 +49,57 @@ class ContentMemo(Generic[T]):
         self._answers[key] = answer
 
 
+PINNED_PLACEHOLDER = "pinned-node"
+"""The node name a pinned spec's shape holds in place of its own (any valid name would do)."""
+
+
+def pinned_shape(spec: Any) -> tuple[dict[str, Any], str] | None:
+    """A spec that pins its pod to one node, with that node's name swapped out, and the name; else None.
+
+    A DaemonSet's pods repeat one spec but for the node each names (one required node
+    selector term whose only field requirement is metadata.name In [name]), so keyed by
+    content every one of them misses. Keyed by this shape, the checks that read the name
+    only as a string (decoding, validation once the name itself is valid, parsing) run once
+    per DaemonSet. The shape is a copy along the path to the name; `spec` is left as it is.
+    """
+    affinity = _dict_at(spec, "affinity")
+    node_affinity = _dict_at(affinity, "nodeAffinity")
+    required = _dict_at(node_affinity, "requiredDuringSchedulingIgnoredDuringExecution")
+    if affinity is None or node_affinity is None or required is None:
+        return None
+    terms = required.get("nodeSelectorTerms")
+    if terms.__class__ is not list or len(terms) != 1 or terms[0].__class__ is not dict:
+        return None
+    term = terms[0]
+    fields = term.get("matchFields")
+    if fields.__class__ is not list or len(fields) != 1 or fields[0].__class__ is not dict:
+        return None
+    requirement = fields[0]
+    values = requirement.get("values")
+    if (
+        requirement.get("key") != "metadata.name"
+        or requirement.get("operator") != "In"
+        or values.__class__ is not list
+        or len(values) != 1
+        or values[0].__class__ is not str
+    ):
+        return None
+    name: str = values[0]
+    shaped_term = {**term, "matchFields": [{**requirement, "values": [PINNED_PLACEHOLDER]}]}
+    shaped_required = {**required, "nodeSelectorTerms": [shaped_term]}
+    shaped_affinity = {
+        **affinity,
+        "nodeAffinity": {**node_affinity, "requiredDuringSchedulingIgnoredDuringExecution": shaped_required},
+    }
+    return {**spec, "affinity": shaped_affinity}, name
+
+
+def _dict_at(parent: Any, key: str) -> dict[str, Any] | None:
+    """parent[key] when both are dicts (parent is whatever the manifest held), else None."""
+    value = parent.get(key) if parent.__class__ is dict else None
+    return value if value.__class__ is dict else None
+
+
 def share_specs(objects: Iterable[dict[str, Any]], memo: ContentMemo[dict[str, Any]] | None = None) -> None:
     """Admitted pods whose specs hold the same content end up holding one spec dict.
 

@@ -17,7 +17,7 @@ import functools
 import re
 from typing import Any
 
-from kubesched.apiserver.memo import ContentMemo
+from kubesched.apiserver.memo import ContentMemo, pinned_shape
 from kubesched.apiserver.openapi_v1_36 import SCHEMA
 from kubesched.apiserver.openapi_v1alpha2 import SCHEMA as ALPHA_SCHEMA
 
@@ -188,8 +188,10 @@ class _Decoder:
             obj[key] = self.value(item, t, sub, f"{go_path}.{key}" if go_path else key, go_name)
 
     def _spec(self, spec: dict[str, Any], t: str, struct: str) -> None:
-        """A root's spec, decoded once per distinct content: one that decoded as it was read is remembered."""
-        key = ContentMemo.key(t, spec)
+        """A root's spec, decoded once per distinct content: one that decoded as it was read is remembered.
+        A pinned pod's node name is a string either way, so its spec is remembered by its shape."""
+        pinned = pinned_shape(spec)
+        key = ContentMemo.key(t, spec if pinned is None else pinned[0])
         if _CLEAN_SPECS.get(key):
             return
         inner = _Decoder()

@@ -32,7 +32,7 @@ from kubesched.api.selectors import (
 )
 from kubesched.api.taints import validate_taints, validate_tolerations
 from kubesched.apiserver import resource_validation, workload_api, workload_validation
-from kubesched.apiserver.memo import ContentMemo
+from kubesched.apiserver.memo import ContentMemo, pinned_shape
 
 Errors = list[str]
 
@@ -439,10 +439,16 @@ _POD_ANSWERS: ContentMemo[tuple[str, ...]] = ContentMemo()
 
 
 def validate_pod(pod: Obj) -> Errors:
-    """A pod's spec and labels are all its validation reads: replicas of one template are checked once."""
+    """A pod's spec and labels are all its validation reads: replicas of one template are checked once.
+    A pinned pod's node name is read only to check it is a valid name: when it is, the spec's shape
+    answers for it (see pinned_shape)."""
     spec = pod.get("spec") or {}
     labels = (pod.get("metadata") or {}).get("labels") or {}
-    key = ContentMemo.key(spec, labels)
+    pinned = pinned_shape(spec)
+    if pinned is not None and not names.is_dns1123_subdomain(pinned[1]):
+        key = ContentMemo.key(pinned[0], labels)
+    else:
+        key = ContentMemo.key(spec, labels)
     known = _POD_ANSWERS.get(key)
     if known is not None:
         return list(known)

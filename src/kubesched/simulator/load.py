@@ -19,6 +19,7 @@ from typing import Any
 
 from kubesched.api.errors import FieldError
 from kubesched.api.kinds import KINDS, NAMESPACED, WORKLOAD_KINDS
+from kubesched.api.selectors import parse_node_selector
 from kubesched.apiserver import admission
 from kubesched.apiserver.defaulting import set_defaults
 from kubesched.apiserver.documents import (
@@ -31,7 +32,7 @@ from kubesched.apiserver.documents import (
     read_bytes,
     read_text,
 )
-from kubesched.apiserver.memo import ContentMemo, share_specs
+from kubesched.apiserver.memo import ContentMemo, pinned_shape, share_specs
 from kubesched.apiserver.schema import KINDS as SCHEMA_KINDS
 from kubesched.apiserver.schema import decode_errors
 from kubesched.apiserver.validation import SYSTEM_PRIORITY_CLASSES, validate
@@ -487,17 +488,26 @@ def pod_info(pod: dict[str, Any], parsed: ContentMemo[PodInfo]) -> PodInfo:
     metadata are the pod's own (pod_own_fields, as new_pod_info reads them). The dicts a PodInfo holds
     are the pod's own; its tuples of frozen terms are shared, as the term cache shares them.
     `parsed` must not outlive admission: a PodInfo the scheduler changed would be copied.
+    Pods pinned to their nodes share a parse by their spec's shape (see pinned_shape): the
+    required node affinity, the one field that reads the node's name, is each pod's own parse.
     """
     meta = pod.get("metadata") or {}
-    key = ContentMemo.key(pod.get("spec"), pod.get("status"), meta.get("namespace"), meta.get("labels"))
+    spec: Any = pod.get("spec")
+    pinned = pinned_shape(spec)
+    key = ContentMemo.key(
+        spec if pinned is None else pinned[0], pod.get("status"), meta.get("namespace"), meta.get("labels")
+    )
     first = parsed.get(key)
     if first is None:
         info = new_pod_info(pod)
         parsed.put(key, info)
         return info
-    return replace(
-        first, obj=pod, requests=dict(first.requests), node_selector=dict(first.node_selector), **pod_own_fields(pod)
-    )
+    own = pod_own_fields(pod)
+    if pinned is not None:
+        own["required_node_affinity"] = parse_node_selector(
+            spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        )
+    return replace(first, obj=pod, requests=dict(first.requests), node_selector=dict(first.node_selector), **own)
 
 
 def admit_update(obj: dict[str, Any]) -> str:
