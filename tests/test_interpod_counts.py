@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +19,10 @@ from kubesched.cache.cache import Cache
 from kubesched.cache.snapshot import Snapshot
 from kubesched.framework.node_info import parse_node
 from kubesched.framework.plugins.interpodaffinity.plugin import (
+    DomainCounts,
     TopologyToMatchedTermCount,
+    _lookup,
+    _lookup_plain,
     existing_anti_affinity_counts,
     existing_anti_affinity_counts_plain,
     incoming_counts,
@@ -83,18 +87,35 @@ def _existing_plain(pod: PodInfo, snap: Snapshot) -> TopologyToMatchedTermCount:
     return counts
 
 
+def _check_reads(counts: DomainCounts, snap: Snapshot) -> None:
+    """Each node's count read from the arrays equals the pairs' count, before and after a round trip through
+    the pairs (as AddPod/RemovePod leave them)."""
+    table = snap.table
+    edited = counts.clone()
+    edited.edit()
+    for key in {*counts.keys(), *KEYS}:
+        codes = table.label_column(key)
+        want = [counts.pairs.get((key, ni.labels[key]), 0) if key in ni.labels else 0 for ni in snap.node_info_list]
+        assert counts.at(key, codes).tolist() == want
+        assert edited.at(key, codes).tolist() == want
+
+
 def _check(snap: Snapshot, pod: PodInfo, hard_weight: int) -> None:
     aff, anti = pod.required_affinity_terms, pod.required_anti_affinity_terms
     fast_aff, fast_anti = incoming_counts(aff, anti, snap.table)
     assert (fast_aff.pairs, fast_anti.pairs) == incoming_counts_plain(aff, anti, snap.node_info_list)
     walked = _existing_plain(pod, snap)
-    assert existing_anti_affinity_counts(pod, None, snap.table).pairs == walked
+    existing = existing_anti_affinity_counts(pod, None, snap.table)
+    assert existing.pairs == walked
+    for counts in (fast_aff, fast_anti, existing):
+        _check_reads(counts, snap)
     assert existing_anti_affinity_counts_plain(pod, None, snap.have_pods_with_required_anti_affinity_list) == walked
     pref, pref_anti = pod.preferred_affinity_terms, pod.preferred_anti_affinity_terms
     fast = topology_scores(pod, pref, pref_anti, None, snap.table, hard_weight)
     plain = topology_scores_plain(pod, pref, pref_anti, None, snap.node_info_list, hard_weight)
     assert fast.keys() == set(plain)  # a key whose scores cancel out still counts: PreScore does not skip
     assert fast.pairs == {(k, v): n for k, by_value in plain.items() for v, n in by_value.items() if n}
+    _check_reads(fast, snap)
 
 
 @settings(max_examples=80, deadline=None)
@@ -121,3 +142,17 @@ def test_columns_and_memo_equal_the_pod_walk(data: st.DataObject) -> None:
         cache.remove_pod(new_pod_info(p))
     cache.update_snapshot(snap)
     _check(snap, incoming, hard_weight)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    counts=st.dictionaries(st.integers(0, 40), st.integers(-5, 5), max_size=12),
+    codes=st.lists(st.integers(-1, 40), max_size=30),
+)
+def test_sparse_lookup_equals_the_dense_array(counts: dict[int, int], codes: list[int]) -> None:
+    """The binary search over a key's codes with counts reads what a dense array over every code reads."""
+    known = sorted(counts)
+    sums = (np.array(known, dtype=np.int64), np.array([counts[c] for c in known], dtype=np.int64))
+    at = np.array(codes, dtype=np.int32)
+    assert _lookup(sums, at).tolist() == _lookup_plain(sums, at, 41).tolist()
+    assert _lookup(sums, at).tolist() == [counts.get(c, 0) if c >= 0 else 0 for c in codes]

@@ -104,6 +104,17 @@ def _check(table: NodeTable, selector: Any) -> None:
         assert unindexed.tolist() == column.tolist()
         spread = table.derived_column(("spread", ns), functools.partial(pod_matches_selector, selector, ns), selector)
         assert spread.tolist() == [count_pods_match_selector(ni.pods, selector, ns) for ni in nodes]
+        for key in (("test", ns), ("test, unindexed", ns)):
+            # The rows kept with a column as pods come and go, against a scan of the column.
+            rows, counts = table.derived_rows(key, matches, selector)
+            assert rows.tolist() == np.flatnonzero(column).tolist() and counts.tolist() == column[rows].tolist()
+            for label_key in ("zone", "kubernetes.io/hostname"):
+                # Sums by domain, kept between rewrites, against a sum over every row of the column.
+                codes, sums = table.derived_domain_sums(key, matches, selector, label_key)
+                dense = np.zeros(table.value_count(label_key) + 1, dtype=np.int64)
+                np.add.at(dense, table.label_column(label_key), column)
+                want = np.flatnonzero(dense[:-1])
+                assert codes.tolist() == want.tolist() and sums.tolist() == dense[want].tolist()
     for kind in KINDS:
         assert {(id(e.term), e.weight): e.rows for e in table.existing_terms.of_kind(kind)} == _terms(nodes, kind)
         for ns in NAMESPACES:
@@ -123,6 +134,7 @@ def _check_node_columns(kept: NodeTable, fresh: NodeTable) -> None:
     assert [kept.taint_groups[g] for g in kept.taint_group] == [fresh.taint_groups[g] for g in fresh.taint_group]
     assert kept.image_nodes == fresh.image_nodes
     for key in ("zone", "kubernetes.io/hostname"):
+        assert [kept.label_value(key, c) for c in range(kept.value_count(key))] == kept.label_values(key)
         assert kept.label_values(key) and [kept.label_values(key)[c] for c in kept.label_column(key)] == [
             fresh.label_values(key)[c] for c in fresh.label_column(key)
         ]

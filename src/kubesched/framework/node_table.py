@@ -49,6 +49,17 @@ class TermRows:
 
 
 TermKey = tuple[int, int, int]  # kind, id of the (interned) term, weight
+DomainSums = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]  # a label key's value codes, ascending, and sums
+
+
+def sum_by_code(codes: npt.NDArray[np.int64], counts: npt.NDArray[np.int64]) -> DomainSums:
+    """`counts` summed by their `codes`: the distinct codes ascending and their integer sums."""
+    order = np.argsort(codes, kind="stable")
+    codes, counts = codes[order], counts[order]
+    if not len(codes):
+        return codes, counts
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    return codes[starts], np.add.reduceat(counts, starts)
 
 
 def _pod_terms(pod: PodInfo) -> Iterable[tuple[int, AffinityTerm, int]]:
@@ -177,6 +188,14 @@ class NodeTable:
         self._label_columns: dict[str, npt.NDArray[np.int32]] = {}
         self._label_values: dict[str, dict[str, int]] = {}
         self._derived: dict[Hashable, tuple[Callable[[PodInfo], bool], npt.NDArray[np.int64]]] = {}
+        # Per derived column, the rows where it is not 0: what sums over a column by domain need to read.
+        self._derived_nonzero: dict[Hashable, set[int]] = {}
+        # Per derived column, a stamp that changes whenever the column does (fresh from one counter, so a column
+        # dropped and built again never repeats one); derived_domain_sums keeps its sums until it moves.
+        self._derived_stamp: dict[Hashable, int] = {}
+        self._stamps = itertools.count()
+        self._domain_sums: dict[tuple[Hashable, str], tuple[int, int, DomainSums]] = {}
+        self._label_names: dict[str, list[str]] = {}  # label_value's inverse of _label_values, extended on demand
         # Each row's pods when it was last filled: a rewrite adjusts derived columns by the pods that came or went.
         self._row_pods: list[tuple[PodInfo, ...]] = [()] * self.n
         # Each row's Node when it was last filled (none yet: _UNFILLED), so a pod's change rewrites only pod columns.
@@ -255,10 +274,15 @@ class NodeTable:
             left = [p for p in old if id(p) not in new_ids]
         if not came and not left:
             return
-        for matches, values in self._derived.values():
+        for key, (matches, values) in self._derived.items():
             delta = sum(1 for p in came if matches(p)) - sum(1 for p in left if matches(p))
             if delta:
                 values[i] += delta
+                if values[i]:
+                    self._derived_nonzero[key].add(i)
+                else:
+                    self._derived_nonzero[key].discard(i)
+                self._derived_stamp[key] = next(self._stamps)
 
     def _index_pod_labels(self, i: int, ni: NodeInfo) -> None:
         """Bring row i's pods into the pod label index: only pods that came, went or changed labels cost work."""
@@ -368,7 +392,10 @@ class NodeTable:
         entry = self._derived.get(key)
         if entry is None:
             if len(self._derived) >= MAX_DERIVED_COLUMNS:
-                del self._derived[next(iter(self._derived))]
+                oldest = next(iter(self._derived))
+                del self._derived[oldest], self._derived_nonzero[oldest], self._derived_stamp[oldest]
+                for kept in [k for k in self._domain_sums if k[0] == oldest]:
+                    del self._domain_sums[kept]
             required = _indexable_requirement(selector)
             if required is None:
                 values = np.fromiter((count_matching(matches, ni) for ni in self._nodes), dtype=np.int64, count=self.n)
@@ -378,6 +405,8 @@ class NodeTable:
                 for i in self.rows_with_pod_label(required.key, required.values):
                     values[i] = count_matching(matches, nodes[i])
             entry = self._derived[key] = (matches, values)
+            self._derived_nonzero[key] = set(np.flatnonzero(values).tolist())
+            self._derived_stamp[key] = next(self._stamps)
         else:
             self._derived[key] = self._derived.pop(key)  # most recently used last
         return entry[1]
@@ -405,3 +434,40 @@ class NodeTable:
         self.label_column(key)
         known = self._label_values[key]
         return np.fromiter((known[v] for v in values if v in known), dtype=np.int32)
+
+    def derived_rows(
+        self, key: Hashable, matches: Callable[[PodInfo], bool], selector: LabelSelector | None = None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """derived_column's rows that are not 0, ascending, and their values: kept with the column, so a sum over
+        it costs the rows holding matching pods rather than every row (np.flatnonzero is its plain twin)."""
+        values = self.derived_column(key, matches, selector)
+        nonzero = self._derived_nonzero[key]
+        rows = np.fromiter(nonzero, dtype=np.int64, count=len(nonzero))
+        rows.sort()
+        return rows, values[rows]
+
+    def label_value(self, key: str, code: int) -> str:
+        """The value of label `key` that `code` stands for (label_values(key)[code], without copying them all)."""
+        self.label_column(key)
+        names = self._label_names.setdefault(key, [])
+        known = self._label_values[key]
+        if len(names) < len(known):
+            names.extend(itertools.islice(known, len(names), None))
+        return names[code]
+
+    def derived_domain_sums(
+        self, key: Hashable, matches: Callable[[PodInfo], bool], selector: LabelSelector | None, label_key: str
+    ) -> DomainSums:
+        """derived_column summed by the value code of `label_key` (rows without the label left out): kept until
+        the column or a node changes, so a term most pods share (a cache tier by zone) is summed once, not per pod."""
+        self.derived_column(key, matches, selector)
+        stamp = self._derived_stamp[key]
+        found = self._domain_sums.get((key, label_key))
+        if found is not None and found[0] == stamp and found[1] == self.node_version:
+            return found[2]
+        rows, counts = self.derived_rows(key, matches, selector)
+        codes = self.label_column(label_key)[rows].astype(np.int64)
+        present = codes != ABSENT
+        sums = sum_by_code(codes[present], counts[present])
+        self._domain_sums[(key, label_key)] = (stamp, self.node_version, sums)
+        return sums

@@ -8,13 +8,14 @@ required affinity weighted by hardPodAffinityWeight.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
-from kubesched.api.selectors import NOTHING
+from kubesched.api.selectors import NOTHING, LabelSelector
 from kubesched.config import names
 from kubesched.config.types import InterPodAffinityArgs
 from kubesched.framework import events, signers
@@ -43,7 +44,9 @@ from kubesched.framework.node_table import (
     PREFERRED_ANTI_AFFINITY,
     REQUIRED_AFFINITY,
     REQUIRED_ANTI_AFFINITY,
+    DomainSums,
     NodeTable,
+    sum_by_code,
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import AffinityTerm, PodInfo, WeightedAffinityTerm
@@ -90,29 +93,54 @@ class TopologyToMatchedTermCount(dict[TopologyPair, int]):
                 self.update_pair(labels, t.topology_key, value)
 
 
-class DomainCounts:
-    """Counts per topology pair, held as one array per topology key indexed by the NodeTable's value codes.
+Codes = npt.NDArray[np.integer[Any]]  # value codes as a label column holds them (int32) or sums keep them (int64)
 
-    Vectorised paths read the arrays (a trailing 0 is what ABSENT, -1, indexes); the per-node
-    paths read `pairs`, built on first use. AddPod/RemovePod edit the pairs, after which the
-    arrays are rebuilt from them when asked for.
+
+def _lookup(sums: DomainSums, codes: Codes) -> IntArray:
+    """The counts at `codes` (0 where a code has none, and at ABSENT): a binary search per code."""
+    known, counts = sums
+    out = np.zeros(len(codes), dtype=np.int64)
+    if not len(known):
+        return out
+    at = np.searchsorted(known, codes)
+    np.minimum(at, len(known) - 1, out=at)
+    hit = known[at] == codes
+    out[hit] = counts[at[hit]]
+    return out
+
+
+def _lookup_plain(sums: DomainSums, codes: Codes, value_count: int) -> IntArray:
+    """_lookup through a dense array over every code of the key (its plain twin)."""
+    dense = np.zeros(value_count + 1, dtype=np.int64)  # the trailing 0 is what ABSENT, -1, indexes
+    dense[sums[0]] = sums[1]
+    return dense[codes]
+
+
+class DomainCounts:
+    """Counts per topology pair, held per topology key as the NodeTable's value codes that have one (sorted)
+    with their counts.
+
+    Sparse, because a key such as the hostname has a value per node: reading the counts costs the
+    rows a cycle examines, building them the pods that matched. The per-node paths read `pairs`,
+    built on first use; AddPod/RemovePod edit the pairs, from which the arrays are rebuilt when asked for.
     """
 
     __slots__ = ("_table", "_by_key", "_pairs")
 
-    def __init__(self, table: NodeTable, by_key: dict[str, IntArray]) -> None:
+    def __init__(self, table: NodeTable, by_key: dict[str, DomainSums]) -> None:
         self._table = table
-        self._by_key: dict[str, IntArray] | None = by_key
+        self._by_key: dict[str, DomainSums] | None = by_key
         self._pairs: TopologyToMatchedTermCount | None = None
 
     @property
     def pairs(self) -> TopologyToMatchedTermCount:
         if self._pairs is None:
             pairs = self._pairs = TopologyToMatchedTermCount()
-            for key, per_code in (self._by_key or {}).items():
-                values = self._table.label_values(key)
-                for code in np.flatnonzero(per_code[:-1]).tolist():
-                    pairs[(key, values[code])] = int(per_code[code])
+            table = self._table
+            for key, (codes, counts) in (self._by_key or {}).items():
+                for code, n in zip(codes.tolist(), counts.tolist(), strict=True):
+                    if n:
+                        pairs[(key, table.label_value(key, code))] = n
         return self._pairs
 
     def edit(self) -> TopologyToMatchedTermCount:
@@ -124,17 +152,32 @@ class DomainCounts:
     def keys(self) -> set[str]:
         return set(self._by_key) if self._by_key is not None else {k for k, _ in self.pairs}
 
-    def by_code(self, key: str) -> IntArray:
-        if self._by_key is not None:
-            per_code = self._by_key.get(key)
-            if per_code is not None:
-                return per_code
-        pairs = self.pairs
-        return np.array([*(pairs.get((key, v), 0) for v in self._table.label_values(key)), 0], dtype=np.int64)
+    def sums(self, key: str) -> DomainSums:
+        """The codes of `key` with a count, and the counts."""
+        if self._by_key is None:
+            self._by_key = self._from_pairs()
+        return self._by_key.get(key) or _NO_SUMS
+
+    def at(self, key: str, codes: Codes) -> IntArray:
+        """The counts of `key`'s domains at `codes` (a slice of its label column)."""
+        return _lookup(self.sums(key), codes)
+
+    def _from_pairs(self) -> dict[str, DomainSums]:
+        """The arrays again from the pairs, as AddPod/RemovePod left them: one entry per pair, not per value."""
+        grouped: dict[str, dict[int, int]] = {}
+        table = self._table
+        for (key, value), n in (self._pairs or {}).items():
+            code = table.value_code(key, value)
+            if code >= 0:
+                grouped.setdefault(key, {})[code] = n
+        return {
+            key: (np.array(sorted(by_code), dtype=np.int64), np.array([by_code[c] for c in sorted(by_code)], np.int64))
+            for key, by_code in grouped.items()
+        }
 
     def __bool__(self) -> bool:
         if self._by_key is not None:
-            return any(per_code.any() for per_code in self._by_key.values())
+            return any(counts.any() for _, counts in self._by_key.values())
         return bool(self._pairs)
 
     def clone(self) -> DomainCounts:
@@ -142,6 +185,9 @@ class DomainCounts:
         c._by_key = self._by_key  # never changed in place
         c._pairs = TopologyToMatchedTermCount(self._pairs) if self._pairs is not None else None
         return c
+
+
+_NO_SUMS: Final[DomainSums] = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 
 def pod_matches_all_affinity_terms(terms: tuple[AffinityTerm, ...], pod: PodInfo) -> bool:
@@ -324,15 +370,15 @@ class InterPodAffinity(
             for t in s.required_affinity_terms:
                 codes = table.label_column(t.topology_key)[rows]
                 has_keys &= codes != ABSENT
-                pods_exist &= s.affinity_counts.by_code(t.topology_key)[codes] > 0
+                pods_exist &= s.affinity_counts.at(t.topology_key, codes) > 0
             if not s.affinity_counts and pod_matches_all_affinity_terms(s.required_affinity_terms, s.pod):
                 pods_exist[:] = True
             mask &= has_keys & pods_exist
         for t in s.required_anti_affinity_terms:
-            mask &= s.anti_affinity_counts.by_code(t.topology_key)[table.label_column(t.topology_key)[rows]] <= 0
+            mask &= s.anti_affinity_counts.at(t.topology_key, table.label_column(t.topology_key)[rows]) <= 0
         existing = s.existing_anti_affinity_counts
         for key in existing.keys():
-            mask &= existing.by_code(key)[table.label_column(key)[rows]] <= 0
+            mask &= existing.at(key, table.label_column(key)[rows]) <= 0
         return mask
 
     # PreScore / Score
@@ -379,7 +425,7 @@ class InterPodAffinity(
         total = np.zeros(len(positions), dtype=np.int64)
         scores = s.topology_score
         for key in scores.keys():
-            total += scores.by_code(key)[table.label_column(key)[positions]]
+            total += scores.at(key, table.label_column(key)[positions])
         return total
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: NodeScoreList) -> Status | None:
@@ -439,11 +485,11 @@ def existing_anti_affinity_counts(pod: PodInfo, ns_labels: Mapping[str, str] | N
     The NodeTable indexes the distinct terms with the rows holding them, so each is matched
     once and counted by domain with array operations.
     """
-    by_key: dict[str, IntArray] = {}
+    parts: _Parts = {}
     for entry in table.existing_terms.selecting_namespace(REQUIRED_ANTI_AFFINITY, pod.namespace):
         if entry.term.matches(pod, ns_labels):
-            _add_domain_sums(table, entry.term.topology_key, *entry.row_counts(), 1, by_key)
-    return DomainCounts(table, by_key)
+            _add_domain_sums(table, entry.term.topology_key, *entry.row_counts(), 1, parts)
+    return DomainCounts(table, _collapse(parts))
 
 
 def existing_anti_affinity_counts_plain(
@@ -466,19 +512,16 @@ def incoming_counts(
     Per node, the matching pods are a column the NodeTable keeps as the cache rewrites rows,
     so a cycle costs a few array operations instead of a walk over every pod.
     """
-    affinity: dict[str, IntArray] = {}
-    anti: dict[str, IntArray] = {}
+    affinity: _Parts = {}
+    anti: _Parts = {}
     if affinity_terms:
-        per_row = table.derived_column(
-            ("InterPodAffinity/affinity", affinity_terms),
-            functools.partial(pod_matches_all_affinity_terms, affinity_terms),
-            affinity_terms[0].selector,
-        )
+        column = ("InterPodAffinity/affinity", affinity_terms)
+        matches = functools.partial(pod_matches_all_affinity_terms, affinity_terms)
         for t in affinity_terms:
-            _add_domain_sums(table, t.topology_key, ALL_ROWS, per_row, 1, affinity)
+            _add_column_sums(table, column, matches, affinity_terms[0].selector, t.topology_key, 1, affinity)
     for t in anti_terms:
-        _add_domain_sums(table, t.topology_key, ALL_ROWS, _matching_column(table, t), 1, anti)
-    return DomainCounts(table, affinity), DomainCounts(table, anti)
+        _add_matching_sums(table, t, 1, anti)
+    return DomainCounts(table, _collapse(affinity)), DomainCounts(table, _collapse(anti))
 
 
 def incoming_counts_plain(
@@ -500,23 +543,37 @@ def _term_matches(term: AffinityTerm, pod: PodInfo) -> bool:
     return term.matches(pod, None)
 
 
-def _matching_column(table: NodeTable, term: AffinityTerm) -> IntArray:
-    """Per row, the pods `term` selects (namespaces already merged), kept by the NodeTable."""
-    return table.derived_column(("InterPodAffinity/match", term), functools.partial(_term_matches, term), term.selector)
+def _add_matching_sums(table: NodeTable, term: AffinityTerm, weight: int, into: _Parts) -> None:
+    """Queue weight * the pods `term` selects (namespaces already merged) by domain of its topology key."""
+    column = ("InterPodAffinity/match", term)
+    _add_column_sums(
+        table, column, functools.partial(_term_matches, term), term.selector, term.topology_key, weight, into
+    )
 
 
-ALL_ROWS = slice(None)
-
-
-def _add_domain_sums(
+def _add_column_sums(
     table: NodeTable,
+    column: Hashable,
+    matches: Callable[[PodInfo], bool],
+    selector: LabelSelector | None,
     key: str,
-    rows: IntArray | slice,
-    per_row: IntArray,
     weight: int,
-    into: dict[str, IntArray],
+    into: _Parts,
 ) -> None:
-    """Add weight * per_row, summed by the value code of `key` at each row, to into[key].
+    """Queue weight * a NodeTable derived column's sums by domain of `key` (kept by the NodeTable between pods).
+
+    into[key] appears once some row with the key holds a matching pod, as in _add_domain_sums.
+    """
+    codes, counts = table.derived_domain_sums(column, matches, selector, key)
+    if len(codes):
+        into.setdefault(key, []).append((codes, counts * weight if weight != 1 else counts))
+
+
+_Parts = dict[str, list[DomainSums]]  # per key, weighted sums by value code still to be added up
+
+
+def _add_domain_sums(table: NodeTable, key: str, rows: IntArray, per_row: IntArray, weight: int, into: _Parts) -> None:
+    """Queue weight * per_row at the value codes of `key` on `rows`, for _collapse to sum by code.
 
     into[key] appears once some counted row (per_row > 0) has the key, even where the weighted
     sums cancel out: upstream's score map gains the key on the first match.
@@ -525,11 +582,18 @@ def _add_domain_sums(
     hit = (codes != ABSENT) & (per_row > 0)
     if not hit.any():
         return
-    sums = np.bincount(codes[hit], weights=per_row[hit], minlength=table.value_count(key) + 1).astype(np.int64)
-    if weight != 1:
-        sums *= weight
-    known = into.get(key)
-    into[key] = sums if known is None else known + sums
+    into.setdefault(key, []).append(sum_by_code(codes[hit].astype(np.int64), per_row[hit] * weight))
+
+
+def _collapse(parts: _Parts) -> dict[str, DomainSums]:
+    """Each key's queued sums added up by value code, codes ascending (integer sums: no float round trip)."""
+    out: dict[str, DomainSums] = {}
+    for key, chunks in parts.items():
+        if len(chunks) == 1:
+            out[key] = chunks[0]
+        else:
+            out[key] = sum_by_code(np.concatenate([c for c, _ in chunks]), np.concatenate([n for _, n in chunks]))
+    return out
 
 
 def topology_scores(
@@ -547,12 +611,10 @@ def topology_scores(
     matches each distinct existing term once (the NodeTable's index). A key is present once a
     term matched a pod on a node with that key, as in the pod walk (topology_scores_plain).
     """
-    by_key: dict[str, IntArray] = {}
+    by_key: _Parts = {}
     for sign, terms in ((1, pref), (-1, pref_anti)):
         for w in terms:
-            _add_domain_sums(
-                table, w.term.topology_key, ALL_ROWS, _matching_column(table, w.term), sign * w.weight, by_key
-            )
+            _add_matching_sums(table, w.term, sign * w.weight, by_key)
     # Existing pods' preferred terms count even with ignorePreferredTermsOfExistingPods: that flag only
     # skips PreScore for a pod without preferred terms of its own.
     kinds: list[tuple[int, int]] = [(PREFERRED_AFFINITY, 1), (PREFERRED_ANTI_AFFINITY, -1)]
@@ -563,7 +625,7 @@ def topology_scores(
             if entry.term.matches(pod, ns_labels):
                 weight = hard_weight if kind == REQUIRED_AFFINITY else entry.weight
                 _add_domain_sums(table, entry.term.topology_key, *entry.row_counts(), sign * weight, by_key)
-    return DomainCounts(table, by_key)
+    return DomainCounts(table, _collapse(by_key))
 
 
 def topology_scores_plain(
