@@ -32,7 +32,8 @@ cheaper. Run by hand, not in CI.
 --precreated creates every pod before the scheduler starts (as after a restart, or
 an outage of the scheduler) and counts its CPU from its start; --scheduler baseline
 --baseline-src OTHER/src runs `kubesched run` from another tree in the same rounds,
-for a before/after under the same load.
+for a before/after under the same load. Each tree runs from a byte-compiled copy, as an installed
+wheel would (--from-checkout: from the trees as they are).
 """
 
 from __future__ import annotations
@@ -459,16 +460,24 @@ def scheduler_config(kubeconfig: Path) -> Obj:
     }
 
 
-def start_scheduler(cp: ControlPlane, which: str, config: Path, baseline_src: Path | None = None) -> Process:
-    """kube-scheduler from the assets, or `kubesched run` as its own process: from this tree, or for
-    "baseline" from `baseline_src` (another checkout's src, to compare two versions under the same load)."""
+def installed_copy(src: Path, into: Path) -> Path:
+    """A copy of the tree `src` (holding the kubesched package) with its bytecode compiled, as installing the
+    wheel compiles it: started from a checkout under PYTHONDONTWRITEBYTECODE (or one whose bytecode is stale),
+    every start compiles each module anew, about 0.15 CPU s that a deployed scheduler never pays. Copied so
+    that the checkout itself is not written to."""
+    shutil.copytree(src / "kubesched", into / "kubesched", ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(into)], check=True, stdout=subprocess.DEVNULL)
+    return into
+
+
+def start_scheduler(cp: ControlPlane, which: str, config: Path, src: Path) -> Process:
+    """kube-scheduler from the assets, or `kubesched run` from the tree `src` as its own process."""
     n = cp.started_schedulers
     cp.started_schedulers += 1
     if which == "upstream":
         args = [str(cp.assets / "kube-scheduler"), f"--config={config}", "--secure-port=0"]
     else:
         args = [sys.executable, "-m", "kubesched", "run", f"--config={config}", "--secure-port=0"]
-    src = baseline_src if which == "baseline" and baseline_src is not None else ROOT / "src"
     env_path = os.environ.get("PYTHONPATH", "")
     os.environ["PYTHONPATH"] = str(src) + (os.pathsep + env_path if env_path else "")
     try:
@@ -608,7 +617,7 @@ def run_round(
     py_spy: str = "",
     profile_out: Path | None = None,
     precreated: bool = False,
-    baseline_src: Path | None = None,
+    src: Path = ROOT / "src",
 ) -> Round:
     """One scheduler on one workload whose nodes exist: setup, measurement, placement check, pods deleted.
 
@@ -631,7 +640,7 @@ def run_round(
         r.setup_seconds["create pods"] = round(time.perf_counter() - t, 1)
     t = time.perf_counter()
     server0 = sum(cpu_seconds(p) for p in servers)
-    proc = start_scheduler(cp, which, config, baseline_src)
+    proc = start_scheduler(cp, which, config, src)
     try:
         assert proc.proc is not None
         if precreated:
@@ -777,6 +786,11 @@ def main(argv: list[str] | None = None) -> int:
         help="create every pod before the scheduler starts; its CPU then counts from its start",
     )
     ap.add_argument("--json", action="store_true", help="print one JSON line per round only")
+    ap.add_argument(
+        "--from-checkout",
+        action="store_true",
+        help="start kubesched from the trees as they are, not from byte-compiled copies (see installed_copy)",
+    )
     args = ap.parse_args(argv)
     if min(args.nodes, args.pods, args.repeat) < 1 or args.init_pods < 0:
         ap.error("--nodes, --pods and --repeat must be at least 1, --init-pods at least 0")
@@ -795,6 +809,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with started_control_plane(args.workdir) as cp:
             client = Client(cp.apiserver_port)
+            trees = {"kubesched": ROOT / "src"}
+            if args.baseline_src is not None:
+                trees["baseline"] = args.baseline_src
+            if not args.from_checkout:
+                trees = {which: installed_copy(src, cp.workdir / "trees" / which) for which, src in trees.items()}
             for name in args.workload:
                 # The nodes serve both schedulers' rounds: a scheduler writes pods, never nodes.
                 ensure_namespaces(client, WORKLOADS[name].namespaces)
@@ -817,7 +836,7 @@ def main(argv: list[str] | None = None) -> int:
                             args.py_spy,
                             prof,
                             args.precreated,
-                            args.baseline_src,
+                            trees.get(which, ROOT / "src"),
                         )
                         r.repeat = rep
                         rounds.append(r)

@@ -245,3 +245,30 @@ def test_the_same_failure_is_quiet_for_the_backoff_delay_and_other_failures_are_
     # informer now fails another way), the fourth the one left once the pods' informer listed again.
     assert [re.search(r"informers=(\d+)", line).group(1) for line in lines] == ["1", "1", "2", "1"]  # type: ignore[union-attr]
     assert "no answer: connection refused" in lines[1]
+
+
+def test_the_doorbell_rings_once_and_every_event_put_before_the_clear_is_drained() -> None:
+    """Informer threads ring the loop's doorbell only when it is not rung: an event put while it is still set
+    reaches the store at the drain that follows the loop's clear, and the next event after that rings again."""
+    from types import SimpleNamespace
+
+    from kubesched.backend.kube.cluster import ClusterStore
+
+    store = ClusterStore(SimpleNamespace(host="https://h"), threading.Event(), resources=())  # type: ignore[arg-type]
+    seen: list[tuple[str, str]] = []
+
+    def listener(kind: str, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        obj = new if new is not None else old
+        assert obj is not None
+        seen.append((event, obj["metadata"]["name"]))
+
+    store.subscribe(listener)
+    assert not store.wake.is_set()
+    store._enqueue("Node", "ADDED", None, node("a"))
+    assert store.wake.is_set()
+    store._enqueue("Node", "ADDED", None, node("b"))  # rung already
+    store.wake.clear()
+    assert store.drain() == 2 and seen == [("ADDED", "a"), ("ADDED", "b")]
+    store._enqueue("Node", "DELETED", node("a"), None)
+    assert store.wake.is_set()
+    assert store.drain() == 1 and seen[-1] == ("DELETED", "a")

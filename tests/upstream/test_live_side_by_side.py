@@ -130,3 +130,24 @@ def test_placement_check_finds_unbound_and_missing_pods() -> None:
     del pods[2]["spec"]["nodeName"]
     problems = sbs.check_placement(FakeClient(made, pods), w, 1, 3)  # type: ignore[arg-type]
     assert problems == [f"namespace-2: 2 pods of 3, unbound ['{pods[2]['metadata']['name']}']"]
+
+
+def test_installed_copy_holds_every_module_with_its_bytecode(tmp_path: Path) -> None:
+    """The schedulers start from a byte-compiled copy of the tree, as an installed wheel: every module is there
+    with bytecode Python accepts for it (so no start compiles a module), and the checkout is left as it was."""
+    import importlib.util
+
+    src = ROOT / "src"
+    copy = sbs.installed_copy(src, tmp_path / "tree")
+    modules = sorted(p.relative_to(src) for p in (src / "kubesched").rglob("*.py"))
+    assert sorted(p.relative_to(copy) for p in (copy / "kubesched").rglob("*.py")) == modules
+    for rel in modules:
+        assert (copy / rel).read_bytes() == (src / rel).read_bytes(), rel
+        # What the import system checks before it takes bytecode instead of compiling: its magic number, and the
+        # source's modification time and size recorded in the header (PEP 552's timestamp-based .pyc).
+        header = Path(importlib.util.cache_from_source(str(copy / rel))).read_bytes()[:16]
+        stat = (copy / rel).stat()
+        assert header[:4] == importlib.util.MAGIC_NUMBER, rel
+        assert int.from_bytes(header[4:8], "little") == 0, rel
+        assert int.from_bytes(header[8:12], "little") == int(stat.st_mtime) & 0xFFFFFFFF, rel
+        assert int.from_bytes(header[12:16], "little") == stat.st_size & 0xFFFFFFFF, rel

@@ -44,6 +44,7 @@ class SchedulingQueue(Protocol):
 
 
 Lesser = Callable[[Any, Any], bool]
+QUEUE_NAMES = ("active", "backoff", "unschedulable", "gated")  # upstream's queue labels, in size_tuple() order
 Op = TypeVar("Op", bound=Callable[..., Any])
 
 
@@ -58,12 +59,14 @@ def counted(event: str | None) -> Callable[[Op], Op]:
         def recorded(q: PriorityQueue, *args: Any, **kwargs: Any) -> Any:
             if q.metrics is None:
                 return op(q, *args, **kwargs)
-            before = q.sizes()
+            before = q.size_tuple()
             result = op(q, *args, **kwargs)
-            label = event if event is not None else events.event_label(args[0])
-            for name, n in q.sizes().items():
-                if n > before[name]:
-                    q.metrics.observe_queue_incoming(name, label, n - before[name])
+            after = q.size_tuple()
+            if after != before:  # most operations (a bound pod's confirmation) add no pod to any sub-queue
+                label = event if event is not None else events.event_label(args[0])
+                for name, n, was in zip(QUEUE_NAMES, after, before, strict=True):
+                    if n > was:
+                        q.metrics.observe_queue_incoming(name, label, n - was)
             return result
 
         return cast(Op, recorded)
@@ -354,12 +357,11 @@ class PriorityQueue:
 
     def sizes(self) -> dict[str, int]:
         """How many pods each sub-queue holds, by upstream's queue label (the pending_pods gauge)."""
-        return {
-            "active": len(self._active_q),
-            "backoff": len(self._backoff_q),
-            "unschedulable": len(self.unschedulable_pods),
-            "gated": len(self.gated_pods),
-        }
+        return dict(zip(QUEUE_NAMES, self.size_tuple(), strict=True))
+
+    def size_tuple(self) -> tuple[int, int, int, int]:
+        """sizes() in QUEUE_NAMES order, without a dict: taken twice by every counted operation."""
+        return len(self._active_q), len(self._backoff_q), len(self.unschedulable_pods), len(self.gated_pods)
 
     def has_active_or_backoff(self) -> bool:
         return bool(self._active_q.pods or self._backoff_q.pods)

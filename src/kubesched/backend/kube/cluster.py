@@ -71,7 +71,10 @@ class ClusterStore(ObjectStore):
 
     def _enqueue(self, kind: str, event: str, old: Obj | None, new: Obj | None) -> None:
         self.inbox.put((kind, event, old, new))
-        self.wake.set()
+        # Rung only when not rung yet (Event.set takes a lock and notifies): the loop clears the doorbell before it
+        # drains, so an event put while it is still set is drained after the clear.
+        if not self.wake.is_set():
+            self.wake.set()
 
     def start(self) -> None:
         for r in self.reflectors:
