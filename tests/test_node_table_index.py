@@ -235,3 +235,27 @@ def test_first_appearance_follows_rewritten_rows(zones: list[str], data: st.Data
         assert all(array.tolist() == then for array, then in handed_out)
         i = data.draw(st.integers(0, len(zones) - 1))
         table.update_row(i, node(i, data.draw(st.sampled_from(["a", "b", "c", "d"]))))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_the_lazy_view_of_nodes_is_the_gather(data: st.DataObject) -> None:
+    """NodesAt (gathered only when walked) gives what nodes_at gives: its length, each item by index (negative
+    ones too), slices and a walk, whether read item by item before or after a walk; a rewritten row shows."""
+    n = data.draw(st.integers(1, 30), label="nodes")
+    table = NodeTable([NodeInfo(parse_node(make_node(f"n{i}").obj())) for i in range(n)])
+    positions = np.array(data.draw(st.lists(st.integers(0, n - 1), max_size=40), label="positions"), dtype=np.int64)
+    if data.draw(st.booleans(), label="rewrite a row first"):
+        row = data.draw(st.integers(0, n - 1))
+        table.update_row(row, NodeInfo(parse_node(make_node(f"n{row}").label("zone", "z").obj())))
+    view = table.nodes_view(positions)
+    plain = table.nodes_at(positions)
+    assert len(view) == len(plain) and bool(view) == bool(plain)
+    walk_first = data.draw(st.booleans(), label="walk first")
+    if walk_first:
+        assert list(view) == plain
+    for i in data.draw(st.lists(st.integers(-len(plain), len(plain) - 1), max_size=10)) if plain else []:
+        assert view[i] is plain[i]
+    lo, hi = data.draw(st.integers(0, len(plain))), data.draw(st.integers(0, len(plain)))
+    assert view[lo:hi] == plain[lo:hi]
+    assert [ni.name for ni in view] == [table.names[p] for p in positions.tolist()]

@@ -341,7 +341,7 @@ def test_the_windowed_filter_pass_finds_what_node_by_node_filtering_finds(data: 
             if len(feasible) == k:
                 examined = i + 1
                 break
-    assert got.feasible == feasible
+    assert got.feasible.dtype == np.int64 and got.feasible.tolist() == feasible
     assert got.examined == examined
     rejected = sorted([*got.batch_rejected.tolist(), *got.node_rejected])
     assert rejected == sorted(set(order[:examined].tolist()) - set(feasible))

@@ -663,7 +663,7 @@ def schedule_pod(
         if batch is not None:
             batch.store_schedule_results(signature, hint, host, None, sched.queue.scheduling_cycle)
         return ScheduleResult(host, examined, 1)
-    feasible = snapshot.table.nodes_at(positions)
+    feasible = snapshot.table.nodes_view(positions)  # gathered only if a per-node plugin or extender walks it
     totals = prioritize_nodes(sched, fwk, state, pod, feasible, positions, snapshot.table, record)
     host = select_host(sched, feasible, totals)
     if batch is not None:
@@ -807,7 +807,7 @@ def find_nodes_that_pass_filters(
     diagnosis.evaluated_rejected = filtered.rejected_count
     sched.next_start_node_index = (sched.next_start_node_index + filtered.examined) % snapshot.num_nodes_in_placement()
     full = record is not None and not record.scores_only
-    if full or not filtered.feasible:
+    if full or not len(filtered.feasible):
         # Reasons are wanted: a FitError, or the simulator's record.
         statuses = fwk.rejection_statuses(
             state, pod, snapshot, filtered, order, record.filter if full and record is not None else None
@@ -815,7 +815,7 @@ def find_nodes_that_pass_filters(
         for name, st in statuses.items():
             diagnosis.node_to_status[name] = st
             (diagnosis.pending_plugins if st.code == Code.PENDING else diagnosis.unschedulable_plugins).add(st.plugin)
-    return np.array(filtered.feasible, dtype=np.int64)
+    return filtered.feasible
 
 
 def rotation(n: int, start: int) -> np.ndarray:
@@ -907,7 +907,7 @@ def _record_scores(
     """Each node's raw, normalized and weighted score per plugin: one dict a node, filled a plugin's column at a
     time from plain ints (indexing a numpy array per node and plugin took most of a recorded run's time)."""
     if record.scores_only:
-        record.scored_nodes = nodes
+        record.scored_nodes = list(nodes)  # a list, not a view that would keep the snapshot's table alive
         for name, _, norm in rows:
             record.final_columns[name] = np.asarray(norm).astype(np.int64) * fwk.score_weights[name]
         return

@@ -113,7 +113,7 @@ _NO_POSITIONS = np.empty(0, dtype=np.int64)
 class FilterPass:
     """What one filter pass over the nodes found; positions are the snapshot's."""
 
-    feasible: list[int]  # in examination order, at most k
+    feasible: IntArray  # in examination order, at most k
     examined: int  # nodes of the order examined: the next start index advances by this much
     batch_rejected: IntArray  # examined and rejected by a vectorised plugin
     node_rejected: list[int]  # examined and rejected by a per-node plugin or the nominated pods' two passes
@@ -200,14 +200,16 @@ class _BatchFailed(Exception):
 def _batch_mask(
     batch: Sequence[fw.BatchFilterPlugin], state: CycleState, pod: PodInfo, table: NodeTable, rows: slice
 ) -> BoolArray:
-    """Every vectorised filter's verdict on the rows of `rows`, and-ed."""
-    mask = np.ones(rows.stop - rows.start, dtype=bool)
+    """Every vectorised filter's verdict on the rows of `rows`, and-ed into a new array (the caller may write it;
+    a plugin's own array, which it may keep, is never written)."""
+    mask: BoolArray | None = None
     try:
         for plugin in batch:
-            mask &= plugin.filter_batch(state, pod, table, rows)
+            got = plugin.filter_batch(state, pod, table, rows)
+            mask = got.copy() if mask is None else np.logical_and(mask, got, out=mask)
     except Exception as err:
         raise _BatchFailed from err
-    return mask
+    return np.ones(rows.stop - rows.start, dtype=bool) if mask is None else mask
 
 
 def _rotated_mask(
@@ -553,7 +555,7 @@ class Framework:
         num_nodes = len(order)
         skip = state.skip_filter_plugins
         if not self.filter_plugins or (skip and all(p.name in skip for p in self.filter_plugins)):
-            return FilterPass(order[:k].tolist(), min(k, num_nodes), _NO_POSITIONS, [], {}, set())
+            return FilterPass(order[:k].copy(), min(k, num_nodes), _NO_POSITIONS, [], {}, set())
         all_nodes = snapshot.node_info_list
         table = snapshot.table
         batch = [b for b in self.batch_filter_plugins if b.name not in skip]
@@ -591,7 +593,8 @@ class Framework:
         num_nodes = len(order)
         all_nodes = snapshot.node_info_list
         table = snapshot.table
-        feasible: list[int] = []
+        feasible: list[IntArray] = []  # each window's feasible positions: joined once, never walked in Python
+        found = 0
         rejected: list[int] = []  # examined and rejected by a per-node plugin; statuses known
         statuses: dict[int, Status] = {p: st for p, st in resolved.items() if st is not None}
         batch_rejected: list[IntArray] = []
@@ -615,27 +618,30 @@ class Framework:
             done = False
             if not per_node:
                 hits = np.flatnonzero(passed)
-                need = k - len(feasible)
+                need = k - found
                 if len(hits) >= need:
                     end = int(hits[need - 1]) + 1
-                    feasible.extend(window[hits[:need]].tolist())
+                    hits = hits[:need]
                     examined, passed, window, done = lo + end, passed[:end], window[:end], True
-                else:
-                    feasible.extend(window[hits].tolist())
+                feasible.append(window[hits])
+                found += len(hits)
             else:
+                kept: list[int] = []
                 for i in range(hi - lo):
                     if not passed[i]:
                         continue
                     p = int(window[i])
                     st = None if p in resolved else self._run_filters(per_node, state, pod, all_nodes[p])
                     if st is None:
-                        feasible.append(p)
-                        if len(feasible) == k:
+                        kept.append(p)
+                        if found + len(kept) == k:
                             examined, passed, window, done = lo + i + 1, passed[: i + 1], window[: i + 1], True
                             break
                     else:
                         statuses[p] = st
                         rejected.append(p)
+                feasible.append(np.array(kept, dtype=np.int64))
+                found += len(kept)
             batch_rejected.append(window[~passed])
             if done:
                 break
@@ -645,7 +651,8 @@ class Framework:
             rejected_by_batch = rejected_by_batch[~np.isin(rejected_by_batch, list(resolved))]
             in_window = set(order[:examined].tolist())
             rejected.extend(p for p, st in resolved.items() if st is not None and p in in_window)
-        return FilterPass(feasible, examined, rejected_by_batch, rejected, statuses, set(resolved))
+        joined = feasible[0] if len(feasible) == 1 else np.concatenate(feasible) if feasible else _NO_POSITIONS
+        return FilterPass(joined, examined, rejected_by_batch, rejected, statuses, set(resolved))
 
     def _run_filters(
         self, plugins: Sequence[fw.FilterPlugin], state: CycleState, pod: PodInfo, node_info: NodeInfo
