@@ -16,10 +16,10 @@ import ssl
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import urllib3
 from kubernetes import config as kube_config
@@ -29,7 +29,7 @@ from kubernetes.client.exceptions import ApiException
 from kubesched.api.object import Obj
 from kubesched.backend.kube import wire
 from kubesched.backend.kube.lock import SchedulerLock
-from kubesched.backend.kube.transport import Transport
+from kubesched.backend.kube.transport import Request, Response, Transport
 from kubesched.klog import V
 
 log = logging.getLogger(__name__)
@@ -54,6 +54,15 @@ def micro_time() -> str:
 def rfc3339() -> str:
     """Now as a Time (condition transition times)."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Call(NamedTuple):
+    """One request of a pipelined exchange (`KubeAPI.pipeline`)."""
+
+    method: str
+    path: str
+    body: Any = None
+    content_type: str = JSON
 
 
 class APIError(Exception):
@@ -183,14 +192,15 @@ class RateLimiter:
         self._last = time.monotonic()
         self._lock = threading.Lock()
 
-    def wait(self) -> None:
+    def wait(self, n: int = 1) -> None:
+        """Take `n` tokens (one per request), sleeping until the bucket can spare them."""
         if self.qps <= 0:
             return
         with self._lock:
             now = time.monotonic()
             self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
             self._last = now
-            self._tokens -= 1
+            self._tokens -= n
             delay = -self._tokens / self.qps if self._tokens < 0 else 0.0
         if delay > 0:
             time.sleep(delay)
@@ -358,15 +368,21 @@ class KubeAPI:
         self.request_count = 0  # requests and seconds spent in them, for the benchmark's breakdown
         self.request_seconds = 0.0
 
+    def _headers(self, content_type: str) -> dict[str, str]:
+        """Accept, content type, user agent and credentials (the configuration's hook refreshes a token that
+        expires, so this is asked again for every request)."""
+        headers = {"Accept": JSON, "Content-Type": content_type, **self._client.default_headers}
+        for auth in self._client.configuration.auth_settings().values():
+            headers[auth["key"]] = auth["value"]
+        return headers
+
     def _send(
         self, method: str, path: str, query: list[tuple[str, str]], body: Any, content_type: str, timeout: Any
     ) -> Any:
         """One request on the client's connection pool, with its address, user agent and credentials (the
         configuration's hook refreshes a token that expires); the body is encoded here, once."""
         cfg = self._client.configuration
-        headers = {"Accept": JSON, "Content-Type": content_type, **self._client.default_headers}
-        for auth in cfg.auth_settings().values():  # the bearer token, refreshed by the kubeconfig's hook
-            headers[auth["key"]] = auth["value"]
+        headers = self._headers(content_type)
         target = path
         if query:
             target += "?" + "&".join(f"{k}={urllib.parse.quote(v)}" for k, v in query)
@@ -384,10 +400,7 @@ class KubeAPI:
                 method, host + target, body=payload, headers=headers, timeout=limits, preload_content=False
             )
         except urllib3.exceptions.SSLError as err:
-            # The words the kubernetes client would have given, with the ssl module's error below them.
-            wrapped = ApiException(status=0, reason=f"{type(err).__name__}\n{err}")
-            wrapped.__cause__ = err
-            raise _tls_error(wrapped) from None
+            raise _tls_failure(err) from None
 
     def request(
         self,
@@ -429,9 +442,44 @@ class KubeAPI:
             with self.unlocked():
                 time.sleep(self.retry_backoff * 2 ** (attempt - 1))
 
-    def _count(self, start: float) -> None:
+    def pipeline(self, calls: Sequence[Call], timeout: float = 30.0) -> list[Obj | APIError | ValueError]:
+        """The calls as one pipelined exchange on one connection (transport.py), each tried once, never retried.
+
+        Each slot holds the decoded answer, or an APIError as `request` raises it (status 0 and
+        `unknown` for a call the connection broke or closed before answering: it may have been
+        applied), or ValueError for a call that would not make a well-formed request (not sent).
+        Without the lean transport (a proxy) the calls go one after the other through `request`.
+        """
+        if not calls:
+            return []
+        transport = self._transport
+        if transport is None or transport.base_url != self._client.configuration.host:
+            return [self._one(call) for call in calls]
+        requests = [
+            Request(
+                method,
+                path,
+                None if body is None else wire.dumps(body),
+                self._headers(content_type),
+            )
+            for method, path, body, content_type in calls
+        ]
+        self.limiter.wait(len(requests))
+        start = time.perf_counter()
+        with self.unlocked():
+            answers = transport.pipeline(requests, timeout)
+        self._count(start, len(answers))
+        return [_outcome(answer) for answer in answers]
+
+    def _one(self, call: Call) -> Obj | APIError | ValueError:
+        try:
+            return self.request(call.method, call.path, body=call.body, content_type=call.content_type, retries=0)
+        except (APIError, ValueError) as err:
+            return err
+
+    def _count(self, start: float, n: int = 1) -> None:
         with self._stats_lock:
-            self.request_count += 1
+            self.request_count += n
             self.request_seconds += time.perf_counter() - start
 
     def unlocked(self) -> AbstractContextManager[None]:
@@ -455,6 +503,26 @@ class KubeAPI:
                 yield wire.loads(buf)
         finally:
             raw.release_conn()
+
+
+def _tls_failure(err: urllib3.exceptions.SSLError) -> TLSError:
+    """A failed handshake in the words the kubernetes client would have given, the ssl module's error below."""
+    wrapped = ApiException(status=0, reason=f"{type(err).__name__}\n{err}")
+    wrapped.__cause__ = err
+    return _tls_error(wrapped)
+
+
+def _outcome(answer: Response | Exception) -> Obj | APIError | ValueError:
+    """One answer of a pipelined exchange as `request` would have returned or raised it (tried once)."""
+    if isinstance(answer, ValueError):
+        return answer
+    if isinstance(answer, urllib3.exceptions.SSLError):
+        return _tls_failure(answer)
+    if isinstance(answer, Exception):
+        return _error(0, str(answer).encode(), unknown=not isinstance(answer, _NOT_SENT))
+    if 200 <= answer.status < 300:
+        return wire.loads(answer.data) if answer.data else {}
+    return _error(answer.status, answer.data)
 
 
 def _error(status: int, data: bytes, *, unknown: bool = False) -> APIError:

@@ -27,11 +27,18 @@ from kubesched.backend.kube.api import (
     micro_time,
     rfc3339,
 )
-from kubesched.backend.kube.dispatcher import DELETE, EVENT, EVENT_SERIES, STATUS_PATCH, APICall, APIDispatcher
-from kubesched.backend.kube.events import EventSeries
+from kubesched.backend.kube.dispatcher import (
+    DELETE,
+    EVENT,
+    EVENT_SERIES,
+    STATUS_PATCH,
+    APICall,
+    APIDispatcher,
+    Batch,
+)
+from kubesched.backend.kube.events import EventSeries, EventSink
 from kubesched.backend.kube.reflector import Backoff, FailureLog, Reflector
 from kubesched.backend.kube.resources import BY_KIND, WATCHED, Resource
-from kubesched.backend.kube.resources import EVENT as EVENT_RESOURCE
 from kubesched.backend.pod_status import generation, status_patch
 from kubesched.backend.store import ObjectStore, object_key
 from kubesched.framework.types import PodInfo
@@ -133,6 +140,7 @@ class KubeClient:
         self.bind_seconds = 0.0
         self.binds = 0
         self.event_series = EventSeries(time.monotonic, micro_time)
+        self._events = Batch(EventSink(api, self.stop).write)  # queued events go out together
         self.wake: Callable[[], None] = lambda: None  # the scheduling loop's doorbell, after a callback changed state
         self._sweeper: threading.Thread | None = None
 
@@ -276,31 +284,9 @@ class KubeClient:
         if decision is None:
             return
         what, body = decision
-        if what == "create":
-            path = EVENT_RESOURCE.path(pod.namespace)
-
-            def create(payload: Obj) -> None:
-                self.api.request("POST", path, body=payload)
-
-            self.dispatcher.add(APICall(EVENT, body["metadata"]["name"], create, body))
-        else:
-            self._write_series(body)
-
-    def _write_series(self, event: Obj) -> None:
-        """Patch the series onto the event; create it (series and all) if it is not there."""
-        meta = event["metadata"]
-        path = EVENT_RESOURCE.path(meta["namespace"], meta["name"])
-
-        def run(body: Obj) -> None:
-            try:
-                self.api.request("PATCH", path, body={"series": body["series"]}, content_type=STRATEGIC_MERGE_PATCH)
-            except APIError as err:
-                if err.status != 404:
-                    raise
-                fresh = {**body, "metadata": {k: v for k, v in meta.items() if k != "resourceVersion"}}
-                self.api.request("POST", EVENT_RESOURCE.path(meta["namespace"]), body=fresh)
-
-        self.dispatcher.add(APICall(EVENT_SERIES, meta["name"], run, event))
+        self.dispatcher.add(
+            APICall(EVENT if what == "create" else EVENT_SERIES, body["metadata"]["name"], self._events, body)
+        )
 
     def _start_sweeping(self) -> None:
         if self._sweeper is None:
@@ -310,7 +296,7 @@ class KubeClient:
     def _sweep_loop(self) -> None:
         while not self.stop.wait(SERIES_SWEEP_EVERY):
             for event in self.event_series.sweep():
-                self._write_series(event)
+                self.dispatcher.add(APICall(EVENT_SERIES, event["metadata"]["name"], self._events, event))
 
     def delete_pod(
         self, pod: PodInfo, condition: Obj | None = None, done: Callable[[bool], None] | None = None

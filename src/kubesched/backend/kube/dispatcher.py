@@ -5,7 +5,9 @@ once and go out from a few worker threads. Calls for the same object are kept
 in one slot: a newer status patch merges into a queued one (conditions by type,
 the last nominatedNodeName wins), and once a pod's deletion is queued its status
 patches are dropped, as upstream's dispatcher skips calls an object no longer
-needs. Events are never merged.
+needs. Events are never merged, but queued ones go out together: a worker takes
+up to MAX_BATCH calls that share a `Batch` and sends them in one exchange (one
+pipelined write, events.py), one thread hand-over for many writes.
 
 As upstream's dispatcher, one object has at most one call in flight, and a
 binding outranks status patches: `hold` (at binding) drops the pod's queued
@@ -33,13 +35,21 @@ DELETE = "pod_deletion"
 EVENT = "event"
 EVENT_SERIES = "event_series"
 BOUND_REMEMBERED = 100_000  # pods whose binding went through, remembered to drop late status patches
+MAX_BATCH = 32  # calls one worker takes together; more queued wait for the next free worker, on its own connection
+
+
+@dataclass(frozen=True, eq=False)
+class Batch:
+    """Calls that may go out together: `send` takes their payloads and says whether each went through."""
+
+    send: Callable[[list[dict[str, Any]]], list[bool]]
 
 
 @dataclass
 class APICall:
     call_type: str
     key: str  # the object's uid (unique per event)
-    run: Callable[[dict[str, Any]], None]
+    run: Callable[[dict[str, Any]], None] | Batch  # a call alone (raises when it failed), or one of a batch
     payload: dict[str, Any] = field(default_factory=dict)
     on_done: Callable[[bool], None] | None = None  # told whether the call went through, once it ran or was dropped
 
@@ -132,6 +142,27 @@ class APIDispatcher:
                 return self._pending.pop(slot)
         return None
 
+    def _joining(self, first: APICall) -> list[APICall]:
+        """`first` and the queued calls of its batch that may go now, oldest first, up to MAX_BATCH."""
+        calls = [first]
+        keys = {first.key}
+        kept: deque[tuple[str, str]] = deque()
+        for slot in self._order:
+            queued = self._pending[slot]
+            if (
+                len(calls) < MAX_BATCH
+                and queued.run is first.run
+                and slot[0] not in keys
+                and slot[0] not in self._in_flight
+                and slot[0] not in self._held
+            ):
+                calls.append(self._pending.pop(slot))
+                keys.add(slot[0])
+            else:
+                kept.append(slot)
+        self._order = kept
+        return calls
+
     def _work(self) -> None:
         while True:
             with self._ready:
@@ -141,26 +172,27 @@ class APIDispatcher:
                         return
                     self._ready.wait()
                     call = self._next()
-                self._in_flight.add(call.key)
+                calls = self._joining(call) if isinstance(call.run, Batch) else [call]
+                self._in_flight.update(c.key for c in calls)
                 self._busy += 1
             start = time.perf_counter()
-            result = "success"
+            went = [False] * len(calls)
             try:
-                call.run(call.payload)
-            except Exception as err:  # the object may be gone; nothing else depends on this call
-                result = "error"
-                log.info("%s for %s failed: %s", call.call_type, call.key, err)
+                went = _run(calls)
             finally:
+                elapsed = time.perf_counter() - start
                 with self._ready:
                     self._busy -= 1
-                    self._in_flight.discard(call.key)
-                    if call.call_type == DELETE:
-                        self._deleting.discard(call.key)
+                    for c in calls:
+                        self._in_flight.discard(c.key)
+                        if c.call_type == DELETE:
+                            self._deleting.discard(c.key)
                     self._changed.notify_all()
-                if self.observe is not None:
-                    self.observe(call.call_type, result, time.perf_counter() - start)
-                if call.on_done is not None:
-                    call.on_done(result == "success")
+                for c, ok in zip(calls, went, strict=True):
+                    if self.observe is not None:
+                        self.observe(c.call_type, "success" if ok else "error", elapsed)
+                    if c.on_done is not None:
+                        c.on_done(ok)
 
     def flush(self, timeout: float) -> bool:
         """Wait until every queued call went out; False if some are still queued after `timeout`."""
@@ -178,6 +210,19 @@ class APIDispatcher:
         with self._ready:
             self._closed = True
             self._ready.notify_all()
+
+
+def _run(calls: list[APICall]) -> list[bool]:
+    """Run one call, or send a batch; whether each went through (a failure is logged: nothing depends on it)."""
+    first = calls[0]
+    try:
+        if isinstance(first.run, Batch):
+            return first.run.send([c.payload for c in calls])
+        first.run(first.payload)
+        return [True]
+    except Exception as err:  # the object may be gone; nothing else depends on this call
+        log.info("%s for %s failed: %s", first.call_type, ", ".join(c.key for c in calls), err)
+        return [False] * len(calls)
 
 
 def _both(first: Callable[[bool], None] | None, second: Callable[[bool], None]) -> Callable[[bool], None]:

@@ -22,7 +22,8 @@ import ssl
 import threading
 import urllib.parse
 import weakref
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import urllib3
 from urllib3.util.wait import wait_for_read
@@ -32,6 +33,10 @@ _MAX_LINE = 65536
 _UNSAFE = re.compile(r"[\x00-\x20\x7f]")
 _UNSAFE_VALUE = re.compile(r"[\r\n\x00]")
 _WITH_BODY = frozenset(("POST", "PUT", "PATCH"))
+# Requests written before their answers are read: the server writes answers while we still write, and with
+# too many at once both sides' socket buffers could fill and each wait on the other. 32 short requests' answers
+# (about 1.5 kB each) stay well inside loopback's default receive buffer.
+PIPELINE_DEPTH = 32
 
 
 class Response:
@@ -44,6 +49,15 @@ class Response:
 
     def read(self) -> bytes:
         return self.data
+
+
+class Request(NamedTuple):
+    """One request of a pipelined exchange: `target` is the path and query below the server's address."""
+
+    method: str
+    target: str
+    body: bytes | None
+    headers: dict[str, str]
 
 
 class _Conn:
@@ -102,7 +116,7 @@ class Transport:
             conn.close()
             if isinstance(err, OSError):  # RemoteDisconnected: a ConnectionResetError too
                 raise
-            raise urllib3.exceptions.ProtocolError(f"{type(err).__name__}: {err}", err) from err
+            raise _as_urllib3(err) from err
         except BaseException:
             conn.close()
             raise
@@ -111,6 +125,63 @@ class Transport:
         else:
             self._checkin(conn)
         return Response(status, data)
+
+    def pipeline(self, requests: Sequence[Request], timeout: float) -> list[Response | Exception]:
+        """Send the requests on one connection in one write, then read their answers in order.
+
+        HTTP/1.1 pipelining: the server (Go's net/http) reads and answers one request after
+        the other, so N requests cost one write and the reads their answers need, not N round
+        trips of a thread (more than PIPELINE_DEPTH go in several such writes). Each slot holds
+        the request's Response or why it has none: ValueError for a request that would not be
+        well-formed (it alone is not sent); urllib3's connect errors when no connection could
+        be opened (none was sent); else, from the first request the connection broke or closed
+        before answering, OSError or urllib3's ProtocolError for it and every later one of its
+        write, each of which may have been applied.
+        """
+        heads: list[bytes | ValueError] = []
+        for method, target, body, headers in requests:
+            try:
+                heads.append(self._head(method, self._prefix + target, body, headers))
+            except ValueError as err:
+                heads.append(err)
+        well_formed = [(h, r) for h, r in zip(heads, requests, strict=True) if isinstance(h, bytes)]
+        answers: list[Response | Exception] = []
+        for start in range(0, len(well_formed), PIPELINE_DEPTH):
+            chunk = well_formed[start : start + PIPELINE_DEPTH]
+            data = b"".join(head + r.body if r.body else head for head, r in chunk)
+            answers += self._exchange([r.method for _, r in chunk], data, timeout)
+        by_order = iter(answers)
+        return [h if isinstance(h, ValueError) else next(by_order) for h in heads]
+
+    def _exchange(self, methods: list[str], data: bytes, timeout: float) -> list[Response | Exception]:
+        """Write `data` (requests of these methods) and read an answer for each, or the failure that took it."""
+        try:
+            conn = self._checkout(timeout)
+        except (OSError, urllib3.exceptions.HTTPError) as err:
+            return [err] * len(methods)
+        answers: list[Response | Exception] = []
+        close = False
+        try:
+            conn.sock.settimeout(timeout)
+            conn.sock.sendall(data)
+            for method in methods:
+                status, body, close = _read_response(conn.reader, method)
+                answers.append(Response(status, body))
+                if close:
+                    break
+        except (OSError, http.client.HTTPException) as err:
+            conn.close()
+            failure = _as_urllib3(err) if isinstance(err, http.client.HTTPException) else err
+            return answers + [failure] * (len(methods) - len(answers))
+        except BaseException:
+            conn.close()
+            raise
+        if not close:
+            self._checkin(conn)
+            return answers
+        conn.close()
+        closed = http.client.RemoteDisconnected(f"the server closed the connection after {len(answers)} answers")
+        return answers + [closed] * (len(methods) - len(answers))
 
     def _head(self, method: str, target: str, body: bytes | None, headers: dict[str, str]) -> bytes:
         if _UNSAFE.search(method) or _UNSAFE.search(target):
@@ -159,6 +230,13 @@ class Transport:
     def close(self) -> None:
         with self._lock:
             _close_all(self._idle)
+
+
+def _as_urllib3(err: http.client.HTTPException) -> Exception:
+    """A broken answer as urllib3 reports it: RemoteDisconnected stays (a ConnectionResetError too)."""
+    if isinstance(err, OSError):
+        return err
+    return urllib3.exceptions.ProtocolError(f"{type(err).__name__}: {err}", err)
 
 
 def _close_all(idle: list[_Conn]) -> None:
