@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +23,7 @@ from kubesched.api.taints import Taint
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.types import AffinityTerm, PodInfo
 
+T = TypeVar("T")
 BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 POD_COUNT = 3  # in `requested`, the PODS column holds the number of pods on the node
 ABSENT = -1
@@ -151,6 +152,32 @@ def _indexable_requirement(selector: LabelSelector | None) -> Requirement | None
 _UNFILLED: Final = object()
 
 
+class DomainSums:
+    """A derived column summed by the codes of one label key, kept as its rows change: `sums[code]` over the
+    rows with that code, `absent` over the rows without the label. `domain_sums_plain` is its plain twin."""
+
+    __slots__ = ("sums", "absent")
+
+    def __init__(self, sums: npt.NDArray[np.int64], absent: int) -> None:
+        self.sums = sums
+        self.absent = absent
+
+    def add(self, code: int, delta: int) -> None:
+        if code < 0:
+            self.absent += delta
+            return
+        if code >= len(self.sums):
+            self.sums = np.concatenate([self.sums, np.zeros(code + 1 - len(self.sums), dtype=np.int64)])
+        self.sums[code] += delta
+
+
+def domain_sums_plain(codes: npt.NDArray[np.int32], values: npt.NDArray[np.int64], count: int) -> DomainSums:
+    """`values` summed by `codes` (each in [0, count) or ABSENT), afresh."""
+    has = codes != ABSENT
+    sums = np.bincount(codes[has], weights=values[has], minlength=count).astype(np.int64)
+    return DomainSums(sums, int(values[~has].sum()))
+
+
 def count_matching(matches: Callable[[PodInfo], bool], ni: NodeInfo) -> int:
     """The pods of a node that `matches` accepts: a derived column's value, counted afresh."""
     return sum(1 for p in ni.pods if matches(p))
@@ -177,6 +204,11 @@ class NodeTable:
         self._label_columns: dict[str, npt.NDArray[np.int32]] = {}
         self._label_values: dict[str, dict[str, int]] = {}
         self._derived: dict[Hashable, tuple[Callable[[PodInfo], bool], npt.NDArray[np.int64]]] = {}
+        # Derived column key -> label key -> that column summed by the label's codes, kept with the column.
+        self._domain_sums: dict[Hashable, dict[str, DomainSums]] = {}
+        # What depends on node columns alone, by the caller's key, kept until node_version moves.
+        self._node_memo: dict[Hashable, object] = {}
+        self._node_memo_version = 0
         # Each row's pods when it was last filled: a rewrite adjusts derived columns by the pods that came or went.
         self._row_pods: list[tuple[PodInfo, ...]] = [()] * self.n
         # Each row's Node when it was last filled (none yet: _UNFILLED), so a pod's change rewrites only pod columns.
@@ -240,7 +272,19 @@ class NodeTable:
         self._has_images[i] = has_images
         labels = ni.labels
         for key, col in self._label_columns.items():
-            col[i] = self._code(key, labels.get(key))
+            old = int(col[i])
+            new = col[i] = self._code(key, labels.get(key))
+            if new != old and self._domain_sums:
+                self._move_domain_sums(i, key, old, new)
+
+    def _move_domain_sums(self, i: int, key: str, old: int, new: int) -> None:
+        """Row i's label `key` went from code `old` to `new`: its derived values move between the domains."""
+        for derived_key, by_label in self._domain_sums.items():
+            found = by_label.get(key)
+            if found is not None:
+                value = int(self._derived[derived_key][1][i])
+                found.add(old, -value)
+                found.add(new, value)
 
     def _adjust_derived(self, i: int, old: tuple[PodInfo, ...], new: tuple[PodInfo, ...]) -> None:
         """Bring row i of every derived column up to date from the pods that left and came (PodInfos are never
@@ -255,10 +299,12 @@ class NodeTable:
             left = [p for p in old if id(p) not in new_ids]
         if not came and not left:
             return
-        for matches, values in self._derived.values():
+        for key, (matches, values) in self._derived.items():
             delta = sum(1 for p in came if matches(p)) - sum(1 for p in left if matches(p))
             if delta:
                 values[i] += delta
+                for label_key, found in self._domain_sums.get(key, {}).items():
+                    found.add(int(self._label_columns[label_key][i]), delta)
 
     def _index_pod_labels(self, i: int, ni: NodeInfo) -> None:
         """Bring row i's pods into the pod label index: only pods that came, went or changed labels cost work."""
@@ -368,7 +414,9 @@ class NodeTable:
         entry = self._derived.get(key)
         if entry is None:
             if len(self._derived) >= MAX_DERIVED_COLUMNS:
-                del self._derived[next(iter(self._derived))]
+                oldest = next(iter(self._derived))
+                del self._derived[oldest]
+                self._domain_sums.pop(oldest, None)
             required = _indexable_requirement(selector)
             if required is None:
                 values = np.fromiter((count_matching(matches, ni) for ni in self._nodes), dtype=np.int64, count=self.n)
@@ -381,6 +429,31 @@ class NodeTable:
         else:
             self._derived[key] = self._derived.pop(key)  # most recently used last
         return entry[1]
+
+    def domain_sums(self, derived_key: Hashable, label_key: str) -> DomainSums:
+        """The derived column `derived_key` (built: derived_column asked first) summed by the codes of
+        `label_key`, built once and then kept as rows change; `sums` has a slot for every code."""
+        by_label = self._domain_sums.setdefault(derived_key, {})
+        found = by_label.get(label_key)
+        if found is None:
+            values = self._derived[derived_key][1]
+            rows = np.flatnonzero(values)  # a selector's column is mostly 0: sum over the rows with pods only
+            found = by_label[label_key] = domain_sums_plain(
+                self.label_column(label_key)[rows], values[rows], self.value_count(label_key)
+            )
+        elif len(found.sums) < self.value_count(label_key):
+            found.add(self.value_count(label_key) - 1, 0)
+        return found
+
+    def node_memo(self, key: Hashable, build: Callable[[], T]) -> T:
+        """`build()`, kept under `key` until a node changes (for what depends on node columns alone)."""
+        if self._node_memo_version != self.node_version:
+            self._node_memo.clear()
+            self._node_memo_version = self.node_version
+        if key in self._node_memo:
+            return cast(T, self._node_memo[key])
+        value = self._node_memo[key] = build()
+        return value
 
     def first_appearance(
         self, key: str, order: Callable[[npt.NDArray[np.int32]], npt.NDArray[np.int32]]
