@@ -261,7 +261,8 @@ def test_domain_sums_follow_rewritten_rows(data: st.DataObject) -> None:
         i = data.draw(st.integers(0, count - 1), label="row rewritten")
         if data.draw(st.booleans(), label="relabel"):
             labels[i] = (data.draw(zone_values), data.draw(st.sampled_from(["r1", "r2", "r3", None])))
-        if pods[i] and data.draw(st.booleans(), label="a pod leaves"):
+        leaves: bool = data.draw(st.booleans(), label="a pod leaves")
+        if leaves and pods[i]:
             pods[i] = pods[i][1:]
         for j in range(data.draw(st.integers(0, 2), label="pods come")):
             obj = make_pod(f"p{step}-{i}-{j}").node(f"n{i}").label("app", data.draw(st.sampled_from(APPS))).obj()
