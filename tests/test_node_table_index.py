@@ -24,6 +24,7 @@ from kubesched.framework.node_table import (
     REQUIRED_AFFINITY,
     REQUIRED_ANTI_AFFINITY,
     NodeTable,
+    domain_sums_plain,
 )
 from kubesched.framework.plugins.podtopologyspread.common import count_pods_match_selector, pod_matches_selector
 from kubesched.framework.plugins.podtopologyspread.plugin import _appearance_order
@@ -259,3 +260,47 @@ def test_the_lazy_view_of_nodes_is_the_gather(data: st.DataObject) -> None:
     lo, hi = data.draw(st.integers(0, len(plain))), data.draw(st.integers(0, len(plain)))
     assert view[lo:hi] == plain[lo:hi]
     assert [ni.name for ni in view] == [table.names[p] for p in positions.tolist()]
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_domain_sums_follow_rewritten_rows(data: st.DataObject) -> None:
+    """The derived columns' sums by label code that the table keeps (adjusted as a row's pods or labels change,
+    new label values included) equal domain_sums_plain over the columns
+    as they are, each time they are read."""
+    zone_values = st.sampled_from(["a", "b", "c", "d", "", None])
+
+    def node(i: int, zone: str | None, rack: str | None, pods: list[dict[str, Any]]) -> NodeInfo:
+        n = make_node(f"n{i}")
+        if zone is not None:
+            n = n.label("zone", zone)
+        if rack is not None:
+            n = n.label("rack", rack)
+        ni = NodeInfo(parse_node(n.obj()))
+        for p in pods:
+            ni.add_pod(new_pod_info(p))
+        return ni
+
+    count = data.draw(st.integers(1, 8), label="nodes")
+    pods: list[list[dict[str, Any]]] = [[] for _ in range(count)]
+    labels = [(data.draw(zone_values), data.draw(st.sampled_from(["r1", "r2", None]))) for _ in range(count)]
+    table = NodeTable([node(i, *labels[i], pods[i]) for i in range(count)])
+    selectors = {app: parse_label_selector({"matchLabels": {"app": app}}) for app in APPS}
+    for step in range(data.draw(st.integers(1, 6), label="steps")):
+        for app in data.draw(st.lists(st.sampled_from(APPS), min_size=1, max_size=3), label="read"):
+            key = ("spread", app)
+            values = table.derived_column(key, functools.partial(pod_matches_selector, selectors[app], "default"))
+            for label in ("zone", "rack"):
+                kept = table.domain_sums(key, label)
+                want = domain_sums_plain(table.label_column(label), values, table.value_count(label))
+                assert kept.sums.tolist() == want.sums.tolist() and kept.absent == want.absent
+        i = data.draw(st.integers(0, count - 1), label="row rewritten")
+        if data.draw(st.booleans(), label="relabel"):
+            labels[i] = (data.draw(zone_values), data.draw(st.sampled_from(["r1", "r2", "r3", None])))
+        leaves: bool = data.draw(st.booleans(), label="a pod leaves")
+        if leaves and pods[i]:
+            pods[i] = pods[i][1:]
+        for j in range(data.draw(st.integers(0, 2), label="pods come")):
+            obj = make_pod(f"p{step}-{i}-{j}").node(f"n{i}").label("app", data.draw(st.sampled_from(APPS))).obj()
+            pods[i] = [*pods[i], obj]
+        table.update_row(i, node(i, *labels[i], pods[i]))

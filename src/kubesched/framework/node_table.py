@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, overload
+from typing import Final, TypeVar, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +23,7 @@ from kubesched.api.taints import Taint
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.types import AffinityTerm, PodInfo
 
+T = TypeVar("T")
 BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 POD_COUNT = 3  # in `requested`, the PODS column holds the number of pods on the node
 ABSENT = -1
@@ -49,10 +50,10 @@ class TermRows:
 
 
 TermKey = tuple[int, int, int]  # kind, id of the (interned) term, weight
-DomainSums = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]  # a label key's value codes, ascending, and sums
+CodeSums = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]  # a label key's value codes, ascending, and sums
 
 
-def sum_by_code(codes: npt.NDArray[np.int64], counts: npt.NDArray[np.int64]) -> DomainSums:
+def sum_by_code(codes: npt.NDArray[np.int64], counts: npt.NDArray[np.int64]) -> CodeSums:
     """`counts` summed by their `codes`: the distinct codes ascending and their integer sums."""
     order = np.argsort(codes, kind="stable")
     codes, counts = codes[order], counts[order]
@@ -162,6 +163,32 @@ def _indexable_requirement(selector: LabelSelector | None) -> Requirement | None
 _UNFILLED: Final = object()
 
 
+class DomainSums:
+    """A derived column summed by the codes of one label key, kept as its rows change: `sums[code]` over the
+    rows with that code, `absent` over the rows without the label. `domain_sums_plain` is its plain twin."""
+
+    __slots__ = ("sums", "absent")
+
+    def __init__(self, sums: npt.NDArray[np.int64], absent: int) -> None:
+        self.sums = sums
+        self.absent = absent
+
+    def add(self, code: int, delta: int) -> None:
+        if code < 0:
+            self.absent += delta
+            return
+        if code >= len(self.sums):
+            self.sums = np.concatenate([self.sums, np.zeros(code + 1 - len(self.sums), dtype=np.int64)])
+        self.sums[code] += delta
+
+
+def domain_sums_plain(codes: npt.NDArray[np.int32], values: npt.NDArray[np.int64], count: int) -> DomainSums:
+    """`values` summed by `codes` (each in [0, count) or ABSENT), afresh."""
+    has = codes != ABSENT
+    sums = np.bincount(codes[has], weights=values[has], minlength=count).astype(np.int64)
+    return DomainSums(sums, int(values[~has].sum()))
+
+
 def count_matching(matches: Callable[[PodInfo], bool], ni: NodeInfo) -> int:
     """The pods of a node that `matches` accepts: a derived column's value, counted afresh."""
     return sum(1 for p in ni.pods if matches(p))
@@ -191,12 +218,12 @@ class NodeTable:
         self._derived: dict[Hashable, tuple[Callable[[PodInfo], bool], npt.NDArray[np.int64]]] = {}
         # Per derived column, the rows where it is not 0: what sums over a column by domain need to read.
         self._derived_nonzero: dict[Hashable, set[int]] = {}
-        # Per derived column, a stamp that changes whenever the column does (fresh from one counter, so a column
-        # dropped and built again never repeats one); derived_domain_sums keeps its sums until it moves.
-        self._derived_stamp: dict[Hashable, int] = {}
-        self._stamps = itertools.count()
-        self._domain_sums: dict[tuple[Hashable, str], tuple[int, int, DomainSums]] = {}
+        # Derived column key -> label key -> that column summed by the label's codes, kept with the column.
+        self._domain_sums: dict[Hashable, dict[str, DomainSums]] = {}
         self._label_names: dict[str, list[str]] = {}  # label_value's inverse of _label_values, extended on demand
+        # What depends on node columns alone, by the caller's key, kept until node_version moves.
+        self._node_memo: dict[Hashable, object] = {}
+        self._node_memo_version = 0
         # Each row's pods when it was last filled: a rewrite adjusts derived columns by the pods that came or went.
         self._row_pods: list[tuple[PodInfo, ...]] = [()] * self.n
         # Each row's Node when it was last filled (none yet: _UNFILLED), so a pod's change rewrites only pod columns.
@@ -260,7 +287,19 @@ class NodeTable:
         self._has_images[i] = has_images
         labels = ni.labels
         for key, col in self._label_columns.items():
-            col[i] = self._code(key, labels.get(key))
+            old = int(col[i])
+            new = col[i] = self._code(key, labels.get(key))
+            if new != old and self._domain_sums:
+                self._move_domain_sums(i, key, old, new)
+
+    def _move_domain_sums(self, i: int, key: str, old: int, new: int) -> None:
+        """Row i's label `key` went from code `old` to `new`: its derived values move between the domains."""
+        for derived_key, by_label in self._domain_sums.items():
+            found = by_label.get(key)
+            if found is not None:
+                value = int(self._derived[derived_key][1][i])
+                found.add(old, -value)
+                found.add(new, value)
 
     def _adjust_derived(self, i: int, old: tuple[PodInfo, ...], new: tuple[PodInfo, ...]) -> None:
         """Bring row i of every derived column up to date from the pods that left and came (PodInfos are never
@@ -283,7 +322,8 @@ class NodeTable:
                     self._derived_nonzero[key].add(i)
                 else:
                     self._derived_nonzero[key].discard(i)
-                self._derived_stamp[key] = next(self._stamps)
+                for label_key, found in self._domain_sums.get(key, {}).items():
+                    found.add(int(self._label_columns[label_key][i]), delta)
 
     def _index_pod_labels(self, i: int, ni: NodeInfo) -> None:
         """Bring row i's pods into the pod label index: only pods that came, went or changed labels cost work."""
@@ -398,9 +438,8 @@ class NodeTable:
         if entry is None:
             if len(self._derived) >= MAX_DERIVED_COLUMNS:
                 oldest = next(iter(self._derived))
-                del self._derived[oldest], self._derived_nonzero[oldest], self._derived_stamp[oldest]
-                for kept in [k for k in self._domain_sums if k[0] == oldest]:
-                    del self._domain_sums[kept]
+                del self._derived[oldest], self._derived_nonzero[oldest]
+                self._domain_sums.pop(oldest, None)
             required = _indexable_requirement(selector)
             if required is None:
                 values = np.fromiter((count_matching(matches, ni) for ni in self._nodes), dtype=np.int64, count=self.n)
@@ -411,10 +450,34 @@ class NodeTable:
                     values[i] = count_matching(matches, nodes[i])
             entry = self._derived[key] = (matches, values)
             self._derived_nonzero[key] = set(np.flatnonzero(values).tolist())
-            self._derived_stamp[key] = next(self._stamps)
         else:
             self._derived[key] = self._derived.pop(key)  # most recently used last
         return entry[1]
+
+    def domain_sums(self, derived_key: Hashable, label_key: str) -> DomainSums:
+        """The derived column `derived_key` (built: derived_column asked first) summed by the codes of
+        `label_key`, built once and then kept as rows change; `sums` has a slot for every code."""
+        by_label = self._domain_sums.setdefault(derived_key, {})
+        found = by_label.get(label_key)
+        if found is None:
+            values = self._derived[derived_key][1]
+            rows = np.flatnonzero(values)  # a selector's column is mostly 0: sum over the rows with pods only
+            found = by_label[label_key] = domain_sums_plain(
+                self.label_column(label_key)[rows], values[rows], self.value_count(label_key)
+            )
+        elif len(found.sums) < self.value_count(label_key):
+            found.add(self.value_count(label_key) - 1, 0)
+        return found
+
+    def node_memo(self, key: Hashable, build: Callable[[], T]) -> T:
+        """`build()`, kept under `key` until a node changes (for what depends on node columns alone)."""
+        if self._node_memo_version != self.node_version:
+            self._node_memo.clear()
+            self._node_memo_version = self.node_version
+        if key in self._node_memo:
+            return cast(T, self._node_memo[key])
+        value = self._node_memo[key] = build()
+        return value
 
     def first_appearance(
         self, key: str, order: Callable[[npt.NDArray[np.int32]], npt.NDArray[np.int32]]
@@ -462,20 +525,15 @@ class NodeTable:
 
     def derived_domain_sums(
         self, key: Hashable, matches: Callable[[PodInfo], bool], selector: LabelSelector | None, label_key: str
-    ) -> DomainSums:
-        """derived_column summed by the value code of `label_key` (rows without the label left out): kept until
-        the column or a node changes, so a term most pods share (a cache tier by zone) is summed once, not per pod."""
-        self.derived_column(key, matches, selector)
-        stamp = self._derived_stamp[key]
-        found = self._domain_sums.get((key, label_key))
-        if found is not None and found[0] == stamp and found[1] == self.node_version:
-            return found[2]
-        rows, counts = self.derived_rows(key, matches, selector)
-        codes = self.label_column(label_key)[rows].astype(np.int64)
-        present = codes != ABSENT
-        sums = sum_by_code(codes[present], counts[present])
-        self._domain_sums[(key, label_key)] = (stamp, self.node_version, sums)
-        return sums
+    ) -> CodeSums:
+        """derived_column summed by the value code of `label_key` (rows without the label left out), as the codes
+        holding matching pods, ascending, and their sums: read off the kept domain_sums at the codes of the rows
+        that are not 0, so a pod pays for the rows holding matching pods, not for every domain or row."""
+        rows, _ = self.derived_rows(key, matches, selector)
+        kept = self.domain_sums(key, label_key)
+        codes = np.unique(self.label_column(label_key)[rows]).astype(np.int64)
+        codes = codes[codes != ABSENT]
+        return codes, kept.sums[codes]
 
 
 class NodesAt(Sequence[NodeInfo]):

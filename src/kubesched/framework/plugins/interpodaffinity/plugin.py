@@ -44,7 +44,7 @@ from kubesched.framework.node_table import (
     PREFERRED_ANTI_AFFINITY,
     REQUIRED_AFFINITY,
     REQUIRED_ANTI_AFFINITY,
-    DomainSums,
+    CodeSums,
     NodeTable,
     sum_by_code,
 )
@@ -96,7 +96,7 @@ class TopologyToMatchedTermCount(dict[TopologyPair, int]):
 Codes = npt.NDArray[np.integer[Any]]  # value codes as a label column holds them (int32) or sums keep them (int64)
 
 
-def _lookup(sums: DomainSums, codes: Codes) -> IntArray:
+def _lookup(sums: CodeSums, codes: Codes) -> IntArray:
     """The counts at `codes` (0 where a code has none, and at ABSENT): a binary search per code."""
     known, counts = sums
     out = np.zeros(len(codes), dtype=np.int64)
@@ -109,7 +109,7 @@ def _lookup(sums: DomainSums, codes: Codes) -> IntArray:
     return out
 
 
-def _lookup_plain(sums: DomainSums, codes: Codes, value_count: int) -> IntArray:
+def _lookup_plain(sums: CodeSums, codes: Codes, value_count: int) -> IntArray:
     """_lookup through a dense array over every code of the key (its plain twin)."""
     dense = np.zeros(value_count + 1, dtype=np.int64)  # the trailing 0 is what ABSENT, -1, indexes
     dense[sums[0]] = sums[1]
@@ -127,9 +127,9 @@ class DomainCounts:
 
     __slots__ = ("_table", "_by_key", "_pairs")
 
-    def __init__(self, table: NodeTable, by_key: dict[str, DomainSums]) -> None:
+    def __init__(self, table: NodeTable, by_key: dict[str, CodeSums]) -> None:
         self._table = table
-        self._by_key: dict[str, DomainSums] | None = by_key
+        self._by_key: dict[str, CodeSums] | None = by_key
         self._pairs: TopologyToMatchedTermCount | None = None
 
     @property
@@ -152,7 +152,7 @@ class DomainCounts:
     def keys(self) -> set[str]:
         return set(self._by_key) if self._by_key is not None else {k for k, _ in self.pairs}
 
-    def sums(self, key: str) -> DomainSums:
+    def sums(self, key: str) -> CodeSums:
         """The codes of `key` with a count, and the counts."""
         if self._by_key is None:
             self._by_key = self._from_pairs()
@@ -162,7 +162,7 @@ class DomainCounts:
         """The counts of `key`'s domains at `codes` (a slice of its label column)."""
         return _lookup(self.sums(key), codes)
 
-    def _from_pairs(self) -> dict[str, DomainSums]:
+    def _from_pairs(self) -> dict[str, CodeSums]:
         """The arrays again from the pairs, as AddPod/RemovePod left them: one entry per pair, not per value."""
         grouped: dict[str, dict[int, int]] = {}
         table = self._table
@@ -187,7 +187,7 @@ class DomainCounts:
         return c
 
 
-_NO_SUMS: Final[DomainSums] = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+_NO_SUMS: Final[CodeSums] = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 
 def pod_matches_all_affinity_terms(terms: tuple[AffinityTerm, ...], pod: PodInfo) -> bool:
@@ -569,7 +569,7 @@ def _add_column_sums(
         into.setdefault(key, []).append((codes, counts * weight if weight != 1 else counts))
 
 
-_Parts = dict[str, list[DomainSums]]  # per key, weighted sums by value code still to be added up
+_Parts = dict[str, list[CodeSums]]  # per key, weighted sums by value code still to be added up
 
 
 def _add_domain_sums(table: NodeTable, key: str, rows: IntArray, per_row: IntArray, weight: int, into: _Parts) -> None:
@@ -585,9 +585,9 @@ def _add_domain_sums(table: NodeTable, key: str, rows: IntArray, per_row: IntArr
     into.setdefault(key, []).append(sum_by_code(codes[hit].astype(np.int64), per_row[hit] * weight))
 
 
-def _collapse(parts: _Parts) -> dict[str, DomainSums]:
+def _collapse(parts: _Parts) -> dict[str, CodeSums]:
     """Each key's queued sums added up by value code, codes ascending (integer sums: no float round trip)."""
-    out: dict[str, DomainSums] = {}
+    out: dict[str, CodeSums] = {}
     for key, chunks in parts.items():
         if len(chunks) == 1:
             out[key] = chunks[0]

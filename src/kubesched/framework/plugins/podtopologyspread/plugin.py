@@ -456,37 +456,71 @@ def match_num_per_domain_plain(
 
 def domains_per_constraint(pod: PodInfo, constraints: Sequence[Constraint], table: NodeTable) -> list[Domains]:
     """Per constraint, the value codes of the eligible nodes' domains in the order the nodes first show them, and
-    the matching pods in each: label and matching-pod columns kept by the cache, summed by domain."""
-    eligible = np.ones(table.n, dtype=bool)
-    for c in constraints:
-        eligible &= table.label_column(c.topology_key) != ABSENT
+    the matching pods in each: label and matching-pod columns kept by the cache, summed by domain.
+
+    Where every node with the constraint's key is eligible (no other key missing, no inclusion policy
+    leaving a node out), the sums are the ones the NodeTable keeps as pods come and go and the order is
+    kept until a node changes: a cycle's cost is its domains', not its nodes'.
+    """
+    keys = {c.topology_key for c in constraints}
+    has_all = _rows_with_every_key(table, keys)
     out: list[Domains] = []
     for c in constraints:
-        rows = eligible & _inclusion_mask(pod, c, table)
+        if (has_all is None or len(keys) == 1) and _includes_every_row(pod, c, table):
+            out.append(_kept_domains(pod, c, table))
+            continue
+        rows = _inclusion_mask(pod, c, table)
+        if has_all is not None:
+            rows &= has_all
         codes = table.label_column(c.topology_key)[rows]
         if not len(codes):
             out.append((codes, np.zeros(0, dtype=np.int64)))
             continue
         matching = _matching_column(pod, c.selector, table)
-        if len(codes) == table.n:
-            out.append(_domain_sums_all_rows(table, c.topology_key, matching))
-        else:
-            out.append(domain_sums(codes, matching[rows], table.value_count(c.topology_key)))
+        out.append(domain_sums(codes, matching[rows], table.value_count(c.topology_key)))
     return out
 
 
-def _domain_sums_all_rows(table: NodeTable, key: str, matching: IntArray) -> Domains:
-    """domain_sums over every row, the order of the domains kept by the NodeTable until a node changes (it
-    depends on the label column alone): one bincount a cycle, none where each node is its own domain."""
-    distinct, present = table.first_appearance(key, _appearance_order)
+def _kept_domains(pod: PodInfo, c: Constraint, table: NodeTable) -> Domains:
+    """The domains of every row with c's key, in first-appearance order, and their matching pods as the
+    NodeTable keeps them; where each node is its own domain, the matching-pod column as it is."""
+    distinct, present = table.first_appearance(c.topology_key, _appearance_order)
+    matching = _matching_column(pod, c.selector, table)
     if distinct:
         return present, matching.astype(np.int64)
-    sums = np.bincount(table.label_column(key), weights=matching, minlength=table.value_count(key))
-    return present, sums.astype(np.int64)[present]
+    kept = table.domain_sums(_matching_key(pod, c.selector), c.topology_key)
+    return present, kept.sums[present]
 
 
 def _appearance_order(codes: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+    """The codes of the rows that have the label, in the order the rows first show them."""
+    codes = codes[codes != ABSENT]
+    if not len(codes):
+        return codes
     return domain_sums(codes, np.zeros(len(codes), dtype=np.int64), int(codes.max(initial=-1)) + 1)[0]
+
+
+def _rows_with_every_key(table: NodeTable, keys: frozenset[str] | set[str]) -> BoolArray | None:
+    """The rows having every label of `keys`, or None when that is every row: kept until a node changes."""
+
+    def build() -> BoolArray | None:
+        mask = np.ones(table.n, dtype=bool)
+        for key in sorted(keys):
+            mask &= table.label_column(key) != ABSENT
+        return None if mask.all() else mask
+
+    return table.node_memo((NAME, "rows with every key", frozenset(keys)), build)
+
+
+def _includes_every_row(pod: PodInfo, c: Constraint, table: NodeTable) -> bool:
+    """Whether c's inclusion policies can leave no node out: `_inclusion_mask` is then every row."""
+    if c.node_affinity_policy == "Honor" and (pod.node_selector or pod.required_node_affinity is not None):
+        return False
+    if c.node_taints_policy == "Honor":
+        return all(
+            find_matching_untolerated_taint(t, pod.tolerations, DO_NOT_SCHEDULE) is None for t in table.taint_groups
+        )
+    return True
 
 
 def domain_sums(codes: npt.NDArray[np.int32], matching: IntArray, values: int) -> Domains:
@@ -570,14 +604,17 @@ def pre_score_state(
     pod: PodInfo, constraints: list[Constraint], positions: IntArray, table: NodeTable, require_all: bool
 ) -> _PreScoreState:
     """pre_score_state_plain over the NodeTable: the scored nodes are rows at `positions`; the domains' matching
-    pods are sums of the matching-pod columns the cache keeps, instead of a walk over every node."""
-    has_all = np.ones(table.n, dtype=bool)
-    if require_all:
-        for c in constraints:
-            has_all &= table.label_column(c.topology_key) != ABSENT
-    kept = positions[has_all[positions]]
-    ignored_rows = ~has_all if require_all and len(kept) < len(positions) else None
-    ignored = {table.names[p] for p in positions[~has_all[positions]].tolist()} if ignored_rows is not None else set()
+    pods are the sums the NodeTable keeps of the matching-pod columns (where no node is left out, as in
+    domains_per_constraint) or sums of those columns, instead of a walk over every node."""
+    has_all = _rows_with_every_key(table, {c.topology_key for c in constraints}) if require_all else None
+    kept = positions
+    ignored_rows: BoolArray | None = None
+    ignored: set[str] = set()
+    if has_all is not None:
+        kept = positions[has_all[positions]]
+        if len(kept) < len(positions):
+            ignored_rows = ~has_all
+            ignored = {table.names[p] for p in positions[~has_all[positions]].tolist()}
     counts: list[dict[str, int]] = []
     weights = []
     for c in constraints:
@@ -585,13 +622,27 @@ def pre_score_state(
             counts.append({})
             weights.append(topology_normalizing_weight(len(positions) - len(ignored)))
             continue
-        codes, values = _codes_absent_as_empty(table, c.topology_key)
-        registered = np.flatnonzero(np.bincount(codes[kept], minlength=len(values)))  # sorted, as np.unique
+        values = table.label_values(c.topology_key)
+        empty = table.value_code(c.topology_key, "")
+        if empty < 0:
+            empty = len(values)
+            values = [*values, ""]
+        kept_codes = table.label_column(c.topology_key)[kept]
+        kept_codes = np.where(kept_codes == ABSENT, empty, kept_codes)
+        registered = np.flatnonzero(np.bincount(kept_codes, minlength=len(values)))  # sorted, as np.unique
         weights.append(topology_normalizing_weight(len(registered)))
-        rows = has_all & _inclusion_mask(pod, c, table)
-        sums = np.bincount(
-            codes[rows], weights=_matching_column(pod, c.selector, table)[rows], minlength=len(values)
-        ).astype(np.int64)
+        matching = _matching_column(pod, c.selector, table)
+        if has_all is None and _includes_every_row(pod, c, table):
+            found = table.domain_sums(_matching_key(pod, c.selector), c.topology_key)
+            sums = np.zeros(len(values), dtype=np.int64)
+            sums[: len(found.sums)] = found.sums
+            sums[empty] += found.absent
+        else:
+            rows = _inclusion_mask(pod, c, table)
+            if has_all is not None:
+                rows &= has_all
+            codes, _ = _codes_absent_as_empty(table, c.topology_key)
+            sums = np.bincount(codes[rows], weights=matching[rows], minlength=len(values)).astype(np.int64)
         counts.append({values[code]: int(sums[code]) for code in registered.tolist()})
     return _PreScoreState(constraints, ignored, counts, weights, ignored_rows)
 
@@ -609,10 +660,15 @@ def _codes_absent_as_empty(table: NodeTable, key: str) -> tuple[npt.NDArray[np.s
     return np.where(codes == ABSENT, empty, codes), values
 
 
+def _matching_key(pod: PodInfo, selector: LabelSelector) -> tuple[str, LabelSelector, str]:
+    """The NodeTable's name for the column of pods in the pod's namespace that `selector` matches."""
+    return (names.POD_TOPOLOGY_SPREAD, selector, pod.namespace)
+
+
 def _matching_column(pod: PodInfo, selector: LabelSelector, table: NodeTable) -> IntArray:
     """Per row, the pods in the pod's namespace that `selector` matches, kept by the NodeTable."""
     return table.derived_column(
-        (names.POD_TOPOLOGY_SPREAD, selector, pod.namespace),
+        _matching_key(pod, selector),
         functools.partial(pod_matches_selector, selector, pod.namespace),
         selector,
     )
