@@ -144,8 +144,8 @@ def test_remembered_answers_are_the_plain_answers(data: st.DataObject, monkeypat
         assert [_answers(d) for d in docs] == expected
 
 
-def test_replicas_of_one_spec_are_decoded_and_validated_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = {"decode": 0, "validate": 0}
+def _count_admission(monkeypatch: pytest.MonkeyPatch, calls: dict[str, int]) -> None:
+    """Count spec decodes and pod validations in `calls`, with fresh memos."""
     real_struct, real_validate = schema._Decoder.struct, validation._validate_pod
 
     def counted_struct(self: Any, obj: dict[str, Any], name: str, path: str, go_path: str) -> None:
@@ -160,6 +160,11 @@ def test_replicas_of_one_spec_are_decoded_and_validated_once(monkeypatch: pytest
     monkeypatch.setattr(validation, "_validate_pod", counted_validate)
     monkeypatch.setattr(schema, "_CLEAN_SPECS", ContentMemo())
     monkeypatch.setattr(validation, "_POD_ANSWERS", ContentMemo())
+
+
+def test_replicas_of_one_spec_are_decoded_and_validated_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = {"decode": 0, "validate": 0}
+    _count_admission(monkeypatch, calls)
     spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}
     for i in range(5):
         pod = {
@@ -178,25 +183,14 @@ def test_pods_pinned_to_their_nodes_are_decoded_validated_and_parsed_once_per_sh
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     calls = {"decode": 0, "validate": 0, "parse": 0}
-    real_struct, real_validate, real_parse = schema._Decoder.struct, validation._validate_pod, load.new_pod_info
-
-    def counted_struct(self: Any, obj: dict[str, Any], name: str, path: str, go_path: str) -> None:
-        calls["decode"] += path == "spec"
-        real_struct(self, obj, name, path, go_path)
-
-    def counted_validate(*args: Any) -> list[str]:
-        calls["validate"] += 1
-        return real_validate(*args)
+    _count_admission(monkeypatch, calls)
+    real_parse = load.new_pod_info
 
     def counted_parse(pod: dict[str, Any]) -> PodInfo:
         calls["parse"] += 1
         return real_parse(pod)
 
-    monkeypatch.setattr(schema._Decoder, "struct", counted_struct)
-    monkeypatch.setattr(validation, "_validate_pod", counted_validate)
     monkeypatch.setattr(load, "new_pod_info", counted_parse)
-    monkeypatch.setattr(schema, "_CLEAN_SPECS", ContentMemo())
-    monkeypatch.setattr(validation, "_POD_ANSWERS", ContentMemo())
     parsed: ContentMemo[PodInfo] = ContentMemo()
     infos = []
     for i in range(5):

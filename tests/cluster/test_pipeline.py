@@ -11,6 +11,7 @@ from typing import Any, cast
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.cluster.test_transport import listen_on_loopback
 
 from kubesched.backend.kube.api import APIError, Call, KubeAPI, load_configuration
 from kubesched.backend.kube.transport import PIPELINE_DEPTH, Request, Response, Transport, _read_response
@@ -44,10 +45,7 @@ class PipelineServer:
     def __init__(self, answers: list[bytes | None]) -> None:
         self.answers = answers
         self.heads: list[bytes] = []
-        self.srv = socket.socket()
-        self.srv.bind(("127.0.0.1", 0))
-        self.srv.listen()
-        self.url = f"http://127.0.0.1:{self.srv.getsockname()[1]}"
+        self.srv, self.url = listen_on_loopback()
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:

@@ -80,6 +80,14 @@ CHUNKED = (
 )
 
 
+def listen_on_loopback() -> tuple[socket.socket, str]:
+    """A listening socket on a free loopback port, and its URL."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    return srv, f"http://127.0.0.1:{srv.getsockname()[1]}"
+
+
 class CannedServer:
     """Answers each request on a connection with the next canned reply; `close_after` replies, it hangs up."""
 
@@ -87,10 +95,7 @@ class CannedServer:
         self.replies, self.close_after = replies, close_after
         self.accepted = 0
         self.requests: list[bytes] = []
-        self.srv = socket.socket()
-        self.srv.bind(("127.0.0.1", 0))
-        self.srv.listen()
-        self.url = f"http://127.0.0.1:{self.srv.getsockname()[1]}"
+        self.srv, self.url = listen_on_loopback()
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
