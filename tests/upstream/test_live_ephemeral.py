@@ -116,9 +116,18 @@ def test_a_missing_claim_is_waited_for_then_the_pod_binds(sides: tuple[VolumeSid
         side.bound_volume(pods[side.name])
     for side in sides:
         wait_for(partial(_written, side, "p", "node"), f"{side.name}'s pod bound")
-    ours, theirs = (side.writes("p") for side in sides)
+    ours, theirs = (_retries_as_one(side.writes("p")) for side in sides)
     assert ours == theirs, f"ours:   {ours}\ntheirs: {theirs}"  # in full: the messages differ deep inside
     assert ours["node"] == "<side>-a"
+
+
+def _retries_as_one(writes: dict[str, Any]) -> dict[str, Any]:
+    """The writes with back-to-back repeats of one event as one. The volume and its claim reach a scheduler by
+    two watches: when the volume's event comes first, the retry it starts fails the same way once more, which
+    is timing, not a decision."""
+    events = writes["events"]
+    kept = [e for i, e in enumerate(events) if i == 0 or e != events[i - 1]]
+    return {**writes, "events": kept}
 
 
 def test_a_claim_the_pod_does_not_own_is_refused_alike(sides: tuple[VolumeSide, VolumeSide]) -> None:
