@@ -135,7 +135,7 @@ def _check_node_columns(kept: NodeTable, fresh: NodeTable) -> None:
     assert [kept.taint_groups[g] for g in kept.taint_group] == [fresh.taint_groups[g] for g in fresh.taint_group]
     assert kept.image_nodes == fresh.image_nodes
     for key in ("zone", "kubernetes.io/hostname"):
-        assert [kept.label_value(key, c) for c in range(kept.value_count(key))] == kept.label_values(key)
+        assert [kept.value_code(key, v) for v in kept.label_values(key)] == list(range(kept.value_count(key)))
         assert kept.label_values(key) and [kept.label_values(key)[c] for c in kept.label_column(key)] == [
             fresh.label_values(key)[c] for c in fresh.label_column(key)
         ]

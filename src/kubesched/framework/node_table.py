@@ -220,7 +220,7 @@ class NodeTable:
         self._derived_nonzero: dict[Hashable, set[int]] = {}
         # Derived column key -> label key -> that column summed by the label's codes, kept with the column.
         self._domain_sums: dict[Hashable, dict[str, DomainSums]] = {}
-        self._label_names: dict[str, list[str]] = {}  # label_value's inverse of _label_values, extended on demand
+        self._label_names: dict[str, list[str]] = {}  # label_values: the inverse of _label_values, extended on demand
         # What depends on node columns alone, by the caller's key, kept until node_version moves.
         self._node_memo: dict[Hashable, object] = {}
         self._node_memo_version = 0
@@ -229,8 +229,6 @@ class NodeTable:
         # Each row's Node when it was last filled (none yet: _UNFILLED), so a pod's change rewrites only pod columns.
         self._row_node: list[object] = [_UNFILLED] * self.n
         self.node_version = 0  # counts rewrites of node columns: what depends on nodes alone is kept until it moves
-        self._appearance: dict[str, tuple[bool, npt.NDArray[np.int32]]] = {}
-        self._appearance_version = 0
         self.existing_terms = ExistingTerms()
         # Pod label pair -> {row: pods with it}; built when a derived column first asks, then kept.
         self._pod_label_rows: dict[tuple[str, str], dict[int, int]] | None = None
@@ -414,10 +412,15 @@ class NodeTable:
             self._label_columns[key] = col
         return col
 
-    def label_values(self, key: str) -> list[str]:
-        """The label values of `key` by code: label_column(key)[i] indexes this list."""
+    def label_values(self, key: str) -> Sequence[str]:
+        """The label values of `key` by code: label_column(key)[i] indexes this sequence. Kept and extended as
+        values appear, not copied per call (100,000 hostnames a pod); callers only read it."""
         self.label_column(key)
-        return list(self._label_values[key])
+        names = self._label_names.setdefault(key, [])
+        known = self._label_values[key]
+        if len(names) < len(known):
+            names.extend(itertools.islice(known, len(names), None))
+        return names
 
     def value_count(self, key: str) -> int:
         """How many distinct values of `key` have codes (codes run from 0 to this, exclusive)."""
@@ -484,14 +487,12 @@ class NodeTable:
     ) -> tuple[bool, npt.NDArray[np.int32]]:
         """Whether every row has its own code of `key`, and `order` of the whole column (the codes in the order
         the rows first show them, as PodTopologySpread orders domains): kept until a node changes."""
-        if self._appearance_version != self.node_version:
-            self._appearance.clear()
-            self._appearance_version = self.node_version
-        found = self._appearance.get(key)
-        if found is None:
+
+        def build() -> tuple[bool, npt.NDArray[np.int32]]:
             present = order(self.label_column(key).copy())
-            found = self._appearance[key] = (len(present) == self.n, present)
-        return found
+            return len(present) == self.n, present
+
+        return self.node_memo(("first_appearance", key), build)
 
     def value_code(self, key: str, value: str) -> int:
         """Code of `value` for `key`, or -2 (matches no node) if no node has it."""
@@ -513,15 +514,6 @@ class NodeTable:
         rows = np.fromiter(nonzero, dtype=np.int64, count=len(nonzero))
         rows.sort()
         return rows, values[rows]
-
-    def label_value(self, key: str, code: int) -> str:
-        """The value of label `key` that `code` stands for (label_values(key)[code], without copying them all)."""
-        self.label_column(key)
-        names = self._label_names.setdefault(key, [])
-        known = self._label_values[key]
-        if len(names) < len(known):
-            names.extend(itertools.islice(known, len(names), None))
-        return names[code]
 
     def derived_domain_sums(
         self, key: Hashable, matches: Callable[[PodInfo], bool], selector: LabelSelector | None, label_key: str

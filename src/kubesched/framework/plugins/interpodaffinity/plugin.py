@@ -140,7 +140,7 @@ class DomainCounts:
             for key, (codes, counts) in (self._by_key or {}).items():
                 for code, n in zip(codes.tolist(), counts.tolist(), strict=True):
                     if n:
-                        pairs[(key, table.label_value(key, code))] = n
+                        pairs[(key, table.label_values(key)[code])] = n
         return self._pairs
 
     def edit(self) -> TopologyToMatchedTermCount:

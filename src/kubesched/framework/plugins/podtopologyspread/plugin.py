@@ -647,7 +647,7 @@ def pre_score_state(
     return _PreScoreState(constraints, ignored, counts, weights, ignored_rows)
 
 
-def _codes_absent_as_empty(table: NodeTable, key: str) -> tuple[npt.NDArray[np.signedinteger[Any]], list[str]]:
+def _codes_absent_as_empty(table: NodeTable, key: str) -> tuple[npt.NDArray[np.signedinteger[Any]], Sequence[str]]:
     """Value codes of `key` per row, a missing label read as the value "" (Go's map lookup), and the values."""
     codes = table.label_column(key)
     values = table.label_values(key)
